@@ -1,0 +1,34 @@
+#include "core/config/config.h"
+
+#include <filesystem>
+
+namespace nmtzoo {
+
+namespace fs = std::filesystem;
+
+std::string RunConfig::run_dir() const {
+  if (!training.output_dir.empty()) return training.output_dir;
+  std::string stem = source.empty() ? "default" : fs::path(source).stem().string();
+  return (fs::path("runs") / stem).string();
+}
+
+std::string RunConfig::tokenizer_model(const std::string& lang) const {
+  std::string prefix = tokenizer.prefix.empty() ? (fs::path(run_dir()) / "spm").string()
+                                                : tokenizer.prefix;
+  return tokenizer.joint ? prefix + ".model" : prefix + "." + lang + ".model";
+}
+
+std::string RunConfig::corpus_path(const std::string& split, const std::string& lang) const {
+  fs::path plain = fs::path(data.dir) / (split + "." + lang);
+  fs::path gzipped = plain;
+  gzipped += ".gz";
+  std::error_code ec;
+  return (fs::exists(gzipped, ec) || !fs::exists(plain, ec)) ? gzipped.string() : plain.string();
+}
+
+std::string RunConfig::where(const std::string& key) const {
+  auto it = origin.find(key);
+  return it == origin.end() ? (source.empty() ? "default" : source + ": default") : it->second;
+}
+
+}  // namespace nmtzoo

@@ -1,0 +1,140 @@
+// Typed configuration of a run. Every field is declared, with its default, type, range and help,
+// exactly once: in schema.cpp. Use default_config() or load_config() to get a filled RunConfig.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "models/options/attention_options.h"
+#include "models/options/rnn_options.h"
+#include "models/options/transformer_options.h"
+#include "tokenizer/sentencepiece.h"
+
+namespace nmtzoo {
+
+enum class InvalidUtf8Policy { kError, kSkip };
+enum class DeviceChoice { kCpu, kCuda, kAuto };
+enum class OptimizerKind { kAdam, kAdamW };
+enum class LrSchedule { kInverseSqrt, kConstant, kPlateau };
+enum class SelectionMetric { kBleu, kLoss };
+enum class LengthPenalty { kNone, kAverage, kWu };
+// "auto" shares everything when the vocabulary is joint, else decoder input and output.
+enum class SharingChoice { kAuto, kNone, kDecoder, kAll };
+
+struct DataConfig {
+  std::string dir;
+  std::string src_lang;
+  std::string tgt_lang;
+  std::string train;
+  std::string valid;
+  std::vector<std::string> test;
+  int64_t max_len;
+  double max_len_ratio;
+  InvalidUtf8Policy invalid_utf8;
+};
+
+struct TokenizerConfig {
+  SubwordModel model_type;
+  int64_t vocab_size;
+  bool joint;
+  double character_coverage;
+  int64_t input_sentence_size;
+  std::string prefix;
+};
+
+struct ModelConfig {
+  std::string arch;
+  // Transformer
+  int64_t d_model;
+  int64_t ffn_dim;
+  int64_t heads;
+  double attention_dropout;
+  double activation_dropout;
+  Activation activation;
+  NormPosition norm;
+  PositionEncoding positions;
+  int64_t max_positions;
+  // RNN
+  int64_t emb_dim;
+  int64_t hidden_dim;
+  RnnCell cell;
+  std::optional<AttentionScore> attention;
+  int64_t attention_dim;
+  AttentionQuery attention_query;
+  Readout readout;
+  int64_t readout_dim;
+  // Both
+  int64_t encoder_layers;
+  int64_t decoder_layers;
+  double dropout;
+  SharingChoice share_embeddings;
+};
+
+struct TrainConfig {
+  int64_t seed;
+  DeviceChoice device;
+  int64_t threads;
+  std::string output_dir;
+  int64_t max_tokens;
+  int64_t update_freq;
+  OptimizerKind optimizer;
+  double lr;
+  std::vector<double> betas;
+  double eps;
+  double weight_decay;
+  LrSchedule schedule;
+  int64_t warmup_steps;
+  double plateau_factor;
+  int64_t plateau_patience;
+  double min_lr;
+  double label_smoothing;
+  double clip_norm;
+  int64_t max_steps;
+  int64_t max_epochs;
+  double max_time;
+  int64_t valid_every;
+  bool valid_bleu;
+  int64_t valid_beam;
+  SelectionMetric best_metric;
+  int64_t patience;
+  int64_t keep_last;
+  int64_t log_every;
+  int64_t max_bad_steps;
+  bool bf16;
+};
+
+struct DecodeConfig {
+  int64_t beam;
+  int64_t nbest;
+  LengthPenalty length_penalty;
+  double alpha;
+  double max_len_a;
+  int64_t max_len_b;
+  int64_t min_len;
+  int64_t batch_tokens;
+};
+
+struct RunConfig {
+  DataConfig data;
+  TokenizerConfig tokenizer;
+  ModelConfig model;
+  TrainConfig training;
+  DecodeConfig decoding;
+
+  std::string source;                           // the YAML file, or "" for defaults only
+  std::set<std::string> explicit_keys;          // dotted keys set by the YAML or --set
+  std::map<std::string, std::string> origin;    // dotted key -> "file:line" or "--set"
+
+  // Paths derived from the options.
+  std::string run_dir() const;                  // training.output_dir or runs/<config stem>
+  std::string tokenizer_model(const std::string& lang) const;
+  std::string corpus_path(const std::string& split, const std::string& lang) const;
+  // Where a key was set, for error messages: "file:line", "--set", or "default".
+  std::string where(const std::string& key) const;
+};
+
+}  // namespace nmtzoo

@@ -1,0 +1,37 @@
+// Loading, overriding, checking and writing run configs. Precedence, lowest first: schema default,
+// model preset (applied by the model registry), YAML file, command-line override.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/config/config.h"
+#include "core/config/schema.h"
+
+namespace nmtzoo {
+
+RunConfig default_config();
+
+// Reads `path` and applies `overrides` ("training.lr=0.0005", the value in YAML syntax). Throws
+// ConfigError listing every problem found (file and line, or the override), with suggestions.
+RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// Applies "key=value" overrides to `config`, marking the keys explicit. Throws ConfigError.
+void apply_overrides(RunConfig& config, const std::vector<std::string>& overrides);
+
+// Sets `key` from YAML text unless the user set it explicitly; returns "" or the problem.
+// Presets use it, so their values are checked by the same parser as the user's.
+std::string set_default_option(RunConfig& config, const std::string& key,
+                               const std::string& yaml_value, const std::string& origin);
+
+// Cross-key checks (a key's value valid alone but not with another's). Throws ConfigError.
+void check_config(const RunConfig& config);
+
+// Every key, grouped by section, in YAML that load_config reads back to the same config.
+std::string to_yaml(const RunConfig& config);
+void save_config(const RunConfig& config, const std::string& path);  // atomic
+
+// Markdown reference of every key: type, default, help.
+std::string config_reference_markdown();
+
+}  // namespace nmtzoo

@@ -1,0 +1,532 @@
+#include "core/config/schema.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "core/config/config.h"
+
+namespace nmtzoo {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::string join_messages(const std::vector<std::string>& problems) {
+  std::string text;
+  for (const auto& problem : problems) text += (text.empty() ? "" : "\n") + problem;
+  return text;
+}
+
+// Inclusive bounds; `open_max` makes the upper bound exclusive (probabilities below 1).
+struct Range {
+  double min = -kInf;
+  double max = kInf;
+  bool open_max = false;
+
+  std::string check(double value) const {
+    bool ok = value >= min && (open_max ? value < max : value <= max);
+    return ok ? "" : fmt::format("{} is out of range: expected {}", value, describe());
+  }
+  std::string describe() const {
+    if (max == kInf) return min == -kInf ? "any value" : fmt::format(">= {}", min);
+    return fmt::format("in [{}, {}{}", min, max, open_max ? ")" : "]");
+  }
+};
+
+std::string scalar_text(const YAML::Node& node, std::string& error) {
+  if (!node.IsScalar()) {
+    error = node.IsSequence() ? "expects a single value, got a list"
+            : node.IsMap()    ? "expects a single value, got a mapping"
+                              : "expects a value, got nothing";
+    return {};
+  }
+  return node.Scalar();
+}
+
+std::string quote(const std::string& text) {
+  YAML::Emitter out;
+  out << YAML::DoubleQuoted << text;
+  return out.c_str();
+}
+
+std::string parse_int(const YAML::Node& node, int64_t& value) {
+  std::string error;
+  std::string text = scalar_text(node, error);
+  if (!error.empty()) return error;
+  try {
+    size_t used = 0;
+    value = std::stoll(text, &used);
+    if (used == text.size()) return "";
+  } catch (const std::exception&) {
+  }
+  return "expects an integer, got '" + text + "'";
+}
+
+std::string parse_float(const YAML::Node& node, double& value) {
+  std::string error;
+  std::string text = scalar_text(node, error);
+  if (!error.empty()) return error;
+  try {
+    size_t used = 0;
+    value = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(value)) return "";
+  } catch (const std::exception&) {
+  }
+  return "expects a number, got '" + text + "'";
+}
+
+std::string parse_bool(const YAML::Node& node, bool& value) {
+  std::string error;
+  std::string text = scalar_text(node, error);
+  if (!error.empty()) return error;
+  if (text == "true" || text == "yes") return value = true, "";
+  if (text == "false" || text == "no") return value = false, "";
+  return "expects true or false, got '" + text + "'";
+}
+
+// "3600", "90s", "50m", "1h30m" -> seconds.
+std::string parse_duration(const YAML::Node& node, double& seconds) {
+  std::string error;
+  std::string text = scalar_text(node, error);
+  if (!error.empty()) return error;
+  std::string bad = "expects a duration such as 3600, 90s, 50m or 1h30m, got '" + text + "'";
+  if (text.empty()) return bad;
+  seconds = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t used = 0;
+    double amount = 0;
+    try {
+      amount = std::stod(text.substr(pos), &used);
+    } catch (const std::exception&) {
+      return bad;
+    }
+    pos += used;
+    double unit = 1;
+    if (pos < text.size()) {
+      switch (text[pos++]) {
+        case 's': unit = 1; break;
+        case 'm': unit = 60; break;
+        case 'h': unit = 3600; break;
+        default: return bad;
+      }
+    } else if (used != text.size()) {
+      return bad;  // a bare number must be the whole text
+    }
+    if (!(amount >= 0)) return bad;
+    seconds += amount * unit;
+  }
+  return "";
+}
+
+template <class T>
+std::string parse_list(const YAML::Node& node, std::vector<T>& values,
+                       std::string (*parse_item)(const YAML::Node&, T&)) {
+  values.clear();
+  if (node.IsScalar()) {
+    T item{};
+    std::string error = parse_item(node, item);
+    if (error.empty()) values.push_back(item);
+    return error;
+  }
+  if (!node.IsSequence()) return "expects a list";
+  for (const auto& child : node) {
+    T item{};
+    std::string error = parse_item(child, item);
+    if (!error.empty()) return "list item: " + error;
+    values.push_back(item);
+  }
+  return "";
+}
+
+std::string parse_string(const YAML::Node& node, std::string& value) {
+  std::string error;
+  value = scalar_text(node, error);
+  return error;
+}
+
+template <class T>
+using ChoiceTable = std::vector<std::pair<const char*, T>>;
+
+template <class T>
+std::string choice_names(const ChoiceTable<T>& table) {
+  std::string names;
+  for (const auto& [name, unused] : table) names += (names.empty() ? "" : ", ") + std::string(name);
+  return names;
+}
+
+template <class T>
+const char* choice_name(const ChoiceTable<T>& table, const T& value) {
+  for (const auto& [name, candidate] : table) {
+    if (candidate == value) return name;
+  }
+  return "?";
+}
+
+std::string format_float(double value) { return fmt::format("{}", value); }
+
+template <class Section>
+class SectionBuilder {
+ public:
+  SectionBuilder(std::vector<OptionSpec>& options, std::string name, Section RunConfig::*section)
+      : options_(options), name_(std::move(name)), section_(section) {}
+
+  void integer(const char* key, int64_t Section::*field, int64_t fallback, Range range,
+               const char* help) {
+    add(key, "int " + range.describe(), std::to_string(fallback), help,
+        [=](const YAML::Node& node, Section& s) {
+          int64_t value = 0;
+          std::string error = parse_int(node, value);
+          if (error.empty()) error = range.check(static_cast<double>(value));
+          if (error.empty()) s.*field = value;
+          return error;
+        },
+        [=](const Section& s) { return std::to_string(s.*field); });
+  }
+
+  void real(const char* key, double Section::*field, double fallback, Range range,
+            const char* help) {
+    add(key, "float " + range.describe(), format_float(fallback), help,
+        [=](const YAML::Node& node, Section& s) {
+          double value = 0;
+          std::string error = parse_float(node, value);
+          if (error.empty()) error = range.check(value);
+          if (error.empty()) s.*field = value;
+          return error;
+        },
+        [=](const Section& s) { return format_float(s.*field); });
+  }
+
+  void duration(const char* key, double Section::*field, double fallback, const char* help) {
+    add(key, "duration (seconds, or 90s / 50m / 1h30m)", format_float(fallback), help,
+        [=](const YAML::Node& node, Section& s) { return parse_duration(node, s.*field); },
+        [=](const Section& s) { return format_float(s.*field); });
+  }
+
+  void boolean(const char* key, bool Section::*field, bool fallback, const char* help) {
+    add(key, "bool", fallback ? "true" : "false", help,
+        [=](const YAML::Node& node, Section& s) { return parse_bool(node, s.*field); },
+        [=](const Section& s) { return std::string(s.*field ? "true" : "false"); });
+  }
+
+  void string(const char* key, std::string Section::*field, const std::string& fallback,
+              const char* help) {
+    add(key, "string", quote(fallback), help,
+        [=](const YAML::Node& node, Section& s) { return parse_string(node, s.*field); },
+        [=](const Section& s) { return quote(s.*field); });
+  }
+
+  void strings(const char* key, std::vector<std::string> Section::*field,
+               const std::vector<std::string>& fallback, const char* help) {
+    auto format = [](const std::vector<std::string>& values) {
+      std::string text;
+      for (const auto& v : values) text += (text.empty() ? "" : ", ") + quote(v);
+      return "[" + text + "]";
+    };
+    add(key, "list of strings", format(fallback), help,
+        [=](const YAML::Node& node, Section& s) { return parse_list(node, s.*field, parse_string); },
+        [=](const Section& s) { return format(s.*field); });
+  }
+
+  void reals(const char* key, std::vector<double> Section::*field, const std::vector<double>& fallback,
+             size_t count, Range range, const char* help) {
+    auto format = [](const std::vector<double>& values) {
+      std::string text;
+      for (double v : values) text += (text.empty() ? "" : ", ") + format_float(v);
+      return "[" + text + "]";
+    };
+    add(key, fmt::format("list of {} floats {}", count, range.describe()), format(fallback), help,
+        [=](const YAML::Node& node, Section& s) {
+          std::vector<double> values;
+          std::string error = parse_list(node, values, parse_float);
+          if (error.empty() && values.size() != count) {
+            error = fmt::format("expects {} numbers, got {}", count, values.size());
+          }
+          for (double v : values) {
+            if (error.empty()) error = range.check(v);
+          }
+          if (error.empty()) s.*field = values;
+          return error;
+        },
+        [=](const Section& s) { return format(s.*field); });
+  }
+
+  template <class T>
+  void choice(const char* key, T Section::*field, T fallback, ChoiceTable<T> table,
+              const char* help) {
+    add(key, "one of: " + choice_names(table), choice_name(table, fallback), help,
+        [=](const YAML::Node& node, Section& s) {
+          std::string error;
+          std::string text = scalar_text(node, error);
+          if (!error.empty()) return error;
+          for (const auto& [name, value] : table) {
+            if (text == name) {
+              s.*field = value;
+              return std::string();
+            }
+          }
+          return "expects one of " + choice_names(table) + ", got '" + text + "'";
+        },
+        [=](const Section& s) { return std::string(choice_name(table, s.*field)); });
+  }
+
+ private:
+  using Assign = std::function<std::string(const YAML::Node&, Section&)>;
+  using Format = std::function<std::string(const Section&)>;
+
+  void add(const char* key, std::string type, std::string fallback, const char* help,
+           Assign assign, Format format) {
+    auto section = section_;
+    options_.push_back(OptionSpec{
+        name_ + "." + key, std::move(type), std::move(fallback), help,
+        [section, assign](const YAML::Node& node, RunConfig& c) { return assign(node, c.*section); },
+        [section, format](const RunConfig& c) { return format(c.*section); }});
+  }
+
+  std::vector<OptionSpec>& options_;
+  std::string name_;
+  Section RunConfig::*section_;
+};
+
+const ChoiceTable<SharingChoice> kSharing{{"auto", SharingChoice::kAuto},
+                                          {"none", SharingChoice::kNone},
+                                          {"decoder", SharingChoice::kDecoder},
+                                          {"all", SharingChoice::kAll}};
+
+std::vector<OptionSpec> build_schema() {
+  std::vector<OptionSpec> options;
+  const Range positive{1};
+  const Range non_negative{0};
+  const Range probability{0, 1, true};
+
+  SectionBuilder<DataConfig> data(options, "data", &RunConfig::data);
+  data.string("dir", &DataConfig::dir, "data/multi30k",
+              "folder holding <split>.<lang>[.gz] files, one sentence a line");
+  data.string("src_lang", &DataConfig::src_lang, "de", "source language suffix");
+  data.string("tgt_lang", &DataConfig::tgt_lang, "en", "target language suffix");
+  data.string("train", &DataConfig::train, "train", "training split name");
+  data.string("valid", &DataConfig::valid, "val", "validation split name (model selection)");
+  data.strings("test", &DataConfig::test, {"test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"},
+               "test split names, translated and scored after training");
+  data.integer("max_len", &DataConfig::max_len, 128, positive,
+               "training pairs with more subword tokens on either side are dropped");
+  data.real("max_len_ratio", &DataConfig::max_len_ratio, 9.0, Range{1},
+            "training pairs whose token-length ratio exceeds this are dropped");
+  data.choice<InvalidUtf8Policy>("invalid_utf8", &DataConfig::invalid_utf8, InvalidUtf8Policy::kError,
+                                 {{"error", InvalidUtf8Policy::kError}, {"skip", InvalidUtf8Policy::kSkip}},
+                                 "a training line that is not UTF-8: stop with its file and line, "
+                                 "or skip the pair and count it");
+
+  SectionBuilder<TokenizerConfig> tok(options, "tokenizer", &RunConfig::tokenizer);
+  tok.choice<SubwordModel>("model_type", &TokenizerConfig::model_type, SubwordModel::kBpe,
+                           {{"bpe", SubwordModel::kBpe}, {"unigram", SubwordModel::kUnigram}},
+                           "SentencePiece model type");
+  tok.integer("vocab_size", &TokenizerConfig::vocab_size, 8000, Range{16, 1 << 20},
+              "vocabulary size, special tokens included");
+  tok.boolean("joint", &TokenizerConfig::joint, true,
+              "one vocabulary for both languages (needed for model.share_embeddings: all)");
+  tok.real("character_coverage", &TokenizerConfig::character_coverage, 1.0, Range{0.9, 1.0},
+           "fraction of characters covered by the model's alphabet");
+  tok.integer("input_sentence_size", &TokenizerConfig::input_sentence_size, 0, non_negative,
+              "train on a random sample of this many sentences; 0 = all");
+  tok.string("prefix", &TokenizerConfig::prefix, "",
+             "model path prefix (<prefix>.model, or <prefix>.<lang>.model when not joint); "
+             "empty = <run dir>/spm; trained when missing");
+
+  SectionBuilder<ModelConfig> model(options, "model", &RunConfig::model);
+  model.string("arch", &ModelConfig::arch, "transformer_small",
+               "architecture or preset name (see the model registry); presets fill unset keys");
+  model.integer("d_model", &ModelConfig::d_model, 512, positive, "Transformer model size");
+  model.integer("ffn_dim", &ModelConfig::ffn_dim, 2048, positive,
+                "Transformer feed-forward inner size");
+  model.integer("heads", &ModelConfig::heads, 8, positive, "Transformer attention heads");
+  model.real("attention_dropout", &ModelConfig::attention_dropout, 0.0, probability,
+             "Transformer dropout on attention weights");
+  model.real("activation_dropout", &ModelConfig::activation_dropout, 0.0, probability,
+             "Transformer dropout inside the feed-forward net");
+  model.choice<Activation>("activation", &ModelConfig::activation, Activation::kRelu,
+                           {{"relu", Activation::kRelu}, {"gelu", Activation::kGelu}},
+                           "Transformer feed-forward activation");
+  model.choice<NormPosition>("norm", &ModelConfig::norm, NormPosition::kPost,
+                             {{"post", NormPosition::kPost}, {"pre", NormPosition::kPre}},
+                             "Transformer LayerNorm after (paper) or before each sublayer");
+  model.choice<PositionEncoding>("positions", &ModelConfig::positions, PositionEncoding::kSinusoidal,
+                                 {{"sinusoidal", PositionEncoding::kSinusoidal},
+                                  {"learned", PositionEncoding::kLearned}},
+                                 "Transformer positional encoding");
+  model.integer("max_positions", &ModelConfig::max_positions, 1024, positive,
+                "longest sequence the model accepts, in tokens");
+  model.integer("emb_dim", &ModelConfig::emb_dim, 620, positive, "RNN word embedding size");
+  model.integer("hidden_dim", &ModelConfig::hidden_dim, 1000, positive, "RNN hidden state size");
+  model.choice<RnnCell>("cell", &ModelConfig::cell, RnnCell::kGru,
+                        {{"gru", RnnCell::kGru}, {"lstm", RnnCell::kLstm}}, "RNN cell type");
+  model.choice<std::optional<AttentionScore>>(
+      "attention", &ModelConfig::attention, AttentionScore::kAdditive,
+      {{"additive", AttentionScore::kAdditive},
+       {"dot", AttentionScore::kDot},
+       {"general", AttentionScore::kGeneral},
+       {"scaled_dot", AttentionScore::kScaledDot},
+       {"none", std::nullopt}},
+      "RNN attention scoring; none = fixed context from the encoder (Cho et al. 2014)");
+  model.integer("attention_dim", &ModelConfig::attention_dim, 1000, positive,
+                "RNN additive attention hidden size");
+  model.choice<AttentionQuery>("attention_query", &ModelConfig::attention_query,
+                               AttentionQuery::kPrevious,
+                               {{"previous", AttentionQuery::kPrevious},
+                                {"current", AttentionQuery::kCurrent}},
+                               "RNN attention queried by s_{i-1} (Bahdanau) or by the new state "
+                               "with an attentional layer (Luong)");
+  model.choice<Readout>("readout", &ModelConfig::readout, Readout::kMaxout,
+                        {{"maxout", Readout::kMaxout}, {"tanh", Readout::kTanh}},
+                        "RNN deep output before the softmax");
+  model.integer("readout_dim", &ModelConfig::readout_dim, 500, positive,
+                "RNN deep output size (after maxout)");
+  model.integer("encoder_layers", &ModelConfig::encoder_layers, 6, positive, "encoder layers");
+  model.integer("decoder_layers", &ModelConfig::decoder_layers, 6, positive, "decoder layers");
+  model.real("dropout", &ModelConfig::dropout, 0.1, probability, "dropout probability");
+  model.choice<SharingChoice>("share_embeddings", &ModelConfig::share_embeddings,
+                              SharingChoice::kAuto, kSharing,
+                              "tie embeddings: none, decoder (input = output projection), all "
+                              "(also the encoder; joint vocabulary only), auto (all if joint)");
+
+  SectionBuilder<TrainConfig> train(options, "training", &RunConfig::training);
+  train.integer("seed", &TrainConfig::seed, 1, non_negative, "seed for initialisation, shuffling, dropout");
+  train.choice<DeviceChoice>("device", &TrainConfig::device, DeviceChoice::kAuto,
+                             {{"auto", DeviceChoice::kAuto}, {"cpu", DeviceChoice::kCpu},
+                              {"cuda", DeviceChoice::kCuda}},
+                             "where to train; auto = cuda when available");
+  train.integer("threads", &TrainConfig::threads, 0, non_negative,
+                "CPU threads for LibTorch; 0 = all cores");
+  train.string("output_dir", &TrainConfig::output_dir, "",
+               "run folder for checkpoints, logs and the resolved config; empty = runs/<config name>");
+  train.integer("max_tokens", &TrainConfig::max_tokens, 4096, positive,
+                "batch size in tokens (padded, the larger of source and target)");
+  train.integer("update_freq", &TrainConfig::update_freq, 1, positive,
+                "batches accumulated per optimizer step");
+  train.choice<OptimizerKind>("optimizer", &TrainConfig::optimizer, OptimizerKind::kAdam,
+                              {{"adam", OptimizerKind::kAdam}, {"adamw", OptimizerKind::kAdamW}},
+                              "optimizer");
+  train.real("lr", &TrainConfig::lr, 0.0, non_negative,
+             "peak learning rate; 0 with inverse_sqrt = d_model^-0.5 * warmup^-0.5 (the paper)");
+  train.reals("betas", &TrainConfig::betas, {0.9, 0.98}, 2, probability, "Adam betas");
+  train.real("eps", &TrainConfig::eps, 1e-9, Range{0, 1}, "Adam epsilon");
+  train.real("weight_decay", &TrainConfig::weight_decay, 0.0, non_negative, "weight decay");
+  train.choice<LrSchedule>("schedule", &TrainConfig::schedule, LrSchedule::kInverseSqrt,
+                           {{"inverse_sqrt", LrSchedule::kInverseSqrt},
+                            {"constant", LrSchedule::kConstant},
+                            {"plateau", LrSchedule::kPlateau}},
+                           "learning-rate schedule");
+  train.integer("warmup_steps", &TrainConfig::warmup_steps, 4000, non_negative,
+                "linear warmup steps (inverse_sqrt; also applied before constant and plateau)");
+  train.real("plateau_factor", &TrainConfig::plateau_factor, 0.5, Range{0, 1, true},
+             "plateau: multiply the rate by this when validation stops improving");
+  train.integer("plateau_patience", &TrainConfig::plateau_patience, 2, non_negative,
+                "plateau: validations without improvement before decaying");
+  train.real("min_lr", &TrainConfig::min_lr, 0.0, non_negative, "plateau: lower bound on the rate");
+  train.real("label_smoothing", &TrainConfig::label_smoothing, 0.1, probability,
+             "label smoothing epsilon");
+  train.real("clip_norm", &TrainConfig::clip_norm, 0.0, non_negative,
+             "clip gradients to this global norm; 0 = off");
+  train.integer("max_steps", &TrainConfig::max_steps, 0, non_negative, "stop after this many updates; 0 = no limit");
+  train.integer("max_epochs", &TrainConfig::max_epochs, 0, non_negative, "stop after this many epochs; 0 = no limit");
+  train.duration("max_time", &TrainConfig::max_time, 0, "stop after this much training time; 0 = no limit");
+  train.integer("valid_every", &TrainConfig::valid_every, 1000, non_negative,
+                "validate and checkpoint every this many updates, and at each epoch end; 0 = epochs only");
+  train.boolean("valid_bleu", &TrainConfig::valid_bleu, true, "decode the validation set and score BLEU");
+  train.integer("valid_beam", &TrainConfig::valid_beam, 1, positive, "beam size for validation BLEU");
+  train.choice<SelectionMetric>("best_metric", &TrainConfig::best_metric, SelectionMetric::kBleu,
+                                {{"bleu", SelectionMetric::kBleu}, {"loss", SelectionMetric::kLoss}},
+                                "validation metric choosing checkpoint_best and early stopping");
+  train.integer("patience", &TrainConfig::patience, 0, non_negative,
+                "stop after this many validations without improvement; 0 = never");
+  train.integer("keep_last", &TrainConfig::keep_last, 5, positive, "numbered checkpoints kept");
+  train.integer("log_every", &TrainConfig::log_every, 100, positive, "updates between log lines");
+  train.integer("max_bad_steps", &TrainConfig::max_bad_steps, 10, positive,
+                "abort after this many consecutive non-finite losses");
+  train.boolean("bf16", &TrainConfig::bf16, false,
+                "CPU bfloat16 autocast for matrix products (faster on AMX, slightly less accurate)");
+
+  SectionBuilder<DecodeConfig> decode(options, "decoding", &RunConfig::decoding);
+  decode.integer("beam", &DecodeConfig::beam, 5, Range{1, 1024}, "beam size; 1 = greedy");
+  decode.integer("nbest", &DecodeConfig::nbest, 1, positive, "hypotheses output per sentence (<= beam)");
+  decode.choice<LengthPenalty>("length_penalty", &DecodeConfig::length_penalty, LengthPenalty::kAverage,
+                               {{"none", LengthPenalty::kNone}, {"avg", LengthPenalty::kAverage},
+                                {"wu", LengthPenalty::kWu}},
+                               "final score: none = log-prob, avg = log-prob / len^alpha, "
+                               "wu = log-prob / ((5+len)/6)^alpha (GNMT)");
+  decode.real("alpha", &DecodeConfig::alpha, 1.0, non_negative, "length penalty strength");
+  decode.real("max_len_a", &DecodeConfig::max_len_a, 1.5, non_negative,
+              "output length limit a * source_len + b: a");
+  decode.integer("max_len_b", &DecodeConfig::max_len_b, 10, non_negative,
+                 "output length limit a * source_len + b: b");
+  decode.integer("min_len", &DecodeConfig::min_len, 1, non_negative, "shortest output, in tokens");
+  decode.integer("batch_tokens", &DecodeConfig::batch_tokens, 4096, positive,
+                 "decoding batch size in source tokens");
+  return options;
+}
+
+}  // namespace
+
+ConfigError::ConfigError(std::vector<std::string> problems_)
+    : std::runtime_error(join_messages(problems_)), problems(std::move(problems_)) {}
+
+const std::vector<OptionSpec>& config_schema() {
+  static const std::vector<OptionSpec> schema = build_schema();
+  return schema;
+}
+
+const std::vector<std::string>& config_sections() {
+  static const std::vector<std::string> sections{"data", "tokenizer", "model", "training",
+                                                 "decoding"};
+  return sections;
+}
+
+const OptionSpec* find_option(const std::string& key) {
+  for (const auto& option : config_schema()) {
+    if (option.key == key) return &option;
+  }
+  return nullptr;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+    }
+  }
+  return row[b.size()];
+}
+
+std::string suggest_key(const std::string& key) {
+  auto dot = key.find('.');
+  std::string section = dot == std::string::npos ? "" : key.substr(0, dot);
+  std::string name = dot == std::string::npos ? key : key.substr(dot + 1);
+  std::string best;
+  size_t best_cost = std::numeric_limits<size_t>::max();
+  for (const auto& option : config_schema()) {
+    auto option_dot = option.key.find('.');
+    std::string option_name = option.key.substr(option_dot + 1);
+    bool same_section = option.key.compare(0, option_dot, section) == 0;
+    // A right name in the wrong section is the likeliest slip; then a near name in the section.
+    size_t cost = edit_distance(name, option_name) * 2 + (same_section ? 0 : 1);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = option.key;
+    }
+  }
+  size_t allowed = std::max<size_t>(2, name.size() / 3) * 2 + 1;
+  return best_cost <= allowed ? best : "";
+}
+
+}  // namespace nmtzoo

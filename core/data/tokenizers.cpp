@@ -1,0 +1,78 @@
+#include "core/data/tokenizers.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <ostream>
+
+#include "core/data/corpus.h"
+
+namespace nmtzoo {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Trains to a temporary prefix and renames, so an interrupted run leaves no half-written model.
+void train_model(const RunConfig& config, const std::string& model_path,
+                 const std::vector<const std::vector<std::string>*>& sides, std::ostream& log) {
+  auto start = std::chrono::steady_clock::now();
+  std::string prefix = model_path.substr(0, model_path.size() - std::string(".model").size());
+  std::string temporary = prefix + ".tmp" + std::to_string(::getpid());
+  SentencePieceTrainOptions options;
+  options.model_prefix = temporary;
+  options.model_type = config.tokenizer.model_type;
+  options.vocab_size = config.tokenizer.vocab_size;
+  options.character_coverage = config.tokenizer.character_coverage;
+  options.input_sentence_size = config.tokenizer.input_sentence_size;
+  options.seed = static_cast<uint32_t>(config.training.seed);
+  size_t side = 0;
+  size_t line = 0;
+  train_sentencepiece(options, [&](std::string_view& sentence) {
+    while (side < sides.size()) {
+      if (line < sides[side]->size()) {
+        sentence = (*sides[side])[line++];
+        return true;
+      }
+      ++side;
+      line = 0;
+    }
+    return false;
+  });
+  fs::rename(temporary + ".vocab", prefix + ".vocab");
+  fs::rename(temporary + ".model", model_path);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  log << "trained tokenizer " << model_path << " in " << seconds << " s\n";
+}
+
+}  // namespace
+
+Tokenizers load_tokenizers(const RunConfig& config) {
+  Tokenizers tokenizers;
+  tokenizers.src = std::make_shared<SentencePiece>(
+      SentencePiece::load(config.tokenizer_model(config.data.src_lang)));
+  tokenizers.tgt = config.tokenizer.joint
+                       ? tokenizers.src
+                       : std::make_shared<SentencePiece>(SentencePiece::load(
+                             config.tokenizer_model(config.data.tgt_lang)));
+  return tokenizers;
+}
+
+Tokenizers prepare_tokenizers(const RunConfig& config, std::ostream& log) {
+  const std::string src_model = config.tokenizer_model(config.data.src_lang);
+  const std::string tgt_model = config.tokenizer_model(config.data.tgt_lang);
+  if (!fs::exists(src_model) || !fs::exists(tgt_model)) {
+    ParallelText text = read_parallel(config.corpus_path(config.data.train, config.data.src_lang),
+                                      config.corpus_path(config.data.train, config.data.tgt_lang),
+                                      config.data.invalid_utf8);
+    if (config.tokenizer.joint) {
+      train_model(config, src_model, {&text.src, &text.tgt}, log);
+    } else {
+      if (!fs::exists(src_model)) train_model(config, src_model, {&text.src}, log);
+      if (!fs::exists(tgt_model)) train_model(config, tgt_model, {&text.tgt}, log);
+    }
+  }
+  return load_tokenizers(config);
+}
+
+}  // namespace nmtzoo

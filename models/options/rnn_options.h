@@ -1,0 +1,41 @@
+#pragma once
+
+#include <torch/arg.h>
+
+#include <cstdint>
+#include <optional>
+
+#include "models/options/attention_options.h"
+#include "models/options/transformer_options.h"
+
+namespace nmtzoo {
+
+enum class RnnCell { kGru, kLstm };
+// Which decoder state queries the attention: s_{i-1} before the step (Bahdanau et al.), or the
+// new state h_t followed by the attentional hidden layer tanh(W_c [c_t; h_t]) (Luong et al.).
+enum class AttentionQuery { kPrevious, kCurrent };
+// What feeds the softmax: a maxout layer over state, previous embedding and context (Bahdanau et
+// al.'s deep output), or one linear layer of the same inputs followed by tanh.
+enum class Readout { kMaxout, kTanh };
+
+struct RnnSeq2SeqOptions {
+  RnnSeq2SeqOptions(int64_t src_vocab, int64_t tgt_vocab)
+      : src_vocab_(src_vocab), tgt_vocab_(tgt_vocab) {}
+  TORCH_ARG(int64_t, src_vocab);                              // source vocabulary size
+  TORCH_ARG(int64_t, tgt_vocab);                              // target vocabulary size
+  TORCH_ARG(int64_t, emb_dim) = 620;                          // word embedding size m
+  TORCH_ARG(int64_t, hidden_dim) = 1000;                      // recurrent state size n
+  TORCH_ARG(RnnCell, cell) = RnnCell::kGru;
+  TORCH_ARG(int64_t, encoder_layers) = 1;                     // stacked bidirectional layers
+  TORCH_ARG(int64_t, decoder_layers) = 1;                     // stacked decoder cells
+  TORCH_ARG(double, dropout) = 0.0;                           // embeddings, between layers, readout
+  // nullopt: no attention, the encoder summary is the context at every step (Cho et al. 2014)
+  TORCH_ARG(std::optional<AttentionScore>, attention) = AttentionScore::kAdditive;
+  TORCH_ARG(int64_t, attention_dim) = 1000;                   // additive scoring's hidden size
+  TORCH_ARG(AttentionQuery, attention_query) = AttentionQuery::kPrevious;
+  TORCH_ARG(Readout, readout) = Readout::kMaxout;
+  TORCH_ARG(int64_t, readout_dim) = 500;                      // size after maxout / tanh layer
+  TORCH_ARG(EmbeddingSharing, sharing) = EmbeddingSharing::kNone;
+};
+
+}  // namespace nmtzoo

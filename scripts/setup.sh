@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs every system package nmtzoo needs from Debian's registry, then checks the BLAS in use.
+# Idempotent: prints nothing and changes nothing when everything is already present.
+# Usage: scripts/setup.sh [--with-python]   (--with-python adds python3-torch, for benchmarks only)
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libtorch-dev libopenblas0-openmp
+  libsentencepiece-dev sentencepiece
+  libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libutf8proc-dev
+)
+[[ "${1:-}" == "--with-python" ]] && packages+=(python3-torch python3-numpy)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then "$@"
+  elif command -v sudo >/dev/null; then sudo "$@"
+  else echo "setup.sh: need root or sudo to run: $*" >&2; exit 1; fi
+}
+
+if ((${#missing[@]})); then
+  echo "setup.sh: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get update -qq >/dev/null
+  as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# LibTorch calls BLAS through the libblas.so.3 alternative; the reference BLAS is ~30x slower.
+blas_alt=libblas.so.3-$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
+active=$(update-alternatives --query "$blas_alt" 2>/dev/null | awk '/^Value:/ {print $2}')
+if [[ "$active" != *openblas* ]]; then
+  candidate=$(update-alternatives --list "$blas_alt" 2>/dev/null | grep openblas-openmp | head -1 || true)
+  [[ -n "$candidate" ]] || { echo "setup.sh: no OpenBLAS alternative for $blas_alt (active: ${active:-none})" >&2; exit 1; }
+  echo "setup.sh: switching $blas_alt from ${active:-none} to $candidate" >&2
+  as_root update-alternatives --set "$blas_alt" "$candidate" >/dev/null
+fi

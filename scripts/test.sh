@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Sets everything up on a fresh Debian machine, builds, and runs the whole test suite.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+source "$root/scripts/data-dir.sh"
+"$root/scripts/build.sh"
+cd "${NMTZOO_BUILD_DIR:-$root/build}"
+ctest --output-on-failure --parallel "$(nproc)" --timeout 600

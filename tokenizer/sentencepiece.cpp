@@ -1,0 +1,253 @@
+#include "tokenizer/sentencepiece.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <array>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+#include <utility>
+
+#include "tokenizer/spm_shim.h"
+#include "tokenizer/special_tokens.h"
+
+namespace nmtzoo {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr const char* kShimName = "libnmtzoo_spm.so";
+
+// The shim's entry points, resolved once in a private link namespace.
+struct ShimApi {
+  std::string path;
+  decltype(&nmtzoo_spm_load) load;
+  decltype(&nmtzoo_spm_free) free;
+  decltype(&nmtzoo_spm_vocab_size) vocab_size;
+  decltype(&nmtzoo_spm_special_id) special_id;
+  decltype(&nmtzoo_spm_encode_ids) encode_ids;
+  decltype(&nmtzoo_spm_encode_pieces) encode_pieces;
+  decltype(&nmtzoo_spm_decode_ids) decode_ids;
+  decltype(&nmtzoo_spm_id_to_piece) id_to_piece;
+  decltype(&nmtzoo_spm_train) train;
+};
+
+std::vector<fs::path> shim_candidates() {
+  std::vector<fs::path> candidates;
+  if (const char* env = std::getenv("NMTZOO_SPM_SHIM")) candidates.emplace_back(env);
+  std::error_code ec;
+  fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  if (!ec) {
+    candidates.push_back(exe_dir / kShimName);
+    candidates.push_back(exe_dir / ".." / "lib" / "nmtzoo" / kShimName);
+  }
+#ifdef NMTZOO_SPM_SHIM_BUILD_PATH
+  candidates.emplace_back(NMTZOO_SPM_SHIM_BUILD_PATH);
+#endif
+#ifdef NMTZOO_SPM_SHIM_INSTALL_PATH
+  candidates.emplace_back(NMTZOO_SPM_SHIM_INSTALL_PATH);
+#endif
+  return candidates;
+}
+
+template <class F>
+void resolve(void* library, const char* name, F& function) {
+  function = reinterpret_cast<F>(dlsym(library, name));
+  if (function == nullptr) throw TokenizerError(std::string("SentencePiece shim lacks ") + name);
+}
+
+ShimApi load_shim() {
+  std::ostringstream tried;
+  for (const auto& candidate : shim_candidates()) {
+    std::error_code ec;
+    if (!fs::exists(candidate, ec)) {
+      tried << "\n  " << candidate.string() << ": not found";
+      continue;
+    }
+    void* library = dlmopen(LM_ID_NEWLM, candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      tried << "\n  " << candidate.string() << ": " << dlerror();
+      continue;
+    }
+    ShimApi api;
+    api.path = fs::weakly_canonical(candidate).string();
+    resolve(library, "nmtzoo_spm_load", api.load);
+    resolve(library, "nmtzoo_spm_free", api.free);
+    resolve(library, "nmtzoo_spm_vocab_size", api.vocab_size);
+    resolve(library, "nmtzoo_spm_special_id", api.special_id);
+    resolve(library, "nmtzoo_spm_encode_ids", api.encode_ids);
+    resolve(library, "nmtzoo_spm_encode_pieces", api.encode_pieces);
+    resolve(library, "nmtzoo_spm_decode_ids", api.decode_ids);
+    resolve(library, "nmtzoo_spm_id_to_piece", api.id_to_piece);
+    resolve(library, "nmtzoo_spm_train", api.train);
+    return api;
+  }
+  throw TokenizerError("cannot load the SentencePiece shim " + std::string(kShimName) +
+                       " (set NMTZOO_SPM_SHIM to its path); tried:" + tried.str());
+}
+
+const ShimApi& shim() {
+  static const ShimApi api = load_shim();
+  return api;
+}
+
+struct ErrorBuffer {
+  std::array<char, 1024> text{};
+  char* data() { return text.data(); }
+  size_t size() const { return text.size(); }
+};
+
+void append_text(void* context, const char* data, size_t size) {
+  static_cast<std::string*>(context)->append(data, size);
+}
+
+void push_piece(void* context, const char* data, size_t size) {
+  static_cast<std::vector<std::string>*>(context)->emplace_back(data, size);
+}
+
+void assign_ids(void* context, const int* ids, size_t count) {
+  static_cast<std::vector<int32_t>*>(context)->assign(ids, ids + count);
+}
+
+int next_sentence(void* context, const char** data, size_t* size) {
+  std::string_view sentence;
+  if (!(*static_cast<const SentenceSource*>(context))(sentence)) return 0;
+  *data = sentence.data();
+  *size = sentence.size();
+  return 1;
+}
+
+const char* model_type_name(SubwordModel type) {
+  return type == SubwordModel::kBpe ? "bpe" : "unigram";
+}
+
+}  // namespace
+
+std::string sentencepiece_shim_path() { return shim().path; }
+
+void train_sentencepiece(const SentencePieceTrainOptions& options, const SentenceSource& source) {
+  std::ostringstream args;
+  args << "--model_prefix=" << options.model_prefix
+       << " --model_type=" << model_type_name(options.model_type)
+       << " --vocab_size=" << options.vocab_size
+       << " --character_coverage=" << options.character_coverage << " --pad_id=" << kPadId
+       << " --unk_id=" << kUnkId << " --bos_id=" << kBosId << " --eos_id=" << kEosId
+       << " --num_threads=2 --hard_vocab_limit=false";
+  if (options.input_sentence_size > 0) {
+    args << " --input_sentence_size=" << options.input_sentence_size
+         << " --shuffle_input_sentence=true";
+  }
+  if (options.model_prefix.find(' ') != std::string::npos) {
+    throw TokenizerError("tokenizer model prefix must not contain spaces: '" +
+                         options.model_prefix + "'");
+  }
+  fs::path parent = fs::path(options.model_prefix).parent_path();
+  if (!parent.empty()) fs::create_directories(parent);
+  ErrorBuffer error;
+  const auto& api = shim();
+  if (api.train(args.str().c_str(), next_sentence, const_cast<SentenceSource*>(&source),
+                options.seed, options.quiet ? 1 : 0, error.data(), error.size()) != 0) {
+    throw TokenizerError("training SentencePiece model '" + options.model_prefix +
+                         "' failed: " + error.data());
+  }
+}
+
+SentencePiece::SentencePiece(NmtzooSpm* handle, std::string path)
+    : handle_(handle), path_(std::move(path)), vocab_size_(shim().vocab_size(handle)) {}
+
+SentencePiece::SentencePiece(SentencePiece&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)),
+      path_(std::move(other.path_)),
+      vocab_size_(other.vocab_size_) {}
+
+SentencePiece& SentencePiece::operator=(SentencePiece&& other) noexcept {
+  if (this != &other) {
+    if (handle_ != nullptr) shim().free(handle_);
+    handle_ = std::exchange(other.handle_, nullptr);
+    path_ = std::move(other.path_);
+    vocab_size_ = other.vocab_size_;
+  }
+  return *this;
+}
+
+SentencePiece::~SentencePiece() {
+  if (handle_ != nullptr) shim().free(handle_);
+}
+
+SentencePiece SentencePiece::load(const std::string& model_path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(model_path, ec)) {
+    throw TokenizerError("tokenizer model '" + model_path + "' does not exist");
+  }
+  ErrorBuffer error;
+  NmtzooSpm* handle = shim().load(model_path.c_str(), error.data(), error.size());
+  if (handle == nullptr) {
+    throw TokenizerError("cannot load tokenizer model '" + model_path +
+                         "' (corrupt or not a SentencePiece model): " + error.data());
+  }
+  SentencePiece model(handle, model_path);
+  const std::array<std::pair<const char*, int64_t>, 4> expected{
+      {{"pad", kPadId}, {"unk", kUnkId}, {"bos", kBosId}, {"eos", kEosId}}};
+  for (int which = 0; which < 4; ++which) {
+    int64_t id = shim().special_id(handle, which);
+    if (id != expected[which].second) {
+      throw TokenizerError("tokenizer model '" + model_path + "' has " + expected[which].first +
+                           "_id " + std::to_string(id) + " but nmtzoo requires " +
+                           std::to_string(expected[which].second) +
+                           "; train it with nmtzoo or with --pad_id=0 --unk_id=1 --bos_id=2 "
+                           "--eos_id=3");
+    }
+  }
+  return model;
+}
+
+std::vector<int32_t> SentencePiece::encode(std::string_view text) const {
+  std::vector<int32_t> ids;
+  ErrorBuffer error;
+  if (shim().encode_ids(handle_, text.data(), text.size(), assign_ids, &ids, error.data(),
+                        error.size()) != 0) {
+    throw TokenizerError("encoding with '" + path_ + "' failed: " + error.data());
+  }
+  return ids;
+}
+
+std::vector<std::string> SentencePiece::encode_pieces(std::string_view text) const {
+  std::vector<std::string> pieces;
+  ErrorBuffer error;
+  if (shim().encode_pieces(handle_, text.data(), text.size(), push_piece, &pieces, error.data(),
+                           error.size()) != 0) {
+    throw TokenizerError("encoding with '" + path_ + "' failed: " + error.data());
+  }
+  return pieces;
+}
+
+std::string SentencePiece::decode(const std::vector<int32_t>& ids) const {
+  std::vector<int> checked;
+  checked.reserve(ids.size());
+  for (int32_t id : ids) {
+    if (id < 0 || id >= vocab_size_) {
+      throw TokenizerError("cannot decode id " + std::to_string(id) + " with '" + path_ +
+                           "' (vocabulary size " + std::to_string(vocab_size_) + ")");
+    }
+    checked.push_back(id);
+  }
+  std::string text;
+  ErrorBuffer error;
+  if (shim().decode_ids(handle_, checked.data(), checked.size(), append_text, &text,
+                        error.data(), error.size()) != 0) {
+    throw TokenizerError("decoding with '" + path_ + "' failed: " + error.data());
+  }
+  return text;
+}
+
+std::string SentencePiece::piece(int64_t id) const {
+  std::string text;
+  if (shim().id_to_piece(handle_, static_cast<int>(id), append_text, &text) != 0) {
+    throw TokenizerError("id " + std::to_string(id) + " is outside the vocabulary of '" + path_ +
+                         "'");
+  }
+  return text;
+}
+
+}  // namespace nmtzoo

@@ -1,0 +1,136 @@
+// The only translation unit that includes SentencePiece; see spm_shim.h for why.
+#include "tokenizer/spm_shim.h"
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sentencepiece::logging {
+void SetMinLogLevel(int level);  // exported by libsentencepiece, absent from its public headers
+}
+
+struct NmtzooSpm {
+  sentencepiece::SentencePieceProcessor processor;
+};
+
+namespace {
+
+int fail(char* error, size_t error_size, const std::string& message) {
+  if (error != nullptr && error_size > 0) {
+    size_t n = std::min(message.size(), error_size - 1);
+    std::memcpy(error, message.data(), n);
+    error[n] = '\0';
+  }
+  return -1;
+}
+
+class CallbackSentences : public sentencepiece::SentenceIterator {
+ public:
+  CallbackSentences(NmtzooSpmSentenceSource source, void* context)
+      : source_(source), context_(context) {
+    Next();
+  }
+  bool done() const override { return done_; }
+  void Next() override {
+    const char* data = nullptr;
+    size_t size = 0;
+    done_ = source_(context_, &data, &size) == 0;
+    if (!done_) value_.assign(data, size);
+  }
+  const std::string& value() const override { return value_; }
+  sentencepiece::util::Status status() const override { return {}; }
+
+ private:
+  NmtzooSpmSentenceSource source_;
+  void* context_;
+  std::string value_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+extern "C" {
+
+NmtzooSpm* nmtzoo_spm_load(const char* model_path, char* error, size_t error_size) {
+  try {
+    auto model = std::make_unique<NmtzooSpm>();
+    auto status = model->processor.Load(model_path);
+    if (!status.ok()) {
+      fail(error, error_size, status.ToString());
+      return nullptr;
+    }
+    return model.release();
+  } catch (const std::exception& e) {
+    fail(error, error_size, e.what());
+    return nullptr;
+  }
+}
+
+void nmtzoo_spm_free(NmtzooSpm* model) { delete model; }
+
+int nmtzoo_spm_vocab_size(const NmtzooSpm* model) { return model->processor.GetPieceSize(); }
+
+int nmtzoo_spm_special_id(const NmtzooSpm* model, int which) {
+  switch (which) {
+    case 0: return model->processor.pad_id();
+    case 1: return model->processor.unk_id();
+    case 2: return model->processor.bos_id();
+    case 3: return model->processor.eos_id();
+    default: return -1;
+  }
+}
+
+int nmtzoo_spm_encode_ids(const NmtzooSpm* model, const char* text, size_t size, NmtzooSpmIdSink sink,
+                          void* context, char* error, size_t error_size) {
+  std::vector<int> ids;
+  auto status = model->processor.Encode(std::string_view(text, size), &ids);
+  if (!status.ok()) return fail(error, error_size, status.ToString());
+  sink(context, ids.data(), ids.size());
+  return 0;
+}
+
+int nmtzoo_spm_encode_pieces(const NmtzooSpm* model, const char* text, size_t size,
+                             NmtzooSpmTextSink sink, void* context, char* error, size_t error_size) {
+  std::vector<std::string> pieces;
+  auto status = model->processor.Encode(std::string_view(text, size), &pieces);
+  if (!status.ok()) return fail(error, error_size, status.ToString());
+  for (const auto& piece : pieces) sink(context, piece.data(), piece.size());
+  return 0;
+}
+
+int nmtzoo_spm_decode_ids(const NmtzooSpm* model, const int* ids, size_t count,
+                          NmtzooSpmTextSink sink, void* context, char* error, size_t error_size) {
+  std::string text;
+  auto status = model->processor.Decode(std::vector<int>(ids, ids + count), &text);
+  if (!status.ok()) return fail(error, error_size, status.ToString());
+  sink(context, text.data(), text.size());
+  return 0;
+}
+
+int nmtzoo_spm_id_to_piece(const NmtzooSpm* model, int id, NmtzooSpmTextSink sink, void* context) {
+  if (id < 0 || id >= model->processor.GetPieceSize()) return -1;
+  const std::string& piece = model->processor.IdToPiece(id);
+  sink(context, piece.data(), piece.size());
+  return 0;
+}
+
+int nmtzoo_spm_train(const char* args, NmtzooSpmSentenceSource source, void* context,
+                     unsigned int seed, int quiet, char* error, size_t error_size) {
+  try {
+    sentencepiece::logging::SetMinLogLevel(quiet ? 1 : 0);
+    sentencepiece::SetRandomGeneratorSeed(seed);
+    CallbackSentences sentences(source, context);
+    auto status = sentencepiece::SentencePieceTrainer::Train(args, &sentences);
+    if (!status.ok()) return fail(error, error_size, status.ToString());
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(error, error_size, e.what());
+  }
+}
+
+}  // extern "C"
