@@ -36,6 +36,7 @@ struct RnnSeq2SeqOptions {
   TORCH_ARG(Readout, readout) = Readout::kMaxout;
   TORCH_ARG(int64_t, readout_dim) = 500;                      // size after maxout / tanh layer
   TORCH_ARG(EmbeddingSharing, sharing) = EmbeddingSharing::kNone;
+  TORCH_ARG(int64_t, max_positions) = 1024;                   // longest sequence accepted
 };
 
 }  // namespace nmtzoo

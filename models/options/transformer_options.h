@@ -46,3 +46,15 @@ struct TransformerOptions {
 };
 
 }  // namespace nmtzoo
+
+namespace nmtzoo {
+
+struct PositionalEncodingOptions {
+  PositionalEncodingOptions(int64_t max_positions, int64_t dim)
+      : max_positions_(max_positions), dim_(dim) {}
+  TORCH_ARG(int64_t, max_positions);                          // longest sequence
+  TORCH_ARG(int64_t, dim);                                    // embedding size E
+  TORCH_ARG(PositionEncoding, kind) = PositionEncoding::kSinusoidal;
+};
+
+}  // namespace nmtzoo

@@ -1,0 +1,100 @@
+#include "models/attention.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+
+namespace nmtzoo {
+
+namespace F = torch::nn::functional;
+
+Tensor masked_softmax(const Tensor& scores, const Tensor& key_pad_mask) {
+  if (!key_pad_mask.defined()) return scores.softmax(-1);
+  // Broadcast (B, S) over every dimension between batch and keys.
+  std::vector<int64_t> shape(static_cast<size_t>(scores.dim()), 1);
+  shape.front() = key_pad_mask.size(0);
+  shape.back() = key_pad_mask.size(1);
+  return scores.masked_fill(key_pad_mask.view(shape), -std::numeric_limits<float>::infinity())
+      .softmax(-1);
+}
+
+AttentionImpl::AttentionImpl(const AttentionOptions& options_) : options(options_) { reset(); }
+
+void AttentionImpl::reset() {
+  const int64_t dq = options.query_dim();
+  const int64_t dk = options.key_dim();
+  switch (options.score()) {
+    case AttentionScore::kAdditive: {
+      const int64_t hidden = options.hidden_dim() > 0 ? options.hidden_dim() : dk;
+      query_proj = register_module("query_proj",
+                                   torch::nn::Linear(torch::nn::LinearOptions(dq, hidden).bias(false)));
+      key_proj = register_module("key_proj", torch::nn::Linear(dk, hidden));
+      energy = register_module("energy",
+                               torch::nn::Linear(torch::nn::LinearOptions(hidden, 1).bias(false)));
+      break;
+    }
+    case AttentionScore::kGeneral:
+      key_proj = register_module("key_proj",
+                                 torch::nn::Linear(torch::nn::LinearOptions(dk, dq).bias(false)));
+      break;
+    case AttentionScore::kDot:
+    case AttentionScore::kScaledDot:
+      TORCH_CHECK(dq == dk, "dot-product attention needs query_dim == key_dim, but got ", dq,
+                  " and ", dk, "; use general or additive scoring");
+      break;
+  }
+  reset_parameters();
+}
+
+void AttentionImpl::reset_parameters() {
+  for (auto& parameter : parameters()) {
+    torch::NoGradGuard no_grad;
+    if (parameter.dim() > 1) {
+      torch::nn::init::xavier_uniform_(parameter);
+    } else {
+      parameter.zero_();
+    }
+  }
+}
+
+Tensor AttentionImpl::project_keys(const Tensor& keys) {
+  return key_proj ? key_proj->forward(keys) : keys;
+}
+
+Tensor AttentionImpl::score(const Tensor& query, const Tensor& projected_keys) {
+  switch (options.score()) {
+    case AttentionScore::kAdditive:
+      // (B, T, 1, A) + (B, 1, S, A) -> v^T tanh(.) -> (B, T, S)
+      return energy
+          ->forward(torch::tanh(query_proj->forward(query).unsqueeze(2) +
+                                projected_keys.unsqueeze(1)))
+          .squeeze(-1);
+    case AttentionScore::kGeneral:
+    case AttentionScore::kDot:
+      return torch::matmul(query, projected_keys.transpose(1, 2));
+    case AttentionScore::kScaledDot:
+      return torch::matmul(query, projected_keys.transpose(1, 2)) /
+             std::sqrt(static_cast<double>(options.query_dim()));
+  }
+  TORCH_CHECK(false, "unknown attention score");
+}
+
+std::tuple<Tensor, Tensor> AttentionImpl::forward(const Tensor& query, const Tensor& keys,
+                                                  const Tensor& key_pad_mask,
+                                                  const Tensor& projected_keys) {
+  TORCH_CHECK(query.dim() == 2 || query.dim() == 3, "query must be (B, Dq) or (B, T, Dq), but got ",
+              query.sizes());
+  TORCH_CHECK(keys.dim() == 3 && keys.size(0) == query.size(0),
+              "keys must be (B, S, Dk) with the query's batch, but got ", keys.sizes(), " and ",
+              query.sizes());
+  const bool single_step = query.dim() == 2;
+  const Tensor queries = single_step ? query.unsqueeze(1) : query;
+  const Tensor compared = projected_keys.defined() ? projected_keys : project_keys(keys);
+  Tensor weights = masked_softmax(score(queries, compared), key_pad_mask);  // (B, T, S)
+  Tensor context = torch::bmm(weights, keys);                                 // (B, T, Dk)
+  if (single_step) return {context.squeeze(1), weights.squeeze(1)};
+  return {context, weights};
+}
+
+}  // namespace nmtzoo

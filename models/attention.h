@@ -1,0 +1,49 @@
+// Single-head attention with every scoring function of the RNN literature (one module, as
+// OpenNMT-py's GlobalAttention): additive (Bahdanau et al. 2015), dot, general and scaled dot
+// (Luong et al. 2015). Masking, softmax and the context vector exist once, here.
+#pragma once
+
+#include <torch/nn/cloneable.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include <tuple>
+
+#include "models/options/attention_options.h"
+
+namespace nmtzoo {
+
+using at::Tensor;
+
+// Softmax over the last dimension of `scores` (B, ..., S) with keys where `key_pad_mask`
+// (B, S) is true given exactly zero weight.
+Tensor masked_softmax(const Tensor& scores, const Tensor& key_pad_mask);
+
+class AttentionImpl : public torch::nn::Cloneable<AttentionImpl> {
+ public:
+  explicit AttentionImpl(const AttentionOptions& options);
+  void reset() override;  // registers only what options.score() needs
+  void reset_parameters();
+
+  // keys (B, S, Dk) -> what queries are scored against; depends on the source only, so search
+  // computes it once per sentence (Bahdanau's U h_j).
+  Tensor project_keys(const Tensor& keys);
+
+  // query (B, T, Dq) or (B, Dq); keys (B, S, Dk); key_pad_mask (B, S) true = padding;
+  // projected_keys from project_keys(keys), computed here when empty.
+  // Returns context (B, T, Dk) and weights (B, T, S), or (B, Dk) and (B, S) for a 2-D query.
+  std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& keys,
+                                     const Tensor& key_pad_mask = {},
+                                     const Tensor& projected_keys = {});
+
+  AttentionOptions options;
+  torch::nn::Linear query_proj{nullptr};  // additive: W
+  torch::nn::Linear key_proj{nullptr};    // additive: U; general: W of q^T W k
+  torch::nn::Linear energy{nullptr};      // additive: v
+
+ private:
+  Tensor score(const Tensor& query, const Tensor& projected_keys);  // (B,T,Dq) -> (B,T,S)
+};
+TORCH_MODULE(Attention);
+
+}  // namespace nmtzoo

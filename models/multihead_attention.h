@@ -1,0 +1,64 @@
+// Multi-head scaled dot-product attention (Vaswani et al. 2017), batch-first, with the parameter
+// names of torch.nn.MultiheadAttention (in_proj_weight, in_proj_bias, out_proj) so weights map
+// one-to-one. Projections are exposed separately so the incremental decoder can cache K/V.
+#pragma once
+
+#include <torch/nn/cloneable.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include <tuple>
+
+#include "models/options/attention_options.h"
+
+namespace nmtzoo {
+
+using at::Tensor;
+
+// q (B, H, T, D), k and v (B, H, S, D); attn_mask (T, S) bool, true = forbidden (causal);
+// key_pad_mask (B, S) bool, true = padding. q must already be scaled by 1/sqrt(D).
+// Returns (B, H, T, D) and, when need_weights, the weights (B, H, T, S).
+std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Tensor& k,
+                                                        const Tensor& v, const Tensor& attn_mask,
+                                                        const Tensor& key_pad_mask, double dropout,
+                                                        bool training, bool need_weights);
+
+// (T, T) bool mask, true above the diagonal: position t may not attend to positions after t.
+Tensor causal_mask(int64_t length, const c10::Device& device);
+
+class MultiheadAttentionImpl : public torch::nn::Cloneable<MultiheadAttentionImpl> {
+ public:
+  explicit MultiheadAttentionImpl(const MultiheadAttentionOptions& options);
+  void reset() override;
+  void reset_parameters();
+
+  // x (B, T, E) -> q, k, v each (B, H, T, D) with q pre-scaled, in one fused matmul.
+  std::tuple<Tensor, Tensor, Tensor> project_qkv(const Tensor& x);
+  // x (B, T, E) -> scaled q (B, H, T, D).
+  Tensor project_q(const Tensor& x);
+  // memory (B, S, E) -> k, v (B, H, S, D), in one fused matmul.
+  std::tuple<Tensor, Tensor> project_kv(const Tensor& memory);
+  // Attention of projected q over k/v, heads merged and out_proj applied: (B, T, E), and the
+  // weights (B, H, T, S) when need_weights.
+  std::tuple<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const Tensor& attn_mask, const Tensor& key_pad_mask,
+                                    bool need_weights);
+
+  // Whole-sequence attention: query (B, T, E) over key_value (B, S, E) (the same tensor for
+  // self-attention). Returns (B, T, E) and weights (B, H, T, S) when need_weights.
+  std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key_value,
+                                     const Tensor& attn_mask = {},
+                                     const Tensor& key_pad_mask = {}, bool need_weights = false);
+
+  MultiheadAttentionOptions options;
+  Tensor in_proj_weight;  // (3E, E): rows [0, E) query, [E, 2E) key, [2E, 3E) value
+  Tensor in_proj_bias;    // (3E)
+  torch::nn::Linear out_proj{nullptr};
+
+ private:
+  Tensor split_heads(const Tensor& x) const;  // (B, T, E) -> (B, H, T, D)
+  int64_t head_dim() const { return options.embed_dim() / options.num_heads(); }
+};
+TORCH_MODULE(MultiheadAttention);
+
+}  // namespace nmtzoo

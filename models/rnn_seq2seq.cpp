@@ -1,0 +1,228 @@
+#include "models/rnn_seq2seq.h"
+
+#include <torch/torch.h>
+
+#include "models/embedding.h"
+#include "models/functional.h"
+
+namespace nmtzoo {
+
+namespace F = torch::nn::functional;
+namespace rnn_utils = torch::nn::utils::rnn;
+
+RnnSeq2SeqImpl::RnnSeq2SeqImpl(const RnnSeq2SeqOptions& options_) : options(options_) { reset(); }
+
+void RnnSeq2SeqImpl::reset() {
+  const int64_t m = options.emb_dim();
+  const int64_t n = options.hidden_dim();
+  const int64_t l = options.readout_dim();
+  const bool share_all = options.sharing() == EmbeddingSharing::kAll;
+  TORCH_CHECK(!share_all || options.src_vocab() == options.tgt_vocab(),
+              "sharing all embeddings needs one vocabulary, but got source ", options.src_vocab(),
+              " and target ", options.tgt_vocab());
+  TORCH_CHECK(options.sharing() == EmbeddingSharing::kNone || l == m,
+              "tying the output projection to the target embedding needs readout_dim == "
+              "emb_dim, but got ", l, " and ", m);
+  TORCH_CHECK(options.attention().has_value() || !luong(),
+              "attention_query 'current' needs attention");
+
+  src_embed = register_module("src_embed", make_token_embedding(options.src_vocab(), m));
+  if (!share_all) tgt_embed = register_module("tgt_embed", make_token_embedding(options.tgt_vocab(), m));
+
+  const double between_layers = options.encoder_layers() > 1 ? options.dropout() : 0.0;
+  if (lstm()) {
+    encoder_lstm = register_module(
+        "encoder", torch::nn::LSTM(torch::nn::LSTMOptions(m, n)
+                                       .num_layers(options.encoder_layers())
+                                       .bidirectional(true)
+                                       .batch_first(true)
+                                       .dropout(between_layers)));
+  } else {
+    encoder_gru = register_module(
+        "encoder", torch::nn::GRU(torch::nn::GRUOptions(m, n)
+                                      .num_layers(options.encoder_layers())
+                                      .bidirectional(true)
+                                      .batch_first(true)
+                                      .dropout(between_layers)));
+  }
+  init_proj = register_module("init_proj", torch::nn::Linear(n, options.decoder_layers() * n));
+
+  const int64_t context_dim = 2 * n;
+  const int64_t first_input = m + (luong() ? l : context_dim);
+  decoder_cells = register_module("decoder_cells", torch::nn::ModuleList());
+  for (int64_t layer = 0; layer < options.decoder_layers(); ++layer) {
+    const int64_t input = layer == 0 ? first_input : n;
+    if (lstm()) {
+      decoder_cells->push_back(torch::nn::LSTMCell(input, n));
+    } else {
+      decoder_cells->push_back(torch::nn::GRUCell(input, n));
+    }
+  }
+  if (options.attention()) {
+    attention = register_module(
+        "attention", Attention(AttentionOptions(n, context_dim)
+                                   .score(*options.attention())
+                                   .hidden_dim(options.attention_dim())));
+  }
+  const int64_t readout_input = luong() ? n + context_dim : n + m + context_dim;
+  const int64_t readout_output = options.readout() == Readout::kMaxout ? 2 * l : l;
+  readout = register_module("readout", torch::nn::Linear(readout_input, readout_output));
+  if (options.sharing() == EmbeddingSharing::kNone) {
+    output_proj = register_module(
+        "output_proj",
+        torch::nn::Linear(torch::nn::LinearOptions(l, options.tgt_vocab()).bias(false)));
+  }
+  reset_parameters();
+}
+
+void RnnSeq2SeqImpl::reset_parameters() {
+  torch::NoGradGuard no_grad;
+  const int64_t n = options.hidden_dim();
+  for (auto& item : named_parameters()) {
+    const std::string& name = item.key();
+    Tensor& parameter = item.value();
+    if (name.find("_embed.") != std::string::npos) continue;  // set by make_token_embedding
+    if (parameter.dim() == 1) {
+      parameter.zero_();
+    } else if (name.find("weight_hh") != std::string::npos) {
+      // Recurrent matrices: one orthogonal block per gate, as in Bahdanau et al.
+      for (int64_t gate = 0; gate < parameter.size(0) / n; ++gate) {
+        Tensor block = parameter.narrow(0, gate * n, n);
+        torch::nn::init::orthogonal_(block);
+      }
+    } else {
+      torch::nn::init::xavier_uniform_(parameter);
+    }
+  }
+}
+
+Tensor RnnSeq2SeqImpl::dropout(const Tensor& x) {
+  return apply_dropout(x, options.dropout(), is_training());
+}
+
+DecoderState RnnSeq2SeqImpl::encode(const Tensor& src_tokens, const Tensor& src_pad_mask) {
+  TORCH_CHECK(src_tokens.dim() == 2 && src_pad_mask.sizes() == src_tokens.sizes(),
+              "src_tokens and src_pad_mask must both be (B, S), but got ", src_tokens.sizes(),
+              " and ", src_pad_mask.sizes());
+  const int64_t batch = src_tokens.size(0);
+  const int64_t n = options.hidden_dim();
+  const int64_t layers = options.encoder_layers();
+  Tensor embedded = dropout(src_embed->forward(src_tokens));
+  Tensor lengths = src_pad_mask.logical_not().sum(1).to(torch::kCPU);
+  auto packed = rnn_utils::pack_padded_sequence(embedded, lengths, /*batch_first=*/true,
+                                                /*enforce_sorted=*/false);
+  Tensor final_states;  // (2 * layers, B, n): direction-minor
+  auto unpack = [&](const rnn_utils::PackedSequence& out) {
+    return std::get<0>(rnn_utils::pad_packed_sequence(out, /*batch_first=*/true,
+                                                      /*padding_value=*/0.0, src_tokens.size(1)));
+  };
+  DecoderState state;
+  if (lstm()) {
+    auto [out, hc] = encoder_lstm->forward_with_packed_input(packed);
+    state.memory = unpack(out);
+    final_states = std::get<0>(hc);
+  } else {
+    auto [out, h] = encoder_gru->forward_with_packed_input(packed);
+    state.memory = unpack(out);
+    final_states = h;
+  }
+  state.memory_pad_mask = src_pad_mask;
+  Tensor forward_last = final_states[2 * layers - 2];   // forward state after the last word
+  Tensor backward_first = final_states[2 * layers - 1];  // backward state after the first word
+  if (attention) {
+    state.source_cache.push_back(attention->project_keys(state.memory));
+  } else {
+    state.source_cache.push_back(torch::cat({forward_last, backward_first}, 1));
+  }
+  Tensor hidden = torch::tanh(init_proj->forward(backward_first))
+                      .view({batch, options.decoder_layers(), n});
+  state.cache = {hidden, lstm() ? torch::zeros_like(hidden) : Tensor(),
+                 luong() ? torch::zeros({batch, options.readout_dim()}, hidden.options())
+                         : Tensor()};
+  return state;
+}
+
+Tensor RnnSeq2SeqImpl::apply_readout(const Tensor& readout_input) {
+  Tensor pre = readout->forward(readout_input);
+  if (options.readout() == Readout::kTanh) return torch::tanh(pre);
+  // Maxout over pairs of units: t_j = max(t~_{2j-1}, t~_{2j}).
+  auto shape = pre.sizes().vec();
+  shape.back() = options.readout_dim();
+  shape.push_back(2);
+  return std::get<0>(pre.view(shape).max(-1));
+}
+
+std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderState& state) {
+  const int64_t layers = options.decoder_layers();
+  Tensor& hidden = state.cache[0];
+  Tensor& cell = state.cache[1];
+  auto attend = [&](const Tensor& query) -> std::pair<Tensor, Tensor> {
+    if (!attention) return {state.source_cache[0], Tensor()};
+    auto [context, weights] =
+        attention->forward(query, state.memory, state.memory_pad_mask, state.source_cache[0]);
+    return {context, weights};
+  };
+  auto run_cells = [&](Tensor input) {
+    std::vector<Tensor> new_hidden;
+    std::vector<Tensor> new_cell;
+    for (int64_t layer = 0; layer < layers; ++layer) {
+      Tensor h = hidden.select(1, layer);
+      if (lstm()) {
+        auto [h_next, c_next] = decoder_cells->ptr<torch::nn::LSTMCellImpl>(layer)->forward(
+            input, std::make_tuple(h, cell.select(1, layer)));
+        new_hidden.push_back(h_next);
+        new_cell.push_back(c_next);
+      } else {
+        new_hidden.push_back(decoder_cells->ptr<torch::nn::GRUCellImpl>(layer)->forward(input, h));
+      }
+      input = dropout(new_hidden.back());
+    }
+    hidden = torch::stack(new_hidden, 1);
+    if (lstm()) cell = torch::stack(new_cell, 1);
+  };
+
+  if (luong()) {
+    Tensor& feed = state.cache[2];
+    run_cells(torch::cat({embedded, feed}, 1));
+    Tensor query = hidden.select(1, layers - 1);
+    auto [context, weights] = attend(query);
+    feed = apply_readout(torch::cat({query, context}, 1));
+    return {feed, weights};
+  }
+  Tensor query = hidden.select(1, layers - 1);  // s_{i-1}
+  auto [context, weights] = attend(query);
+  run_cells(torch::cat({embedded, context}, 1));
+  return {torch::cat({query, embedded, context}, 1), weights};
+}
+
+Tensor RnnSeq2SeqImpl::decode_step(const Tensor& prev_tokens, DecoderState& state) {
+  Tensor embedded = dropout(target_table()->forward(prev_tokens.view({-1})));
+  auto [out, weights] = step(embedded, state);
+  Tensor t = luong() ? out : apply_readout(out);
+  if (state.record_attention && weights.defined()) {
+    state.attention = weights;
+    state.layer_attention = {weights.unsqueeze(1)};
+  }
+  ++state.step;
+  return output_layer(dropout(t)).log_softmax(-1);
+}
+
+Tensor RnnSeq2SeqImpl::features(const Tensor& src_tokens, const Tensor& src_pad_mask,
+                                const Tensor& tgt_in) {
+  DecoderState state = encode(src_tokens, src_pad_mask);
+  Tensor embedded = dropout(target_table()->forward(tgt_in));  // (B, T, m)
+  std::vector<Tensor> outputs;
+  outputs.reserve(static_cast<size_t>(tgt_in.size(1)));
+  for (int64_t t = 0; t < tgt_in.size(1); ++t) {
+    outputs.push_back(step(embedded.select(1, t), state).first);
+  }
+  Tensor stacked = torch::stack(outputs, 1);
+  // Bahdanau's readout does not feed back, so it runs once over all positions.
+  return dropout(luong() ? stacked : apply_readout(stacked));
+}
+
+Tensor RnnSeq2SeqImpl::output_layer(const Tensor& features) {
+  return output_proj ? output_proj->forward(features) : F::linear(features, target_table()->weight);
+}
+
+}  // namespace nmtzoo

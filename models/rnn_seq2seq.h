@@ -1,0 +1,66 @@
+// The RNN encoder-decoder family: Bahdanau et al. (2015) with attention, Luong et al. (2015)
+// style attention on the current state, and Cho et al. (2014) without attention, as options of
+// one module.
+//
+// Encoder: embeddings -> bidirectional GRU/LSTM; annotation h_j = [forward_j; backward_j] (2n).
+// Decoder (attention_query = previous, Bahdanau):
+//   c_i = attention(s_{i-1}, h);  s_i = RNN([E y_{i-1}; c_i], s_{i-1})
+//   t_i = maxout(U_o s_{i-1} + V_o E y_{i-1} + C_o c_i);  p(y_i) = softmax(W_o t_i)
+// Decoder (attention_query = current, Luong, with input feeding):
+//   s_i = RNN([E y_{i-1}; t_{i-1}], s_{i-1});  c_i = attention(s_i, h);  t_i = tanh(W_c [s_i; c_i])
+// Without attention, c_i = [forward_S; backward_1] for every i (Cho et al. 2014).
+// s_0 = tanh(W_s backward_1), as in the paper.
+#pragma once
+
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/rnn.h>
+#include <torch/nn/pimpl.h>
+
+#include "models/attention.h"
+#include "models/encoder_decoder.h"
+#include "models/options/rnn_options.h"
+
+namespace nmtzoo {
+
+// DecoderState use: source_cache = [projected keys (B, S, A) or fixed context (B, 2n)];
+// cache = [hidden (B, L, n), cell (B, L, n) for LSTM, fed-back t_{i-1} (B, l) for Luong].
+class RnnSeq2SeqImpl : public EncoderDecoder {
+ public:
+  explicit RnnSeq2SeqImpl(const RnnSeq2SeqOptions& options);
+  void reset();
+  void reset_parameters();
+
+  DecoderState encode(const Tensor& src_tokens, const Tensor& src_pad_mask) override;
+  Tensor decode_step(const Tensor& prev_tokens, DecoderState& state) override;
+  Tensor features(const Tensor& src_tokens, const Tensor& src_pad_mask,
+                  const Tensor& tgt_in) override;
+  Tensor output_layer(const Tensor& features) override;
+  int64_t max_positions() const override { return options.max_positions(); }
+
+  RnnSeq2SeqOptions options;
+  torch::nn::Embedding src_embed{nullptr};
+  torch::nn::Embedding tgt_embed{nullptr};   // null when sharing all
+  torch::nn::GRU encoder_gru{nullptr};       // one of these two, registered as "encoder"
+  torch::nn::LSTM encoder_lstm{nullptr};
+  torch::nn::Linear init_proj{nullptr};      // W_s: backward_1 -> s_0 of every decoder layer
+  torch::nn::ModuleList decoder_cells{nullptr};  // GRUCell or LSTMCell per layer
+  Attention attention{nullptr};              // null without attention
+  torch::nn::Linear readout{nullptr};        // maxout pre-activation, or W_c of the tanh layer
+  torch::nn::Linear output_proj{nullptr};    // W_o; null when tied to the target embedding
+
+ private:
+  bool lstm() const { return options.cell() == RnnCell::kLstm; }
+  bool luong() const { return options.attention_query() == AttentionQuery::kCurrent; }
+  torch::nn::Embedding& target_table() { return tgt_embed ? tgt_embed : src_embed; }
+  Tensor dropout(const Tensor& x);
+  // One decoder step. `embedded` (B, m) is E y_{i-1}; state tensors are read and replaced.
+  // Returns the readout input (Bahdanau) or the readout output t_i (Luong), and the attention
+  // weights (B, S) (undefined without attention).
+  std::pair<Tensor, Tensor> step(const Tensor& embedded, DecoderState& state);
+  Tensor apply_readout(const Tensor& readout_input);  // (..., in) -> t (..., l)
+};
+TORCH_MODULE(RnnSeq2Seq);
+
+}  // namespace nmtzoo

@@ -1,0 +1,119 @@
+#include "models/transformer_layer.h"
+
+#include <torch/torch.h>
+
+#include "models/functional.h"
+
+namespace nmtzoo {
+
+namespace F = torch::nn::functional;
+
+namespace {
+
+MultiheadAttentionOptions attention_options(const TransformerLayerOptions& options, bool self) {
+  return MultiheadAttentionOptions(options.d_model(), options.heads())
+      .dropout(options.attention_dropout())
+      .self_attention(self);
+}
+
+torch::nn::LayerNorm layer_norm(int64_t d_model) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d_model}));
+}
+
+void xavier_linear(torch::nn::Linear& linear) {
+  torch::NoGradGuard no_grad;
+  torch::nn::init::xavier_uniform_(linear->weight);
+  linear->bias.zero_();
+}
+
+}  // namespace
+
+template <class Sublayer>
+Tensor TransformerSublayers::residual(const Tensor& x, torch::nn::LayerNorm& norm,
+                                      Sublayer&& sublayer, bool training) {
+  if (options.norm() == NormPosition::kPre) {
+    return x + apply_dropout(sublayer(norm->forward(x)), options.dropout(), training);
+  }
+  return norm->forward(x + apply_dropout(sublayer(x), options.dropout(), training));
+}
+
+Tensor TransformerSublayers::feed_forward(const Tensor& x, bool training) {
+  Tensor hidden = linear1->forward(x);
+  hidden = options.activation() == Activation::kGelu ? F::gelu(hidden) : F::relu(hidden);
+  return linear2->forward(apply_dropout(hidden, options.activation_dropout(), training));
+}
+
+TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerLayerOptions& options_)
+    : TransformerSublayers(options_) {
+  reset();
+}
+
+void TransformerEncoderLayerImpl::reset() {
+  self_attn = register_module("self_attn", MultiheadAttention(attention_options(options, true)));
+  linear1 = register_module("linear1", torch::nn::Linear(options.d_model(), options.ffn_dim()));
+  linear2 = register_module("linear2", torch::nn::Linear(options.ffn_dim(), options.d_model()));
+  norm1 = register_module("norm1", layer_norm(options.d_model()));
+  norm2 = register_module("norm2", layer_norm(options.d_model()));
+  xavier_linear(linear1);
+  xavier_linear(linear2);
+}
+
+Tensor TransformerEncoderLayerImpl::forward(const Tensor& x, const Tensor& src_pad_mask) {
+  const bool training = is_training();
+  Tensor h = residual(
+      x, norm1,
+      [&](const Tensor& in) { return std::get<0>(self_attn->forward(in, in, {}, src_pad_mask)); },
+      training);
+  return residual(h, norm2, [&](const Tensor& in) { return feed_forward(in, training); }, training);
+}
+
+TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(const TransformerLayerOptions& options_)
+    : TransformerSublayers(options_) {
+  reset();
+}
+
+void TransformerDecoderLayerImpl::reset() {
+  self_attn = register_module("self_attn", MultiheadAttention(attention_options(options, true)));
+  multihead_attn =
+      register_module("multihead_attn", MultiheadAttention(attention_options(options, false)));
+  linear1 = register_module("linear1", torch::nn::Linear(options.d_model(), options.ffn_dim()));
+  linear2 = register_module("linear2", torch::nn::Linear(options.ffn_dim(), options.d_model()));
+  norm1 = register_module("norm1", layer_norm(options.d_model()));
+  norm2 = register_module("norm2", layer_norm(options.d_model()));
+  norm3 = register_module("norm3", layer_norm(options.d_model()));
+  xavier_linear(linear1);
+  xavier_linear(linear2);
+}
+
+Tensor TransformerDecoderLayerImpl::forward(const Tensor& x, const Tensor& memory,
+                                            const Tensor& causal, const Tensor& memory_pad_mask,
+                                            DecoderLayerCache* cache, Tensor* cross_weights) {
+  const bool training = is_training();
+  auto self_attention = [&](const Tensor& in) {
+    auto [q, k, v] = self_attn->project_qkv(in);
+    if (cache == nullptr) return std::get<0>(self_attn->attend(q, k, v, causal, {}, false));
+    cache->self_k = cache->self_k.defined() ? torch::cat({cache->self_k, k}, 2) : k;
+    cache->self_v = cache->self_v.defined() ? torch::cat({cache->self_v, v}, 2) : v;
+    // The cache holds only positions up to the newest one(s); `causal` covers several at once.
+    return std::get<0>(self_attn->attend(q, cache->self_k, cache->self_v, causal, {}, false));
+  };
+  auto cross_attention = [&](const Tensor& in) {
+    Tensor k, v;
+    if (cache != nullptr && cache->memory_k.defined()) {
+      k = cache->memory_k;
+      v = cache->memory_v;
+    } else {
+      std::tie(k, v) = multihead_attn->project_kv(memory);
+      if (cache != nullptr) cache->memory_k = k, cache->memory_v = v;
+    }
+    auto [out, weights] = multihead_attn->attend(multihead_attn->project_q(in), k, v, {},
+                                                 memory_pad_mask, cross_weights != nullptr);
+    if (cross_weights != nullptr) *cross_weights = weights;
+    return out;
+  };
+  Tensor h = residual(x, norm1, self_attention, training);
+  h = residual(h, norm2, cross_attention, training);
+  return residual(h, norm3, [&](const Tensor& in) { return feed_forward(in, training); }, training);
+}
+
+}  // namespace nmtzoo

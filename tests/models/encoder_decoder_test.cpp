@@ -1,0 +1,168 @@
+// The EncoderDecoder contract, checked for every model variant of the zoo.
+#include "models/encoder_decoder.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "models/weights.h"
+#include "tests/models/model_fixtures.h"
+#include "tests/support/test_support.h"
+#include "tokenizer/special_tokens.h"
+
+namespace nmtzoo {
+namespace {
+
+using testing::random_batch;
+using testing::tiny_model;
+
+class EveryModel : public ::testing::TestWithParam<std::string> {};
+
+INSTANTIATE_TEST_SUITE_P(Zoo, EveryModel, ::testing::ValuesIn(testing::tiny_variants()),
+                         [](const auto& info) { return info.param; });
+
+double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
+  return (a - b).abs().max().item<double>();
+}
+
+TEST_P(EveryModel, ForwardGivesLogitsPerTargetPosition) {
+  auto model = tiny_model(GetParam());
+  auto batch = random_batch({5, 3}, {4, 6}, 1);
+  auto logits = model->forward(batch.src_tokens, batch.src_pad_mask, batch.tgt_in);
+  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{2, 7, testing::kTinyVocab}));
+  EXPECT_TRUE(torch::isfinite(logits).all().item<bool>());
+}
+
+TEST_P(EveryModel, IncrementalDecodeMatchesForward) {
+  auto model = tiny_model(GetParam());
+  auto batch = random_batch({6, 2, 4}, {5, 7, 3}, 2);
+  torch::NoGradGuard no_grad;
+  auto expected = model->forward(batch.src_tokens, batch.src_pad_mask, batch.tgt_in).log_softmax(-1);
+  DecoderState state = model->encode(batch.src_tokens, batch.src_pad_mask);
+  for (int64_t t = 0; t < batch.tgt_in.size(1); ++t) {
+    auto log_probs = model->decode_step(batch.tgt_in.select(1, t), state);
+    EXPECT_LT(max_abs_diff(log_probs, expected.select(1, t)), 1e-5) << "position " << t;
+  }
+  EXPECT_EQ(state.step, batch.tgt_in.size(1));
+}
+
+TEST_P(EveryModel, PaddingChangesNoOutputAtRealPositions) {
+  auto model = tiny_model(GetParam());
+  torch::NoGradGuard no_grad;
+  auto alone = random_batch({3}, {2}, 3);
+  auto padded = random_batch({3, 9}, {2, 8}, 3);  // row 0 is the same pair, now padded
+  ASSERT_TRUE(alone.src_tokens[0].equal(padded.src_tokens[0].narrow(0, 0, 4)));
+  auto a = model->forward(alone.src_tokens, alone.src_pad_mask, alone.tgt_in)[0];
+  auto b = model->forward(padded.src_tokens, padded.src_pad_mask, padded.tgt_in)[0].narrow(0, 0, 3);
+  EXPECT_LT(max_abs_diff(a, b), 1e-5);
+}
+
+TEST_P(EveryModel, FutureTargetTokensDoNotChangeEarlierOutputs) {
+  auto model = tiny_model(GetParam());
+  torch::NoGradGuard no_grad;
+  auto batch = random_batch({5, 5}, {6, 6}, 4);
+  auto changed = batch.tgt_in.clone();
+  changed.select(1, 4).fill_(kUnkId);
+  auto before = model->forward(batch.src_tokens, batch.src_pad_mask, batch.tgt_in);
+  auto after = model->forward(batch.src_tokens, batch.src_pad_mask, changed);
+  EXPECT_LT(max_abs_diff(before.narrow(1, 0, 4), after.narrow(1, 0, 4)), 1e-6);
+  EXPECT_GT(max_abs_diff(before.narrow(1, 4, 3), after.narrow(1, 4, 3)), 1e-4);
+}
+
+TEST_P(EveryModel, GradientsReachEveryParameter) {
+  auto model = tiny_model(GetParam());
+  model->train();
+  auto batch = random_batch({5, 4}, {4, 6}, 5);
+  auto logits = model->forward(batch.src_tokens, batch.src_pad_mask, batch.tgt_in);
+  torch::nn::functional::cross_entropy(
+      logits.reshape({-1, logits.size(-1)}), batch.tgt_out.reshape({-1}),
+      torch::nn::functional::CrossEntropyFuncOptions().ignore_index(kPadId))
+      .backward();
+  for (const auto& item : model->named_parameters()) {
+    ASSERT_TRUE(item.value().grad().defined()) << item.key();
+    EXPECT_GT(item.value().grad().abs().sum().item<double>(), 0.0) << item.key();
+  }
+}
+
+TEST_P(EveryModel, LearnsATinyBatchByHeart) {
+  auto model = tiny_model(GetParam());
+  model->train();
+  auto batch = random_batch({6, 5, 7, 4}, {5, 6, 4, 7}, 6);
+  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-2));
+  double loss_value = 0;
+  for (int step = 0; step < 400; ++step) {
+    optimizer.zero_grad();
+    auto logits = model->forward(batch.src_tokens, batch.src_pad_mask, batch.tgt_in);
+    auto loss = torch::nn::functional::cross_entropy(
+        logits.reshape({-1, logits.size(-1)}), batch.tgt_out.reshape({-1}),
+        torch::nn::functional::CrossEntropyFuncOptions().ignore_index(kPadId));
+    loss.backward();
+    optimizer.step();
+    loss_value = loss.item<double>();
+    if (loss_value < 0.05) break;
+  }
+  EXPECT_LT(loss_value, 0.05);
+}
+
+TEST_P(EveryModel, ExportImportRoundTripsExactly) {
+  testing::TempDir dir;
+  auto source = tiny_model(GetParam(), 1);
+  auto target = tiny_model(GetParam(), 2);
+  export_weights(*source, dir.path("weights.pt"));
+  import_weights(*target, dir.path("weights.pt"));
+  auto a = source->named_parameters();
+  auto b = target->named_parameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& item : a) EXPECT_TRUE(item.value().equal(b[item.key()])) << item.key();
+  auto batch = random_batch({4}, {3}, 7);
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(source->forward(batch.src_tokens, batch.src_pad_mask, batch.tgt_in)
+                  .equal(target->forward(batch.src_tokens, batch.src_pad_mask, batch.tgt_in)));
+}
+
+TEST(Weights, MismatchedNamesAndShapesAreListed) {
+  testing::TempDir dir;
+  export_weights(*tiny_model("transformer_post"), dir.path("transformer.pt"));
+  auto rnn = tiny_model("rnn_bahdanau");
+  auto before = rnn->parameters()[0].clone();
+  try {
+    import_weights(*rnn, dir.path("transformer.pt"));
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("do not fit the model"), std::string::npos);
+    EXPECT_NE(message.find("missing init_proj.weight"), std::string::npos) << message;
+    EXPECT_NE(message.find("unexpected encoder.layers.0.self_attn.in_proj_weight"), std::string::npos);
+    EXPECT_NE(message.find("src_embed.weight has shape"), std::string::npos) << message;
+  }
+  EXPECT_TRUE(rnn->parameters()[0].equal(before)) << "a failed import must change nothing";
+  testing::write_text(dir.path("junk.pt"), "not a pickle");
+  EXPECT_THROW(import_weights(*rnn, dir.path("junk.pt")), std::runtime_error);
+}
+
+TEST(DecoderState, ReorderSelectsRowsOfEveryTensor) {
+  DecoderState state;
+  state.memory = torch::arange(3).view({3, 1});
+  state.memory_pad_mask = torch::tensor({true, false, true}).view({3, 1});
+  state.source_cache = {torch::arange(3) * 10};
+  state.cache = {torch::arange(3) * 100, at::Tensor()};
+  state.attention = torch::arange(3) * 1000;
+  auto rows = torch::tensor({2, 2, 0});
+  state.reorder(rows);
+  EXPECT_TRUE(state.memory.view({-1}).equal(torch::tensor({2, 2, 0})));
+  EXPECT_TRUE(state.memory_pad_mask.view({-1}).equal(torch::tensor({true, true, true})));
+  EXPECT_TRUE(state.source_cache[0].equal(torch::tensor({20, 20, 0})));
+  EXPECT_TRUE(state.cache[0].equal(torch::tensor({200, 200, 0})));
+  EXPECT_FALSE(state.cache[1].defined());
+  EXPECT_TRUE(state.attention.equal(torch::tensor({2000, 2000, 0})));
+
+  state.reorder(torch::tensor({2, 0, 1}), /*source_rows_changed=*/false);
+  EXPECT_TRUE(state.cache[0].equal(torch::tensor({0, 200, 200})));
+  EXPECT_TRUE(state.source_cache[0].equal(torch::tensor({20, 20, 0})));
+
+  state.repeat_rows(2);
+  EXPECT_TRUE(state.cache[0].equal(torch::tensor({0, 0, 200, 200, 200, 200})));
+  EXPECT_TRUE(state.source_cache[0].equal(torch::tensor({20, 20, 20, 20, 0, 0})));
+}
+
+}  // namespace
+}  // namespace nmtzoo

@@ -1,0 +1,77 @@
+#include "tests/models/model_fixtures.h"
+
+#include <torch/torch.h>
+
+#include "core/config/loader.h"
+#include "core/data/batch.h"
+#include "core/data/corpus.h"
+#include "models/registry.h"
+
+namespace nmtzoo::testing {
+
+const std::vector<std::string>& tiny_variants() {
+  static const std::vector<std::string> variants{
+      "transformer_post", "transformer_pre",  "transformer_learned_gelu", "rnn_bahdanau",
+      "rnn_bahdanau_lstm", "rnn_bahdanau_2layers", "rnn_luong", "rnn_encdec", "rnn_general_tanh"};
+  return variants;
+}
+
+RunConfig tiny_config(const std::string& variant) {
+  register_builtin_models();
+  RunConfig config = default_config();
+  std::vector<std::string> overrides{"model.dropout=0", "model.max_positions=64"};
+  if (variant.rfind("transformer", 0) == 0) {
+    overrides.insert(overrides.end(),
+                     {"model.arch=transformer", "model.d_model=16", "model.heads=2",
+                      "model.ffn_dim=24", "model.encoder_layers=2", "model.decoder_layers=2"});
+    if (variant == "transformer_pre") overrides.push_back("model.norm=pre");
+    if (variant == "transformer_learned_gelu") {
+      overrides.insert(overrides.end(), {"model.positions=learned", "model.activation=gelu",
+                                         "model.share_embeddings=none"});
+    }
+  } else {
+    overrides.insert(overrides.end(),
+                     {"model.arch=rnn_bahdanau", "model.emb_dim=8", "model.hidden_dim=12",
+                      "model.attention_dim=10", "model.readout_dim=8"});
+    if (variant == "rnn_bahdanau_lstm") overrides.push_back("model.cell=lstm");
+    if (variant == "rnn_bahdanau_2layers") {
+      overrides.insert(overrides.end(), {"model.encoder_layers=2", "model.decoder_layers=2",
+                                         "model.share_embeddings=decoder"});
+    }
+    if (variant == "rnn_luong") overrides.push_back("model.arch=rnn_luong");
+    if (variant == "rnn_encdec") overrides.push_back("model.arch=rnn_encdec");
+    if (variant == "rnn_general_tanh") {
+      overrides.insert(overrides.end(), {"model.readout=tanh", "model.attention=general"});
+    }
+  }
+  apply_overrides(config, overrides);
+  apply_model_preset(config);
+  return config;
+}
+
+std::shared_ptr<EncoderDecoder> tiny_model(const std::string& variant, uint64_t seed) {
+  torch::manual_seed(seed);
+  auto model = build_model(tiny_config(variant).model, VocabSizes{kTinyVocab, kTinyVocab, true});
+  model->eval();
+  return model;
+}
+
+TinyBatch random_batch(const std::vector<int64_t>& src_lengths,
+                       const std::vector<int64_t>& tgt_lengths, uint64_t seed) {
+  torch::manual_seed(seed);
+  TokenizedCorpus corpus;
+  std::vector<int64_t> rows;
+  for (size_t i = 0; i < src_lengths.size(); ++i) {
+    auto ids = [](int64_t length) {
+      auto t = torch::randint(4, kTinyVocab, {length}, torch::kInt);
+      return std::vector<int32_t>(t.data_ptr<int32_t>(), t.data_ptr<int32_t>() + length);
+    };
+    corpus.src.push_back(ids(src_lengths[i]));
+    corpus.tgt.push_back(ids(tgt_lengths[i]));
+    rows.push_back(static_cast<int64_t>(i));
+  }
+  Batch batch = make_batch(corpus, rows);
+  return {batch.src_tokens, batch.src_pad_mask, batch.tgt_in, batch.tgt_out};
+}
+
+}  // namespace nmtzoo::testing

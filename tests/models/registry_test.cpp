@@ -1,0 +1,113 @@
+#include "models/registry.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "core/config/loader.h"
+#include "models/encoder_decoder.h"
+
+namespace nmtzoo {
+namespace {
+
+RunConfig config_for(const std::string& arch, std::vector<std::string> overrides = {}) {
+  register_builtin_models();
+  RunConfig config = default_config();
+  overrides.push_back("model.arch=" + arch);
+  apply_overrides(config, overrides);
+  apply_model_preset(config);
+  return config;
+}
+
+int64_t count_parameters(const EncoderDecoder& model) {
+  int64_t total = 0;
+  for (const auto& p : model.parameters()) total += p.numel();
+  return total;
+}
+
+// Closed forms, written from the architectures' definitions.
+int64_t transformer_count(int64_t E, int64_t F, int64_t layers_enc, int64_t layers_dec, int64_t V) {
+  int64_t attention = 4 * E * E + 4 * E;
+  int64_t ffn = 2 * E * F + F + E;
+  int64_t encoder_layer = attention + ffn + 4 * E;
+  int64_t decoder_layer = 2 * attention + ffn + 6 * E;
+  return V * E + layers_enc * encoder_layer + layers_dec * decoder_layer;  // one shared embedding
+}
+
+int64_t gru_count(int64_t input, int64_t n) { return 3 * n * (input + n) + 6 * n; }
+
+int64_t rnn_count(int64_t m, int64_t n, int64_t A, int64_t l, int64_t V, bool shared) {
+  int64_t embeddings = shared ? V * m : 2 * V * m;
+  int64_t encoder = 2 * gru_count(m, n);
+  int64_t init = n * n + n;
+  int64_t decoder = gru_count(m + 2 * n, n);
+  int64_t attention = n * A + 2 * n * A + A + A;
+  int64_t readout = (n + m + 2 * n) * 2 * l + 2 * l;
+  int64_t output = shared ? 0 : l * V;
+  return embeddings + encoder + init + decoder + attention + readout + output;
+}
+
+TEST(Registry, PresetParameterCountsMatchClosedForms) {
+  const int64_t V = 8000;
+  VocabSizes vocab{V, V, true};
+  struct Case {
+    std::string preset;
+    int64_t expected;
+  };
+  std::vector<Case> cases{
+      {"transformer_small", transformer_count(256, 1024, 3, 3, V)},
+      {"transformer_base", transformer_count(512, 2048, 6, 6, V)},
+      {"rnn_bahdanau", rnn_count(620, 1000, 1000, 500, V, false)},
+      {"rnn_bahdanau_small", rnn_count(256, 512, 512, 256, V, true)},
+  };
+  for (const auto& c : cases) {
+    auto model = build_model(config_for(c.preset).model, vocab);
+    EXPECT_EQ(count_parameters(*model), c.expected) << c.preset;
+  }
+}
+
+TEST(Registry, PresetKeepsUserValues) {
+  auto config = config_for("transformer_small", {"model.d_model=128"});
+  EXPECT_EQ(config.model.d_model, 128);
+  EXPECT_EQ(config.model.ffn_dim, 1024);
+  EXPECT_EQ(config.where("model.ffn_dim"), "preset transformer_small");
+}
+
+TEST(Registry, MostSpecificPresetWins) {
+  auto config = config_for("transformer_big");
+  EXPECT_EQ(config.model.d_model, 1024);        // transformer_big
+  EXPECT_EQ(config.model.encoder_layers, 6);    // inherited from transformer_base
+  EXPECT_DOUBLE_EQ(config.model.dropout, 0.3);
+  auto luong = config_for("rnn_luong");
+  EXPECT_EQ(luong.model.attention, AttentionScore::kGeneral);
+  EXPECT_EQ(luong.model.hidden_dim, 512);       // from rnn_bahdanau_small
+}
+
+TEST(Registry, UnknownNameSuggestsTheClosest) {
+  try {
+    config_for("transfomer_small");
+    FAIL();
+  } catch (const ConfigError& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("unknown model 'transfomer_small'; did you mean 'transformer_small'?"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("rnn_bahdanau"), std::string::npos) << "lists the registered names";
+  }
+}
+
+TEST(Registry, DuplicateNamesFailAtRegistration) {
+  register_builtin_models();
+  EXPECT_THROW(register_arch("transformer", nullptr), std::logic_error);
+  EXPECT_THROW(register_preset("transformer_small", "transformer", {}), std::logic_error);
+  EXPECT_THROW(register_preset("my_model", "no_such_base", {}), std::logic_error);
+  EXPECT_THROW(register_preset("my_model2", "transformer", {{"d_modle", "3"}}), std::logic_error);
+}
+
+TEST(Registry, InconsistentModelKeysAreConfigErrors) {
+  EXPECT_THROW(config_for("transformer_small", {"model.heads=5"}), ConfigError);
+  EXPECT_THROW(config_for("rnn_bahdanau_small", {"model.attention=dot"}), ConfigError);
+  EXPECT_THROW(config_for("rnn_bahdanau", {"model.share_embeddings=decoder"}), ConfigError);
+}
+
+}  // namespace
+}  // namespace nmtzoo
