@@ -49,16 +49,21 @@ void assign_option(RunConfig& config, const std::string& key, const YAML::Node& 
   config.origin[key] = where;
 }
 
-void read_yaml(const std::string& path, RunConfig& config, std::vector<std::string>& problems) {
-  YAML::Node root;
+// Parses with `load`, turning yaml-cpp's exceptions into ConfigErrors naming `path`.
+template <class Load>
+YAML::Node parse_yaml(const std::string& path, Load&& load) {
   try {
-    root = YAML::LoadFile(path);
+    return load();
   } catch (const YAML::BadFile&) {
     throw ConfigError({"cannot read config file '" + path + "'"});
   } catch (const YAML::ParserException& e) {
     throw ConfigError({fmt::format("{}:{}:{}: YAML syntax error: {}", path, e.mark.line + 1,
                                    e.mark.column + 1, e.msg)});
   }
+}
+
+void read_yaml(const YAML::Node& root, const std::string& path, RunConfig& config,
+               std::vector<std::string>& problems) {
   if (root.IsNull()) return;
   auto where = [&](const YAML::Node& node) { return fmt::format("{}:{}", path, node.Mark().line + 1); };
   if (!root.IsMap()) {
@@ -133,11 +138,21 @@ void apply_overrides(RunConfig& config, const std::vector<std::string>& override
   if (!problems.empty()) throw ConfigError(problems);
 }
 
+RunConfig parse_config(const std::string& yaml, const std::string& source_name) {
+  RunConfig config = default_config();
+  config.source = source_name;
+  std::vector<std::string> problems;
+  read_yaml(parse_yaml(source_name, [&] { return YAML::Load(yaml); }), source_name, config,
+            problems);
+  if (!problems.empty()) throw ConfigError(problems);
+  return config;
+}
+
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
   RunConfig config = default_config();
   config.source = path;
   std::vector<std::string> problems;
-  read_yaml(path, config, problems);
+  read_yaml(parse_yaml(path, [&] { return YAML::LoadFile(path); }), path, config, problems);
   try {
     apply_overrides(config, overrides);
   } catch (const ConfigError& e) {

@@ -16,6 +16,9 @@ RunConfig default_config();
 // ConfigError listing every problem found (file and line, or the override), with suggestions.
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
+// Parses YAML text (e.g. a config stored in a checkpoint); `source_name` appears in errors.
+RunConfig parse_config(const std::string& yaml, const std::string& source_name);
+
 // Applies "key=value" overrides to `config`, marking the keys explicit. Throws ConfigError.
 void apply_overrides(RunConfig& config, const std::vector<std::string>& overrides);
 

@@ -1,0 +1,279 @@
+// nmtzoo-translate: translates text with a trained checkpoint, one output line per input line.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <poll.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "apps/common.h"
+#include "core/data/corpus.h"
+#include "core/io/text_file.h"
+#include "core/plot/svg.h"
+#include "core/search/translator.h"
+#include "core/train/runtime.h"
+#include "models/encoder_decoder.h"
+
+namespace {
+
+using namespace nmtzoo;
+
+// Lines from a file descriptor, handed out in chunks of whatever has already arrived, so an
+// interactive user gets each line back at once while a piped file is still batched.
+class AvailableLines {
+ public:
+  explicit AvailableLines(int fd) : fd_(fd) {}
+
+  // Blocks for at least one line; false at the end of input.
+  bool next_chunk(std::vector<std::string>& lines, size_t max_lines) {
+    lines.clear();
+    while (lines.size() < max_lines) {
+      take_complete_lines(lines, max_lines);
+      if (!lines.empty() && !readable_now()) break;
+      if (lines.size() >= max_lines) break;
+      if (!read_some()) {
+        if (!pending_.empty()) lines.push_back(std::exchange(pending_, {}));
+        break;
+      }
+    }
+    return !lines.empty();
+  }
+
+ private:
+  bool readable_now() const {
+    pollfd descriptor{fd_, POLLIN, 0};
+    return ::poll(&descriptor, 1, 0) > 0;
+  }
+  bool read_some() {
+    if (eof_) return false;
+    char buffer[65536];
+    ssize_t n = ::read(fd_, buffer, sizeof buffer);
+    if (n <= 0) {
+      eof_ = true;
+      return false;
+    }
+    pending_.append(buffer, static_cast<size_t>(n));
+    return true;
+  }
+  void take_complete_lines(std::vector<std::string>& lines, size_t max_lines) {
+    size_t start = 0;
+    for (size_t newline; lines.size() < max_lines &&
+                         (newline = pending_.find('\n', start)) != std::string::npos;
+         start = newline + 1) {
+      std::string line = pending_.substr(start, newline - start);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      lines.push_back(std::move(line));
+    }
+    pending_.erase(0, start);
+  }
+
+  int fd_;
+  std::string pending_;
+  bool eof_ = false;
+};
+
+struct Options {
+  std::string checkpoint;
+  std::string input;
+  std::string output;
+  std::string device = "auto";
+  int64_t threads = 0;
+  int64_t beam = -1;
+  int64_t nbest = -1;
+  std::string length_penalty;
+  double alpha = -1;
+  double max_len_a = -1;
+  int64_t max_len_b = -1;
+  int64_t batch_tokens = -1;
+  size_t buffer_lines = 1000;
+  bool no_cache = false;
+  std::string attention_dir;
+  int64_t attention_count = 3;
+  int64_t attention_layer = -1;
+  int64_t attention_head = -1;
+};
+
+TranslatorOptions translator_options(const Options& cli, const RunConfig& config) {
+  TranslatorOptions options;
+  options.search = SearchOptions::from(config.decoding);
+  options.batch_tokens = config.decoding.batch_tokens;
+  if (cli.beam > 0) options.search.beam = cli.beam;
+  if (cli.nbest > 0) options.search.nbest = cli.nbest;
+  if (cli.nbest <= 0) options.search.nbest = std::min(options.search.nbest, options.search.beam);
+  if (!cli.length_penalty.empty()) {
+    if (cli.length_penalty == "none") options.search.length_penalty = LengthPenalty::kNone;
+    else if (cli.length_penalty == "avg") options.search.length_penalty = LengthPenalty::kAverage;
+    else if (cli.length_penalty == "wu") options.search.length_penalty = LengthPenalty::kWu;
+    else throw std::runtime_error("--length-penalty must be none, avg or wu");
+  }
+  if (cli.alpha >= 0) options.search.alpha = cli.alpha;
+  if (cli.max_len_a >= 0) options.search.max_len_a = cli.max_len_a;
+  if (cli.max_len_b >= 0) options.search.max_len_b = cli.max_len_b;
+  if (cli.batch_tokens > 0) options.batch_tokens = cli.batch_tokens;
+  if (options.search.nbest > options.search.beam) {
+    throw std::runtime_error(fmt::format("--nbest ({}) exceeds the beam ({})", options.search.nbest,
+                                         options.search.beam));
+  }
+  options.search.use_cache = !cli.no_cache;
+  options.search.record_attention = !cli.attention_dir.empty();
+  options.search.attention_layer = cli.attention_layer;
+  options.search.attention_head = cli.attention_head;
+  return options;
+}
+
+void write_heatmap(const std::string& dir, int64_t line_number, const Translation& t,
+                   const Translator& translator, const Tokenizers& tokenizers) {
+  if (t.nbest.empty() || !t.nbest[0].attention.defined()) return;
+  const Hypothesis& best = t.nbest[0];
+  std::vector<std::string> target_pieces;
+  for (int64_t id : best.tokens) target_pieces.push_back(tokenizers.tgt->piece(id));
+  target_pieces.push_back("</s>");
+  const auto source_length = static_cast<int64_t>(t.source_pieces.size());
+  at::Tensor weights = best.attention.narrow(1, 0, source_length).to(torch::kFloat);
+  std::vector<std::vector<float>> rows;
+  for (int64_t r = 0; r < weights.size(0); ++r) {
+    rows.emplace_back(weights[r].data_ptr<float>(), weights[r].data_ptr<float>() + source_length);
+  }
+  const auto& search = translator.options().search;
+  std::string which = search.attention_layer < 0
+                          ? "mean of layers and heads"
+                          : fmt::format("layer {}, {}", search.attention_layer,
+                                        search.attention_head < 0
+                                            ? std::string("mean of heads")
+                                            : fmt::format("head {}", search.attention_head));
+  std::filesystem::create_directories(dir);
+  std::string path = fmt::format("{}/attention_{:04d}.svg", dir, line_number);
+  write_file_atomically(path, [&](std::ostream& out) {
+    out << heatmap_svg(rows, t.source_pieces, target_pieces,
+                       fmt::format("line {}: {} ({})", line_number, t.texts[0], which));
+  });
+}
+
+void write_translations(std::ostream& out, const std::vector<Translation>& translations,
+                        int64_t first_line, bool nbest_format) {
+  for (size_t i = 0; i < translations.size(); ++i) {
+    const Translation& t = translations[i];
+    if (!nbest_format) {
+      out << t.texts[0] << '\n';
+      continue;
+    }
+    for (size_t k = 0; k < t.texts.size(); ++k) {
+      double score = k < t.nbest.size() ? t.nbest[k].score : 0.0;
+      out << (first_line + static_cast<int64_t>(i) - 1) << " ||| " << t.texts[k] << " ||| "
+          << fmt::format("{:.4f}", score) << '\n';
+    }
+  }
+}
+
+int run(const Options& cli) {
+  configure_threads(cli.threads);
+  const c10::Device device = resolve_device(parse_device_choice(cli.device), "--device");
+  TrainedModel trained = load_trained_model(cli.checkpoint, device);
+  TranslatorOptions options = translator_options(cli, trained.config);
+  Translator translator(*trained.model, trained.tokenizers, options, device);
+  const bool nbest_format = options.search.nbest > 1;
+
+  int64_t line_number = 0;
+  int64_t sentences = 0;
+  int64_t output_tokens = 0;
+  auto start = std::chrono::steady_clock::now();
+  auto process = [&](const std::vector<std::string>& lines, std::ostream& out) {
+    auto translations = translator.translate(lines);
+    for (size_t i = 0; i < translations.size(); ++i) {
+      int64_t number = line_number + 1 + static_cast<int64_t>(i);
+      if (translations[i].truncated) {
+        std::cerr << fmt::format("warning: line {} is longer than the model accepts; its first {} "
+                                 "tokens were translated\n",
+                                 number, translator.max_source_tokens());
+      }
+      if (!cli.attention_dir.empty() && number <= cli.attention_count) {
+        write_heatmap(cli.attention_dir, number, translations[i], translator, trained.tokenizers);
+      }
+      if (!translations[i].nbest.empty()) output_tokens += static_cast<int64_t>(translations[i].nbest[0].tokens.size()) + 1;
+    }
+    write_translations(out, translations, line_number + 1, nbest_format);
+    out.flush();
+    line_number += static_cast<int64_t>(lines.size());
+    sentences += static_cast<int64_t>(lines.size());
+  };
+
+  if (!cli.input.empty()) {
+    // The whole file is checked before anything is written.
+    std::vector<std::string> lines = read_sentences(cli.input);
+    auto translate_all = [&](std::ostream& out) {
+      for (size_t begin = 0; begin < lines.size(); begin += cli.buffer_lines) {
+        size_t end = std::min(lines.size(), begin + cli.buffer_lines);
+        process(std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(begin),
+                                         lines.begin() + static_cast<std::ptrdiff_t>(end)),
+                out);
+      }
+    };
+    if (cli.output.empty()) {
+      translate_all(std::cout);
+    } else {
+      write_file_atomically(cli.output, translate_all);
+    }
+  } else {
+    AvailableLines input(STDIN_FILENO);
+    std::vector<std::string> lines;
+    std::ofstream file;
+    if (!cli.output.empty()) file.open(cli.output);
+    std::ostream& out = cli.output.empty() ? std::cout : file;
+    while (input.next_chunk(lines, cli.buffer_lines)) {
+      for (size_t i = 0; i < lines.size(); ++i) {
+        if (auto bad = find_invalid_utf8(lines[i])) {
+          throw std::runtime_error(fmt::format("stdin:{}: invalid UTF-8 at byte {}",
+                                               line_number + 1 + static_cast<int64_t>(i), *bad + 1));
+        }
+      }
+      process(lines, out);
+    }
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cerr << fmt::format("translated {} sentences ({} target tokens) in {:.2f} s: {:.1f} "
+                           "sentences/s, {:.0f} tokens/s (beam {}, {} threads, {})\n",
+                           sentences, output_tokens, seconds, static_cast<double>(sentences) / seconds,
+                           static_cast<double>(output_tokens) / seconds, options.search.beam,
+                           torch::get_num_threads(), device.str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Translate text with an nmtzoo checkpoint: one output line per input line "
+               "(n-best: 'line ||| text ||| score' lines). Decoding options default to the "
+               "checkpoint config's decoding section."};
+  Options cli;
+  app.add_option("-c,--checkpoint", cli.checkpoint, "checkpoint (.pt) written by nmtzoo-train")
+      ->required();
+  app.add_option("-i,--input", cli.input, "input file (plain or .gz); default: stdin, translated "
+                                          "as lines arrive");
+  app.add_option("-o,--output", cli.output, "output file, written atomically; default: stdout");
+  app.add_option("-b,--beam", cli.beam, "beam size (1 = greedy)");
+  app.add_option("-n,--nbest", cli.nbest, "hypotheses per input line");
+  app.add_option("--length-penalty", cli.length_penalty, "none | avg | wu");
+  app.add_option("--alpha", cli.alpha, "length penalty strength");
+  app.add_option("--max-len-a", cli.max_len_a, "output length limit a * source_len + b: a");
+  app.add_option("--max-len-b", cli.max_len_b, "output length limit a * source_len + b: b");
+  app.add_option("--batch-tokens", cli.batch_tokens, "padded source tokens per batch");
+  app.add_option("--buffer-lines", cli.buffer_lines, "most lines translated together")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--device", cli.device, "cpu | cuda | auto")->capture_default_str();
+  app.add_option("--threads", cli.threads, "CPU threads; 0 = all cores")->capture_default_str();
+  app.add_flag("--no-cache", cli.no_cache, "recompute the prefix each step (benchmarking only)");
+  app.add_option("--attention-svg", cli.attention_dir,
+                 "write attention heatmaps of the first lines into this folder");
+  app.add_option("--attention-count", cli.attention_count, "how many lines get a heatmap")
+      ->capture_default_str();
+  app.add_option("--attention-layer", cli.attention_layer,
+                 "decoder layer of the heatmap; -1 = mean of all")->capture_default_str();
+  app.add_option("--attention-head", cli.attention_head, "head of that layer; -1 = mean of all")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  return nmtzoo::run_app([&] { return run(cli); });
+}

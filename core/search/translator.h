@@ -1,0 +1,49 @@
+// Text in, text out: tokenizes, batches by length, searches, restores input order, detokenizes.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/data/tokenizers.h"
+#include "core/search/search.h"
+
+namespace nmtzoo {
+
+class EncoderDecoder;
+
+struct Translation {
+  std::vector<Hypothesis> nbest;          // best first; empty for an empty input line
+  std::vector<std::string> texts;         // detokenized hypotheses, as nbest
+  std::vector<std::string> source_pieces; // the source as the model saw it (for plots)
+  bool truncated = false;                 // the source was cut to the model's length limit
+  int64_t source_tokens = 0;
+};
+
+struct TranslatorOptions {
+  SearchOptions search;
+  int64_t batch_tokens = 4096;  // padded source tokens per batch (x beam for beam search)
+};
+
+class Translator {
+ public:
+  Translator(EncoderDecoder& model, Tokenizers tokenizers, TranslatorOptions options,
+             c10::Device device);
+
+  // One Translation per input sentence, in input order. Empty sentences give empty
+  // translations; sentences longer than the model accepts are truncated (Translation::truncated).
+  std::vector<Translation> translate(const std::vector<std::string>& sentences);
+
+  const TranslatorOptions& options() const { return options_; }
+  int64_t max_source_tokens() const;  // subword tokens kept, EOS excluded
+
+ private:
+  EncoderDecoder& model_;
+  Tokenizers tokenizers_;
+  TranslatorOptions options_;
+  c10::Device device_;
+};
+
+}  // namespace nmtzoo

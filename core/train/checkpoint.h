@@ -1,0 +1,55 @@
+// Checkpoints: model and optimizer state, training progress, the RNG state, the resolved config
+// and a fingerprint of the tokenizer, in one file written atomically.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "core/config/config.h"
+
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace nmtzoo {
+
+class EncoderDecoder;
+
+struct TrainingProgress {
+  int64_t step = 0;             // optimizer updates done
+  int64_t epoch = 0;            // the epoch in progress, 0-based
+  int64_t epoch_batch = 0;      // batches of that epoch already consumed
+  double train_seconds = 0;     // training time so far, validation excluded
+  double best_score = std::numeric_limits<double>::quiet_NaN();  // by training.best_metric
+  int64_t best_step = 0;
+  int64_t validations_without_improvement = 0;
+  double lr_factor = 1.0;       // decay applied by the plateau schedule
+  int64_t tokens_seen = 0;      // target tokens trained on
+};
+
+struct CheckpointInfo {
+  RunConfig config;             // as resolved when the checkpoint was written
+  TrainingProgress progress;
+  std::string tokenizer_fingerprint;
+  bool has_optimizer = false;
+};
+
+// Writes atomically: a crash at any instant leaves the previous file at `path` intact. Refuses
+// (std::runtime_error) to write non-finite weights.
+void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDecoder& model,
+                     torch::optim::Optimizer* optimizer, const TrainingProgress& progress,
+                     const std::string& tokenizer_fingerprint);
+
+// Reads everything but the tensors. Errors name the file.
+CheckpointInfo read_checkpoint_info(const std::string& path);
+
+// Loads the weights (and the optimizer state and RNG state, when given) into objects built from
+// the checkpoint's config.
+void load_checkpoint_state(const std::string& path, EncoderDecoder& model,
+                           torch::optim::Optimizer* optimizer = nullptr, bool restore_rng = false);
+
+// A fingerprint of the tokenizer model files (FNV-1a of their bytes), to detect mismatches.
+std::string tokenizer_fingerprint(const RunConfig& config);
+
+}  // namespace nmtzoo

@@ -1,0 +1,65 @@
+#include "core/train/runtime.h"
+
+#include <torch/torch.h>
+
+#include <thread>
+
+#include "core/train/checkpoint.h"
+#include "models/encoder_decoder.h"
+#include "models/registry.h"
+
+namespace nmtzoo {
+
+void configure_threads(int64_t threads) {
+  const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  torch::set_num_threads(static_cast<int>(threads > 0 ? threads : cores));
+}
+
+DeviceChoice parse_device_choice(const std::string& text) {
+  if (text == "cpu") return DeviceChoice::kCpu;
+  if (text == "cuda") return DeviceChoice::kCuda;
+  if (text == "auto") return DeviceChoice::kAuto;
+  throw std::runtime_error("device must be cpu, cuda or auto, but got '" + text + "'");
+}
+
+c10::Device resolve_device(DeviceChoice choice, const std::string& where) {
+  switch (choice) {
+    case DeviceChoice::kCpu: return c10::Device(c10::kCPU);
+    case DeviceChoice::kAuto:
+      return torch::cuda::is_available() ? c10::Device(c10::kCUDA) : c10::Device(c10::kCPU);
+    case DeviceChoice::kCuda:
+      if (!torch::cuda::is_available()) {
+        throw std::runtime_error(where + " is cuda, but this LibTorch sees no CUDA device; use "
+                                 "cpu or auto");
+      }
+      return c10::Device(c10::kCUDA);
+  }
+  return c10::Device(c10::kCPU);
+}
+
+TrainedModel load_trained_model(const std::string& checkpoint_path, const c10::Device& device) {
+  CheckpointInfo info = read_checkpoint_info(checkpoint_path);
+  TrainedModel trained;
+  trained.config = info.config;
+  try {
+    trained.tokenizers = load_tokenizers(info.config);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("the tokenizer of checkpoint '" + checkpoint_path +
+                             "' cannot be loaded: " + e.what());
+  }
+  if (tokenizer_fingerprint(info.config) != info.tokenizer_fingerprint) {
+    throw std::runtime_error("tokenizer '" + info.config.tokenizer_model(info.config.data.src_lang) +
+                             "' is not the one checkpoint '" + checkpoint_path +
+                             "' was trained with (its contents changed)");
+  }
+  register_builtin_models();
+  VocabSizes vocab{trained.tokenizers.src->vocab_size(), trained.tokenizers.tgt->vocab_size(),
+                   trained.tokenizers.joint()};
+  trained.model = build_model(info.config.model, vocab);
+  load_checkpoint_state(checkpoint_path, *trained.model);
+  trained.model->to(device);
+  trained.model->eval();
+  return trained;
+}
+
+}  // namespace nmtzoo

@@ -1,0 +1,75 @@
+#include "core/search/translator.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+
+#include "core/train/runtime.h"
+#include "models/encoder_decoder.h"
+#include "tests/support/tiny_run.h"
+
+namespace nmtzoo {
+namespace {
+
+TEST(Translator, KeepsOrderAndGivesEmptyLinesEmptyTranslations) {
+  testing::TinyRun run("transformer");
+  TrainedModel trained = load_trained_model(run.save_untrained_checkpoint(), torch::kCPU);
+  TranslatorOptions options;
+  options.search.beam = 2;
+  options.batch_tokens = 16;  // several batches
+  Translator translator(*trained.model, trained.tokenizers, options, torch::kCPU);
+  std::vector<std::string> lines{"alpha bravo", "", "charlie delta echo foxtrot golf", "", "india"};
+  auto translations = translator.translate(lines);
+  ASSERT_EQ(translations.size(), lines.size());
+  EXPECT_EQ(translations[1].texts, std::vector<std::string>{""});
+  EXPECT_TRUE(translations[1].nbest.empty());
+  // Each line's translation is what translating it alone gives.
+  for (size_t i : {0, 2, 4}) {
+    auto alone = translator.translate({lines[i]});
+    EXPECT_EQ(alone[0].texts, translations[i].texts) << "line " << i;
+    EXPECT_FALSE(translations[i].nbest.empty());
+  }
+}
+
+TEST(Translator, TruncatesOverlongLinesInsteadOfFailing) {
+  testing::TinyRun run("rnn_bahdanau");
+  TrainedModel trained = load_trained_model(run.save_untrained_checkpoint(), torch::kCPU);
+  Translator translator(*trained.model, trained.tokenizers, TranslatorOptions{}, torch::kCPU);
+  std::string long_line;
+  for (int i = 0; i < 200; ++i) long_line += "alpha ";
+  auto translations = translator.translate({long_line, "bravo"});
+  EXPECT_TRUE(translations[0].truncated);
+  EXPECT_EQ(translations[0].source_tokens, translator.max_source_tokens());
+  EXPECT_FALSE(translations[1].truncated);
+}
+
+TEST(TrainedModel, MismatchedTokenizerIsAClearError) {
+  testing::TinyRun run("transformer");
+  std::string checkpoint = run.save_untrained_checkpoint();
+  testing::TinyRun other("transformer", {"tokenizer.vocab_size=36"});
+  std::filesystem::copy_file(other.config().tokenizer_model("src"), run.config().tokenizer_model("src"),
+                             std::filesystem::copy_options::overwrite_existing);
+  try {
+    load_trained_model(checkpoint, torch::kCPU);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not the one checkpoint"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TrainedModel, MissingOrCorruptCheckpointIsAClearError) {
+  testing::TempDir dir;
+  EXPECT_THROW(load_trained_model(dir.path("none.pt"), torch::kCPU), std::runtime_error);
+  testing::write_text(dir.path("bad.pt"), "garbage");
+  try {
+    load_trained_model(dir.path("bad.pt"), torch::kCPU);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a readable nmtzoo checkpoint"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace nmtzoo
