@@ -23,6 +23,7 @@ void write_progress(torch::serialize::OutputArchive& archive, const TrainingProg
   archive.write("progress.epoch", c10::IValue(p.epoch));
   archive.write("progress.epoch_batch", c10::IValue(p.epoch_batch));
   archive.write("progress.train_seconds", c10::IValue(p.train_seconds));
+  archive.write("progress.wall_seconds", c10::IValue(p.wall_seconds));
   archive.write("progress.best_score", c10::IValue(p.best_score));
   archive.write("progress.best_step", c10::IValue(p.best_step));
   archive.write("progress.validations_without_improvement",
@@ -48,6 +49,7 @@ TrainingProgress read_progress(torch::serialize::InputArchive& archive, const st
   p.epoch = integer("progress.epoch");
   p.epoch_batch = integer("progress.epoch_batch");
   p.train_seconds = real("progress.train_seconds");
+  p.wall_seconds = real("progress.wall_seconds");
   p.best_score = real("progress.best_score");
   p.best_step = integer("progress.best_step");
   p.validations_without_improvement = integer("progress.validations_without_improvement");

@@ -21,6 +21,7 @@ struct TrainingProgress {
   int64_t epoch = 0;            // the epoch in progress, 0-based
   int64_t epoch_batch = 0;      // batches of that epoch already consumed
   double train_seconds = 0;     // training time so far, validation excluded
+  double wall_seconds = 0;      // wall-clock time so far, validation included
   double best_score = std::numeric_limits<double>::quiet_NaN();  // by training.best_metric
   int64_t best_step = 0;
   int64_t validations_without_improvement = 0;

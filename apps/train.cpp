@@ -1,0 +1,65 @@
+// nmtzoo-train: trains a model as a YAML config describes.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "apps/common.h"
+#include "core/config/loader.h"
+#include "core/train/distributed.h"
+#include "core/train/trainer.h"
+#include "models/registry.h"
+
+namespace {
+
+using namespace nmtzoo;
+
+int run(const std::string& path, const std::vector<std::string>& overrides, bool resume,
+        double timeout_seconds) {
+  register_builtin_models();
+  RunConfig config = load_config(path, overrides);
+  apply_model_preset(config);
+  check_config(config);
+  auto communicator = Communicator::from_environment(
+      std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000)));
+  install_stop_signal_handlers();
+  Trainer trainer(config, resume, std::cerr, communicator);
+  TrainResult result = trainer.train();
+  const auto& p = result.progress;
+  std::cerr << fmt::format(
+      "{} after {} updates, {} epochs and {:.0f} s ({:.0f} target tokens/s while training); best "
+      "{} {:.2f} at step {}; checkpoints in {}\n",
+      result.stop_reason, p.step, p.epoch, p.wall_seconds,
+      static_cast<double>(p.tokens_seen) / std::max(1e-9, p.train_seconds),
+      config.training.best_metric == SelectionMetric::kBleu ? "BLEU" : "loss", p.best_score,
+      p.best_step, trainer.checkpoint_dir());
+  if (result.interrupted) {
+    std::string sets;
+    for (const auto& o : overrides) sets += " --set " + o;
+    std::cerr << fmt::format("interrupted at step {}; continue with: nmtzoo-train --config {}{} "
+                             "--resume\n",
+                             p.step, path, sets);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Train an nmtzoo model. Trains the tokenizer first when its model files are "
+               "missing. Multi-process: set RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (see "
+               "scripts/launch.sh)."};
+  std::string path;
+  std::vector<std::string> overrides;
+  bool resume = false;
+  double timeout = 300;
+  app.add_option("-c,--config", path, "YAML run config")->required();
+  app.add_option("--set", overrides, "override a config key, e.g. --set training.lr=0.0005")
+      ->type_name("KEY=VALUE");
+  app.add_flag("--resume", resume, "continue from <run dir>/checkpoints/checkpoint_last.pt");
+  app.add_option("--dist-timeout", timeout,
+                 "seconds to wait for other ranks before failing (multi-process only)")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  return nmtzoo::run_app([&] { return run(path, overrides, resume, timeout); });
+}

@@ -1,0 +1,43 @@
+// nmtzoo-weights: moves model weights between nmtzoo checkpoints and Python's torch.load.
+#include <CLI/CLI.hpp>
+#include <torch/torch.h>
+
+#include <iostream>
+
+#include "apps/common.h"
+#include "core/train/checkpoint.h"
+#include "core/train/runtime.h"
+#include "models/encoder_decoder.h"
+#include "models/weights.h"
+
+int main(int argc, char** argv) {
+  using namespace nmtzoo;
+  CLI::App app{"Export a checkpoint's weights as a dict name -> tensor that Python reads with "
+               "torch.load, or import such a file into a checkpoint of the same model."};
+  app.require_subcommand(1);
+  std::string checkpoint, weights, output;
+  auto* export_command = app.add_subcommand("export", "checkpoint -> weights file for torch.load");
+  export_command->add_option("checkpoint", checkpoint, "nmtzoo checkpoint")->required();
+  export_command->add_option("weights", weights, "output .pt file")->required();
+  auto* import_command = app.add_subcommand(
+      "import", "weights file (e.g. from Python's torch.save of a state dict) -> checkpoint");
+  import_command->add_option("checkpoint", checkpoint, "checkpoint of the same model")->required();
+  import_command->add_option("weights", weights, "weights .pt file")->required();
+  import_command->add_option("output", output, "new checkpoint")->required();
+  CLI11_PARSE(app, argc, argv);
+  return run_app([&] {
+    TrainedModel trained = load_trained_model(checkpoint, torch::kCPU);
+    if (export_command->parsed()) {
+      export_weights(*trained.model, weights);
+      std::cerr << "wrote " << trained.model->named_parameters().size() << " parameters to "
+                << weights << "\n";
+      return 0;
+    }
+    import_weights(*trained.model, weights);
+    CheckpointInfo info = read_checkpoint_info(checkpoint);
+    save_checkpoint(output, trained.config, *trained.model, nullptr, info.progress,
+                    info.tokenizer_fingerprint);
+    std::cerr << "wrote " << output << "\n";
+    return 0;
+  });
+}

@@ -1,0 +1,45 @@
+// Data-parallel training on PyTorch's c10d: ProcessGroupGloo on CPU (ProcessGroupNCCL is the
+// CUDA counterpart in official LibTorch builds), rendezvous through a TCPStore, launched with
+// torchrun's environment variables.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace torch::nn {
+class Module;
+}
+
+namespace nmtzoo {
+
+class Communicator {
+ public:
+  // From RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (LOCAL_RANK is accepted and ignored on CPU).
+  // Returns null when WORLD_SIZE is unset or 1. Throws a clear error when variables are missing
+  // or peers cannot be reached within `timeout`.
+  static std::shared_ptr<Communicator> from_environment(std::chrono::milliseconds timeout);
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+  virtual void barrier() = 0;
+  // Makes every rank start from rank 0's parameters.
+  virtual void broadcast_parameters(torch::nn::Module& model) = 0;
+  // Sums every gradient (flattened into buckets), the loss and nll sums and the token count over
+  // the ranks; returns the total token count, by which the trainer then divides the gradients.
+  virtual int64_t all_reduce_gradients(torch::nn::Module& model, at::Tensor& loss_sum,
+                                       at::Tensor& nll_sum, int64_t tokens) = 0;
+  // Seconds spent in all_reduce_gradients so far.
+  virtual double all_reduce_seconds() const = 0;
+
+  // This rank's batches: every world_size-th batch from the rank's own offset. Ranks left with
+  // one batch fewer get an empty batch, so all ranks make the same number of updates and every
+  // sentence is still trained once per epoch.
+  std::vector<std::vector<int64_t>> shard(const std::vector<std::vector<int64_t>>& batches) const;
+};
+
+}  // namespace nmtzoo

@@ -1,0 +1,223 @@
+#include "core/train/trainer.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/config/loader.h"
+#include "core/train/checkpoint.h"
+#include "core/train/runtime.h"
+#include "models/encoder_decoder.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/tiny_run.h"
+
+namespace nmtzoo {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<nlohmann::json> records(const std::string& run_dir, const std::string& type) {
+  std::vector<nlohmann::json> found;
+  std::ifstream in(run_dir + "/metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    auto record = nlohmann::json::parse(line);
+    if (record["type"] == type) found.push_back(record);
+  }
+  return found;
+}
+
+class BothArchitectures : public ::testing::TestWithParam<std::string> {};
+
+INSTANTIATE_TEST_SUITE_P(Trainer, BothArchitectures,
+                         ::testing::Values("transformer", "rnn_bahdanau"));
+
+TEST_P(BothArchitectures, LearnsToReverseSequences) {
+  testing::TinyRun run(GetParam(),
+                       {"model.d_model=64", "model.ffn_dim=128", "model.encoder_layers=2",
+                        "model.decoder_layers=2", "model.emb_dim=48", "model.hidden_dim=64",
+                        "model.attention_dim=64", "model.readout_dim=48", "training.max_steps=600",
+                        "training.valid_every=150", "training.valid_beam=1",
+                        "training.max_tokens=600", "training.threads=2"},
+                       3000);
+  std::ostringstream log;
+  Trainer trainer(run.config(), false, log);
+  TrainResult result = trainer.train();
+  EXPECT_GT(result.last_validation.bleu, 80.0) << log.str();
+  EXPECT_GT(result.progress.best_score, 90.0) << log.str();  // checkpoint_best.pt
+}
+
+TEST(Trainer, ResumedRunLossesEqualAnUninterruptedRun) {
+  const std::vector<std::string> settings{"training.log_every=1", "training.valid_every=0",
+                                          "training.valid_bleu=false", "training.best_metric=loss",
+                                          "model.dropout=0.2", "training.max_tokens=200"};
+  auto with = [&](std::vector<std::string> extra) {
+    extra.insert(extra.end(), settings.begin(), settings.end());
+    return extra;
+  };
+  testing::TinyRun straight("transformer", with({"training.max_steps=14"}));
+  std::ostringstream log;
+  Trainer(straight.config(), false, log).train();
+
+  testing::TinyRun interrupted("transformer", with({"training.max_steps=6"}));
+  Trainer(interrupted.config(), false, log).train();
+  RunConfig longer = interrupted.config();
+  apply_overrides(longer, {"training.max_steps=14"});
+  Trainer(longer, true, log).train();
+
+  auto a = records(straight.config().training.output_dir, "train");
+  auto b = records(interrupted.config().training.output_dir, "train");
+  ASSERT_EQ(a.size(), 14u);
+  ASSERT_EQ(b.size(), 14u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i]["step"], b[i]["step"]);
+    EXPECT_EQ(a[i]["loss"].get<double>(), b[i]["loss"].get<double>()) << "step " << i + 1;
+  }
+}
+
+TEST(Trainer, NonFiniteLossSkipsTheUpdate) {
+  testing::TinyRun run("transformer", {"training.max_steps=4", "training.valid_bleu=false",
+                                       "training.best_metric=loss"});
+  std::ostringstream log;
+  Trainer trainer(run.config(), false, log);
+  int poisoned = 0;
+  trainer.hooks.on_batch_loss = [&](at::Tensor& loss, int64_t step) {
+    if (step == 2 && poisoned++ == 0) loss = loss * std::numeric_limits<float>::quiet_NaN();
+  };
+  TrainResult result = trainer.train();
+  EXPECT_EQ(poisoned, 2) << "step 2 was tried twice: skipped once, then made";
+  EXPECT_EQ(result.progress.step, 4);
+  EXPECT_NE(log.str().find("warning: non-finite loss or gradient at step 2; update skipped"),
+            std::string::npos)
+      << log.str();
+  for (const auto& p : trainer.model().parameters()) {
+    EXPECT_TRUE(torch::isfinite(p).all().item<bool>());
+  }
+}
+
+TEST(Trainer, RepeatedNonFiniteLossesAbortWithAClearMessage) {
+  testing::TinyRun run("rnn_bahdanau", {"training.max_steps=20", "training.max_bad_steps=3",
+                                        "training.valid_bleu=false", "training.best_metric=loss"});
+  std::ostringstream log;
+  Trainer trainer(run.config(), false, log);
+  trainer.hooks.on_batch_loss = [](at::Tensor& loss, int64_t step) {
+    if (step >= 3) loss = loss * std::numeric_limits<float>::infinity();
+  };
+  try {
+    trainer.train();
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("3 consecutive updates had a non-finite loss"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Trainer, ConfigProblemsAreFoundBeforeTraining) {
+  testing::TinyRun run("transformer", {"training.valid_bleu=false"});  // best_metric stays bleu
+  std::ostringstream log;
+  EXPECT_THROW(Trainer(run.config(), false, log), ConfigError);
+  RunConfig cuda = run.config();
+  apply_overrides(cuda, {"training.device=cuda", "training.best_metric=loss"});
+  if (!torch::cuda::is_available()) {
+    try {
+      Trainer trainer(cuda, false, log);
+      FAIL();
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("training.device is cuda"), std::string::npos);
+    }
+  }
+}
+
+TEST(Trainer, RefusesToOverwriteARunWithoutResume) {
+  testing::TinyRun run("transformer", {"training.max_steps=2", "training.valid_bleu=false",
+                                       "training.best_metric=loss"});
+  std::ostringstream log;
+  Trainer(run.config(), false, log).train();
+  EXPECT_THROW(Trainer(run.config(), false, log), std::runtime_error);
+  RunConfig changed = run.config();
+  apply_overrides(changed, {"model.d_model=48"});
+  try {
+    Trainer(changed, true, log);
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.d_model: 32 in the checkpoint, 48 now"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Trainer, WritesMetricsCurvesAndKeepsTheLastCheckpoints) {
+  testing::TinyRun run("transformer", {"training.max_steps=12", "training.valid_every=3",
+                                       "training.keep_last=2", "training.log_every=2"});
+  std::ostringstream log;
+  Trainer(run.config(), false, log).train();
+  const std::string dir = run.config().training.output_dir;
+  EXPECT_EQ(records(dir, "train").size(), 6u);
+  auto valid = records(dir, "valid");
+  ASSERT_EQ(valid.size(), 4u);
+  EXPECT_TRUE(valid[0].contains("bleu"));
+  EXPECT_TRUE(fs::exists(dir + "/curve_train_loss.svg"));
+  EXPECT_TRUE(fs::exists(dir + "/curve_valid_bleu.svg"));
+  EXPECT_TRUE(fs::exists(dir + "/config.yaml"));
+  std::vector<std::string> numbered;
+  for (const auto& entry : fs::directory_iterator(dir + "/checkpoints")) {
+    numbered.push_back(entry.path().filename().string());
+  }
+  std::sort(numbered.begin(), numbered.end());
+  EXPECT_EQ(numbered, (std::vector<std::string>{"checkpoint_12.pt", "checkpoint_9.pt",
+                                                "checkpoint_best.pt", "checkpoint_last.pt"}));
+  EXPECT_EQ(read_checkpoint_info(dir + "/checkpoints/checkpoint_last.pt").progress.step, 12);
+}
+
+// The training app, killed with SIGKILL at arbitrary instants (often mid-save, since it saves
+// every update), must always leave a loadable checkpoint_last.pt.
+TEST(TrainApp, SigkillAtAnyInstantLeavesALoadableCheckpoint) {
+  testing::TinyRun run("transformer", {});
+  const std::string dir = run.config().training.output_dir;
+  for (int round = 0; round < 4; ++round) {
+    std::vector<std::string> args{testing::bin("nmtzoo-train"), "--config", run.config_path(),
+                                  "--set", "training.valid_every=1", "--set",
+                                  "training.valid_bleu=false", "--set", "training.best_metric=loss",
+                                  "--set", "training.max_steps=100000"};
+    if (round > 0) args.push_back("--resume");
+    testing::Subprocess trainer(args, "", run.path("out.txt"), run.path("err.txt"));
+    // Wait for a first checkpoint, then kill at a pseudo-random moment.
+    for (int i = 0; i < 600 && !fs::exists(dir + "/checkpoints/checkpoint_last.pt"); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(150 + 137 * round));
+    trainer.signal(SIGKILL);
+    EXPECT_EQ(trainer.wait(), 128 + SIGKILL);
+    TrainedModel model = load_trained_model(dir + "/checkpoints/checkpoint_last.pt", torch::kCPU);
+    EXPECT_TRUE(model.model != nullptr);
+  }
+}
+
+TEST(TrainApp, SigtermFinishesTheStepSavesAndExitsZero) {
+  testing::TinyRun run("rnn_bahdanau", {});
+  const std::string dir = run.config().training.output_dir;
+  testing::Subprocess trainer({testing::bin("nmtzoo-train"), "--config", run.config_path(), "--set",
+                               "training.valid_every=5", "--set", "training.max_steps=100000"},
+                              "", run.path("out.txt"), run.path("err.txt"));
+  for (int i = 0; i < 600 && !fs::exists(dir + "/checkpoints/checkpoint_last.pt"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  trainer.signal(SIGTERM);
+  EXPECT_EQ(trainer.wait(), 0);
+  std::string err = testing::read_text(run.path("err.txt"));
+  EXPECT_NE(err.find("interrupted at step"), std::string::npos) << err;
+  EXPECT_NE(err.find("--resume"), std::string::npos) << err;
+  auto info = read_checkpoint_info(dir + "/checkpoints/checkpoint_last.pt");
+  EXPECT_NE(err.find("interrupted at step " + std::to_string(info.progress.step)), std::string::npos)
+      << err;
+}
+
+}  // namespace
+}  // namespace nmtzoo
