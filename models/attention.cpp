@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "models/batched_matmul.h"
+
 namespace nmtzoo {
 
 namespace F = torch::nn::functional;
@@ -72,9 +74,9 @@ Tensor AttentionImpl::score(const Tensor& query, const Tensor& projected_keys) {
           .squeeze(-1);
     case AttentionScore::kGeneral:
     case AttentionScore::kDot:
-      return torch::matmul(query, projected_keys.transpose(1, 2));
+      return batched_matmul(query, projected_keys, false, /*transpose_b=*/true);
     case AttentionScore::kScaledDot:
-      return torch::matmul(query, projected_keys.transpose(1, 2)) /
+      return batched_matmul(query, projected_keys, false, /*transpose_b=*/true) /
              std::sqrt(static_cast<double>(options.query_dim()));
   }
   TORCH_CHECK(false, "unknown attention score");
@@ -92,7 +94,7 @@ std::tuple<Tensor, Tensor> AttentionImpl::forward(const Tensor& query, const Ten
   const Tensor queries = single_step ? query.unsqueeze(1) : query;
   const Tensor compared = projected_keys.defined() ? projected_keys : project_keys(keys);
   Tensor weights = masked_softmax(score(queries, compared), key_pad_mask);  // (B, T, S)
-  Tensor context = torch::bmm(weights, keys);                                 // (B, T, Dk)
+  Tensor context = batched_matmul(weights, keys);                             // (B, T, Dk)
   if (single_step) return {context.squeeze(1), weights.squeeze(1)};
   return {context, weights};
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "models/batched_matmul.h"
 #include "models/functional.h"
 
 namespace nmtzoo {
@@ -15,7 +16,7 @@ std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const T
                                                         const Tensor& v, const Tensor& attn_mask,
                                                         const Tensor& key_pad_mask, double dropout,
                                                         bool training, bool need_weights) {
-  Tensor scores = torch::matmul(q, k.transpose(-2, -1));  // (B, H, T, S)
+  Tensor scores = batched_matmul(q, k, false, /*transpose_b=*/true);  // (B, H, T, S)
   const float minus_inf = -std::numeric_limits<float>::infinity();
   if (attn_mask.defined()) scores.masked_fill_(attn_mask, minus_inf);
   if (key_pad_mask.defined()) {
@@ -23,7 +24,7 @@ std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const T
                         minus_inf);
   }
   Tensor weights = scores.softmax(-1);
-  Tensor output = torch::matmul(apply_dropout(weights, dropout, training), v);
+  Tensor output = batched_matmul(apply_dropout(weights, dropout, training), v);
   return {output, need_weights ? weights : Tensor()};
 }
 

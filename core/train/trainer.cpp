@@ -244,6 +244,11 @@ Trainer::StepStats Trainer::train_step(const std::vector<std::vector<int64_t>>& 
   for (const auto& indices : batches) {
     if (indices.empty()) continue;  // a padding batch of a distributed shard
     Batch batch = make_batch(train_data_, indices).to(device_);
+    if (record_shapes_ != nullptr) {
+      record_shapes_->push_back({batch.src_tokens.size(0), batch.src_tokens.size(1),
+                                 batch.tgt_in.size(1), batch.src_token_count,
+                                 batch.tgt_token_count});
+    }
     LossSums sums = batch_loss(*model_, batch, config_.training.label_smoothing, config_.training.bf16);
     if (hooks.on_batch_loss) hooks.on_batch_loss(sums.loss, progress_.step + 1);
     sums.loss.backward();
@@ -348,6 +353,33 @@ void Trainer::save(const std::string& reason, bool is_best) {
   const auto keep = static_cast<size_t>(config_.training.keep_last);
   for (size_t i = 0; i + keep < numbered_files.size(); ++i) fs::remove(numbered_files[i].second);
   log_ << fmt::format("saved {} ({}){}\n", numbered.string(), reason, is_best ? ", new best" : "");
+}
+
+UpdateTiming Trainer::time_updates(int64_t warmup, int64_t count) {
+  const TrainConfig& t = config_.training;
+  auto batches = make_batches(train_lengths_, {t.max_tokens, static_cast<uint64_t>(t.seed), true}, 0);
+  UpdateTiming timing;
+  std::vector<BatchShape> shapes;
+  size_t next = 0;
+  for (int64_t update = 0; update < warmup + count; ++update) {
+    std::vector<std::vector<int64_t>> group;
+    for (int64_t i = 0; i < t.update_freq; ++i) group.push_back(batches[next++ % batches.size()]);
+    const bool timed = update >= warmup;
+    record_shapes_ = timed ? &timing.shapes : nullptr;
+    auto start = Clock::now();
+    StepStats stats = train_step(group);
+    if (timed) {
+      timing.seconds += seconds_since(start);
+      ++timing.updates;
+    }
+    (void)stats;
+  }
+  record_shapes_ = nullptr;
+  for (const auto& shape : timing.shapes) {
+    timing.src_tokens += shape.src_tokens;
+    timing.tgt_tokens += shape.tgt_tokens;
+  }
+  return timing;
 }
 
 TrainResult Trainer::train() {

@@ -14,6 +14,7 @@
 #include "core/data/corpus.h"
 #include "core/data/tokenizers.h"
 #include "core/train/checkpoint.h"
+#include "core/train/flops.h"
 #include "core/train/metrics_log.h"
 #include "core/train/schedule.h"
 
@@ -41,6 +42,14 @@ struct TrainResult {
   ValidationResult last_validation;
 };
 
+struct UpdateTiming {
+  int64_t updates = 0;
+  double seconds = 0;
+  int64_t src_tokens = 0;  // non-pad
+  int64_t tgt_tokens = 0;  // non-pad
+  std::vector<BatchShape> shapes;  // of every batch timed
+};
+
 struct TrainerHooks {
   // Sees each batch's summed loss before backward (tests inject non-finite values here).
   std::function<void(at::Tensor& loss, int64_t step)> on_batch_loss;
@@ -57,6 +66,10 @@ class Trainer {
 
   TrainResult train();
   ValidationResult validate();
+  // For benchmarks: `warmup` untimed updates, then `count` timed ones, on the first training
+  // batches of epoch 0; no validation, logging or checkpoints.
+  UpdateTiming time_updates(int64_t warmup, int64_t count);
+  const Tokenizers& tokenizers() const { return tokenizers_; }
 
   TrainerHooks hooks;
   const RunConfig& config() const { return config_; }
@@ -92,6 +105,7 @@ class Trainer {
   MetricsLog metrics_;
   std::string fingerprint_;
   int64_t bad_steps_in_row_ = 0;
+  std::vector<BatchShape>* record_shapes_ = nullptr;
   double current_lr_ = 0;
 };
 

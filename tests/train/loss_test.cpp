@@ -34,6 +34,22 @@ TEST(LabelSmoothedNll, MatchesTheSmoothedTargetDistribution) {
               -log_probs.gather(1, target.unsqueeze(1)).sum().item<double>(), 1e-6);
 }
 
+TEST(LabelSmoothedNll, GradientEqualsAutogradOfTheDefinition) {
+  torch::manual_seed(3);
+  for (double epsilon : {0.0, 0.1, 0.3}) {
+    auto logits = torch::randn({4, 9}, torch::requires_grad());
+    auto target = torch::tensor({8, 0, 3, 3});
+    label_smoothed_nll(logits, target, epsilon).loss.backward();
+    auto ours = logits.grad().clone();
+    logits.mutable_grad().zero_();
+    auto log_probs = logits.log_softmax(-1);
+    auto q = torch::full({4, 9}, epsilon / 8);
+    for (int64_t i = 0; i < 4; ++i) q[i][target[i].item<int64_t>()] = 1 - epsilon;
+    (-(q * log_probs).sum()).backward();
+    EXPECT_TRUE(torch::allclose(ours, logits.grad(), 1e-5, 1e-6)) << "epsilon " << epsilon;
+  }
+}
+
 TEST(LabelSmoothedNll, ShapesAreChecked) {
   EXPECT_THROW(label_smoothed_nll(torch::randn({2, 3, 4}), torch::tensor({1, 2}), 0.1), c10::Error);
 }

@@ -1,0 +1,253 @@
+// nmtzoo-bench: training and decoding speed of a config's model on this machine, with the
+// float32 matmul ceiling measured in the same run. A benchmark, never a test.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/resource.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "apps/common.h"
+#include "core/config/loader.h"
+#include "core/data/corpus.h"
+#include "core/io/text_file.h"
+#include "core/search/translator.h"
+#include "core/train/flops.h"
+#include "core/train/runtime.h"
+#include "core/train/trainer.h"
+#include "models/batched_matmul.h"
+#include "models/encoder_decoder.h"
+#include "models/registry.h"
+#include "models/weights.h"
+
+namespace {
+
+using namespace nmtzoo;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Best of several 2048^3 float32 matrix products, in GFLOP/s.
+double matmul_ceiling() {
+  auto a = torch::randn({2048, 2048});
+  auto b = torch::randn({2048, 2048});
+  double best = 1e30;
+  for (int i = 0; i < 6; ++i) {
+    auto start = Clock::now();
+    auto c = torch::mm(a, b);
+    best = std::min(best, seconds_since(start));
+  }
+  return 2.0 * 2048 * 2048 * 2048 / best / 1e9;
+}
+
+double peak_rss_mb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+struct Options {
+  std::string config;
+  std::vector<std::string> overrides;
+  std::string checkpoint;
+  std::string test_split = "test_2016_flickr";
+  int64_t warmup = 3;
+  int64_t steps = 20;
+  int64_t threads = 0;
+  int64_t sentences = 0;
+  bool no_uncached = false;
+  std::string json_path;
+  std::string export_dir;
+  std::string python_json;
+};
+
+nlohmann::json bench_training(const Options& cli, double ceiling) {
+  register_builtin_models();
+  RunConfig config = load_config(cli.config, cli.overrides);
+  apply_model_preset(config);
+  if (config.tokenizer.prefix.empty()) config.tokenizer.prefix = config.run_dir() + "/spm";
+  fs::path scratch = fs::temp_directory_path() / fmt::format("nmtzoo_bench_{}", ::getpid());
+  config.training.output_dir = scratch.string();
+  if (cli.threads > 0) config.training.threads = cli.threads;
+  check_config(config);
+  std::ostringstream log;
+  Trainer trainer(config, false, log);
+  int64_t parameters = 0;
+  for (const auto& p : trainer.model().parameters()) parameters += p.numel();
+  UpdateTiming timing = trainer.time_updates(cli.warmup, cli.steps);
+  const std::string arch = resolve_arch(config.model.arch);
+  double flops = 0;
+  for (const auto& shape : timing.shapes) {
+    flops += training_flops(config.model, arch, trainer.tokenizers().tgt->vocab_size(), shape);
+  }
+  const double gflops = flops / timing.seconds / 1e9;
+  nlohmann::json result{
+      {"arch", config.model.arch},
+      {"parameters", parameters},
+      {"threads", torch::get_num_threads()},
+      {"bf16", config.training.bf16},
+      {"updates", timing.updates},
+      {"seconds", timing.seconds},
+      {"tgt_tokens_per_second", static_cast<double>(timing.tgt_tokens) / timing.seconds},
+      {"src_tgt_tokens_per_second",
+       static_cast<double>(timing.src_tokens + timing.tgt_tokens) / timing.seconds},
+      {"gflop_per_update", flops / static_cast<double>(timing.updates) / 1e9},
+      {"gflops", gflops},
+      {"mfu", gflops / ceiling}};
+  std::cout << fmt::format(
+      "training   {} ({}, {:.2f}M parameters, {}{} threads): {} updates of ~{} tokens in "
+      "{:.1f} s\n"
+      "           {:.0f} target tokens/s, {:.0f} source+target tokens/s\n"
+      "           {:.1f} GFLOP/update, {:.1f} GFLOP/s = {:.0f}% of the float32 matmul ceiling\n",
+      config.model.arch, arch, static_cast<double>(parameters) / 1e6,
+      config.training.bf16 ? "bf16 autocast, " : "", torch::get_num_threads(), timing.updates,
+      config.training.max_tokens, timing.seconds, result["tgt_tokens_per_second"].get<double>(),
+      result["src_tgt_tokens_per_second"].get<double>(), result["gflop_per_update"].get<double>(),
+      gflops, 100 * gflops / ceiling);
+  if (!cli.export_dir.empty()) {
+    // The batches just timed, for scripts/bench_python.py to train on the same data.
+    fs::create_directories(cli.export_dir);
+    nlohmann::json shapes = nlohmann::json::array();
+    for (const auto& s : timing.shapes) {
+      shapes.push_back({{"rows", s.rows}, {"src_len", s.src_len}, {"tgt_len", s.tgt_len},
+                        {"src_tokens", s.src_tokens}, {"tgt_tokens", s.tgt_tokens}});
+    }
+    std::ofstream(cli.export_dir + "/train_shapes.json") << shapes.dump();
+  }
+  std::error_code ignored;
+  fs::remove_all(scratch, ignored);
+  return result;
+}
+
+nlohmann::json bench_decoding(const Options& cli) {
+  TrainedModel trained = load_trained_model(cli.checkpoint, torch::kCPU);
+  const RunConfig& config = trained.config;
+  ParallelText test = read_parallel(config.corpus_path(cli.test_split, config.data.src_lang),
+                                    config.corpus_path(cli.test_split, config.data.tgt_lang));
+  std::vector<std::string> sources = test.src;
+  if (cli.sentences > 0 && static_cast<size_t>(cli.sentences) < sources.size()) sources.resize(cli.sentences);
+  nlohmann::json results = nlohmann::json::array();
+  struct Mode {
+    std::string name;
+    int64_t beam;
+    bool cache;
+    int64_t batch_tokens;
+  };
+  std::vector<Mode> modes{{"greedy, batched, cached", 1, true, config.decoding.batch_tokens},
+                          {"beam 5, batched, cached", 5, true, config.decoding.batch_tokens},
+                          {"greedy, batch size 1, cached", 1, true, 1}};
+  if (!cli.no_uncached) {
+    modes.push_back({"greedy, batched, no cache", 1, false, config.decoding.batch_tokens});
+    modes.push_back({"beam 5, batched, no cache", 5, false, config.decoding.batch_tokens});
+  }
+  for (const auto& mode : modes) {
+    TranslatorOptions options;
+    options.search = SearchOptions::from(config.decoding);
+    options.search.beam = mode.beam;
+    options.search.nbest = 1;
+    options.search.use_cache = mode.cache;
+    options.batch_tokens = mode.batch_tokens;
+    Translator translator(*trained.model, trained.tokenizers, options, torch::kCPU);
+    auto start = Clock::now();
+    auto translations = translator.translate(sources);
+    const double seconds = seconds_since(start);
+    int64_t tokens = 0;
+    for (const auto& t : translations) {
+      if (!t.nbest.empty()) tokens += static_cast<int64_t>(t.nbest[0].tokens.size()) + 1;
+    }
+    const double sentences_per_second = static_cast<double>(sources.size()) / seconds;
+    results.push_back({{"mode", mode.name}, {"beam", mode.beam}, {"cache", mode.cache},
+                       {"sentences", sources.size()}, {"seconds", seconds},
+                       {"sentences_per_second", sentences_per_second},
+                       {"tokens_per_second", static_cast<double>(tokens) / seconds},
+                       {"ms_per_sentence", 1000.0 * seconds / static_cast<double>(sources.size())}});
+    std::cout << fmt::format("decoding   {:<30} {:8.1f} sentences/s {:9.0f} tokens/s {:8.2f} ms/sentence\n",
+                             mode.name, sentences_per_second, static_cast<double>(tokens) / seconds,
+                             1000.0 * seconds / static_cast<double>(sources.size()));
+  }
+  if (!cli.export_dir.empty()) {
+    // The trained weights and tokenized test sources, for the Python peer's decoder.
+    fs::create_directories(cli.export_dir);
+    export_weights(*trained.model, cli.export_dir + "/weights.pt");
+    nlohmann::json ids = nlohmann::json::array();
+    for (const auto& source : sources) ids.push_back(trained.tokenizers.src->encode(source));
+    std::ofstream(cli.export_dir + "/test_src.json") << ids.dump();
+    std::ofstream(cli.export_dir + "/model.json")
+        << nlohmann::json{{"arch", resolve_arch(config.model.arch)},
+                          {"d_model", config.model.d_model}, {"heads", config.model.heads},
+                          {"ffn_dim", config.model.ffn_dim},
+                          {"encoder_layers", config.model.encoder_layers},
+                          {"decoder_layers", config.model.decoder_layers},
+                          {"vocab", trained.tokenizers.tgt->vocab_size()},
+                          {"max_len_a", config.decoding.max_len_a},
+                          {"max_len_b", config.decoding.max_len_b},
+                          {"max_tokens", config.training.max_tokens}}
+               .dump();
+  }
+  return results;
+}
+
+int run(const Options& cli) {
+  configure_threads(cli.threads);
+  const double ceiling = matmul_ceiling();
+  std::cout << fmt::format("machine    float32 matmul ceiling (2048^3, best of 6, {} threads): "
+                           "{:.1f} GFLOP/s; parallel small-matrix sgemm path: {}\n",
+                           torch::get_num_threads(), ceiling, batched_matmul_uses_blas() ? "on" : "off");
+  nlohmann::json report{{"matmul_gflops", ceiling}, {"threads", torch::get_num_threads()}};
+  if (!cli.config.empty()) report["training"] = bench_training(cli, ceiling);
+  if (!cli.checkpoint.empty()) report["decoding"] = bench_decoding(cli);
+  report["peak_rss_mb"] = peak_rss_mb();
+  std::cout << fmt::format("memory     peak resident set: {:.0f} MB\n", peak_rss_mb());
+  if (!cli.python_json.empty()) {
+    auto python = nlohmann::json::parse(read_lines(cli.python_json).front());
+    report["python"] = python;
+    if (report.contains("training") && python.contains("train_tgt_tokens_per_second")) {
+      double ours = report["training"]["tgt_tokens_per_second"];
+      double theirs = python["train_tgt_tokens_per_second"];
+      std::cout << fmt::format("vs Python  training: {:.0f} vs {:.0f} target tokens/s = {:.2f}x\n",
+                               ours, theirs, ours / theirs);
+    }
+    if (report.contains("decoding") && python.contains("naive_greedy_sentences_per_second")) {
+      double naive = python["naive_greedy_sentences_per_second"];
+      for (const auto& mode : report["decoding"]) {
+        std::cout << fmt::format("vs Python  {:<30} {:.1f}x the naive one-at-a-time greedy decoder "
+                                 "({:.1f} sentences/s)\n",
+                                 mode["mode"].get<std::string>(),
+                                 mode["sentences_per_second"].get<double>() / naive, naive);
+      }
+    }
+  }
+  if (!cli.json_path.empty()) {
+    write_file_atomically(cli.json_path, [&](std::ostream& out) { out << report.dump(2) << "\n"; });
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Benchmark training (a config) and decoding (a checkpoint) on this machine."};
+  Options cli;
+  app.add_option("-c,--config", cli.config, "run config whose model and batches to time");
+  app.add_option("--set", cli.overrides, "override a config key")->type_name("KEY=VALUE");
+  app.add_option("--checkpoint", cli.checkpoint, "trained checkpoint for the decoding figures");
+  app.add_option("--test", cli.test_split, "split decoded")->capture_default_str();
+  app.add_option("--warmup", cli.warmup, "untimed updates first")->capture_default_str();
+  app.add_option("--steps", cli.steps, "timed updates")->capture_default_str();
+  app.add_option("--threads", cli.threads, "CPU threads; 0 = all cores")->capture_default_str();
+  app.add_option("--sentences", cli.sentences, "decode only the first N test sentences");
+  app.add_flag("--no-uncached", cli.no_uncached, "skip the slow no-cache decoding modes");
+  app.add_option("--json", cli.json_path, "also write the figures as JSON");
+  app.add_option("--export-for-python", cli.export_dir,
+                 "write batch shapes, weights and test ids for scripts/bench_python.py");
+  app.add_option("--python-json", cli.python_json, "scripts/bench_python.py's output, for ratios");
+  CLI11_PARSE(app, argc, argv);
+  return nmtzoo::run_app([&] { return run(cli); });
+}
