@@ -6,6 +6,7 @@
 
 #include "apps/common.h"
 #include "core/config/loader.h"
+#include "core/io/text_file.h"
 #include "core/train/distributed.h"
 #include "core/train/trainer.h"
 #include "models/registry.h"
@@ -33,6 +34,18 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
       static_cast<double>(p.tokens_seen) / std::max(1e-9, p.train_seconds),
       config.training.best_metric == SelectionMetric::kBleu ? "BLEU" : "loss", p.best_score,
       p.best_step, trainer.checkpoint_dir());
+  if (!result.interrupted) {
+    // Marks the run finished (scripts/compare.sh reuses finished runs).
+    write_file_atomically(config.run_dir() + "/training_summary.json", [&](std::ostream& out) {
+      out << fmt::format("{{\"stop_reason\": \"{}\", \"updates\": {}, \"epochs\": {}, "
+                         "\"wall_seconds\": {:.1f}, \"train_seconds\": {:.1f}, "
+                         "\"target_tokens_per_second\": {:.1f}, \"best_score\": {:.4f}, "
+                         "\"best_step\": {}}}\n",
+                         result.stop_reason, p.step, p.epoch, p.wall_seconds, p.train_seconds,
+                         static_cast<double>(p.tokens_seen) / std::max(1e-9, p.train_seconds),
+                         p.best_score, p.best_step);
+    });
+  }
   if (result.interrupted) {
     std::string sets;
     for (const auto& o : overrides) sets += " --set " + o;

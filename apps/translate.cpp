@@ -92,6 +92,7 @@ struct Options {
   size_t buffer_lines = 1000;
   bool no_cache = false;
   std::string attention_dir;
+  std::string stats_path;
   int64_t attention_count = 3;
   int64_t attention_layer = -1;
   int64_t attention_head = -1;
@@ -239,6 +240,16 @@ int run(const Options& cli) {
                            sentences, output_tokens, seconds, static_cast<double>(sentences) / seconds,
                            static_cast<double>(output_tokens) / seconds, options.search.beam,
                            torch::get_num_threads(), device.str());
+  if (!cli.stats_path.empty()) {
+    write_file_atomically(cli.stats_path, [&](std::ostream& out) {
+      out << fmt::format("{{\"sentences\": {}, \"target_tokens\": {}, \"seconds\": {:.4f}, "
+                         "\"sentences_per_second\": {:.3f}, \"tokens_per_second\": {:.1f}, "
+                         "\"beam\": {}, \"threads\": {}}}\n",
+                         sentences, output_tokens, seconds, static_cast<double>(sentences) / seconds,
+                         static_cast<double>(output_tokens) / seconds, options.search.beam,
+                         torch::get_num_threads());
+    });
+  }
   return 0;
 }
 
@@ -265,6 +276,7 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--device", cli.device, "cpu | cuda | auto")->capture_default_str();
   app.add_option("--threads", cli.threads, "CPU threads; 0 = all cores")->capture_default_str();
+  app.add_option("--stats", cli.stats_path, "also write the speed figures as JSON to this file");
   app.add_flag("--no-cache", cli.no_cache, "recompute the prefix each step (benchmarking only)");
   app.add_option("--attention-svg", cli.attention_dir,
                  "write attention heatmaps of the first lines into this folder");

@@ -105,6 +105,7 @@ struct TrainConfig {
   int64_t log_every;
   int64_t max_bad_steps;
   bool bf16;
+  bool check_replicas;
 };
 
 struct DecodeConfig {

@@ -450,6 +450,8 @@ std::vector<OptionSpec> build_schema() {
                 "abort after this many consecutive non-finite losses");
   train.boolean("bf16", &TrainConfig::bf16, false,
                 "CPU bfloat16 autocast for matrix products (faster on AMX, slightly less accurate)");
+  train.boolean("check_replicas", &TrainConfig::check_replicas, false,
+                "multi-process: verify after every update that all ranks hold identical weights");
 
   SectionBuilder<DecodeConfig> decode(options, "decoding", &RunConfig::decoding);
   decode.integer("beam", &DecodeConfig::beam, 5, Range{1, 1024}, "beam size; 1 = greedy");

@@ -108,6 +108,34 @@ class GlooCommunicator : public Communicator {
     return static_cast<int64_t>(std::llround(totals[0][2].item<double>()));
   }
 
+  bool any(bool flag) override {
+    std::vector<at::Tensor> value{torch::tensor({flag ? 1.0f : 0.0f})};
+    c10d::AllreduceOptions options;
+    options.reduceOp = c10d::ReduceOp::MAX;
+    wait(group_->allreduce(value, options), "stop agreement");
+    return value[0].item<float>() > 0;
+  }
+
+  bool replicas_identical(torch::nn::Module& model) override {
+    torch::NoGradGuard no_grad;
+    std::vector<at::Tensor> sums;
+    for (const auto& p : model.parameters()) {
+      at::Tensor flat = p.detach().to(torch::kDouble).reshape({-1});
+      sums.push_back(torch::stack({flat.sum(), flat.pow(2).sum(),
+                                   (flat * torch::arange(flat.numel(), flat.options())).sum()}));
+    }
+    at::Tensor local = torch::cat(sums);
+    std::vector<at::Tensor> high{local.clone()};
+    std::vector<at::Tensor> low{local.clone()};
+    c10d::AllreduceOptions max_options;
+    max_options.reduceOp = c10d::ReduceOp::MAX;
+    c10d::AllreduceOptions min_options;
+    min_options.reduceOp = c10d::ReduceOp::MIN;
+    wait(group_->allreduce(high, max_options), "replica check");
+    wait(group_->allreduce(low, min_options), "replica check");
+    return high[0].equal(low[0]);
+  }
+
   double all_reduce_seconds() const override { return seconds_; }
 
  private:

@@ -33,6 +33,10 @@ class Communicator {
   // the ranks; returns the total token count, by which the trainer then divides the gradients.
   virtual int64_t all_reduce_gradients(torch::nn::Module& model, at::Tensor& loss_sum,
                                        at::Tensor& nll_sum, int64_t tokens) = 0;
+  // True on every rank when `flag` is true on any (so all ranks stop at the same update).
+  virtual bool any(bool flag) = 0;
+  // Whether every rank holds bit-identical parameters (compares per-rank checksums).
+  virtual bool replicas_identical(torch::nn::Module& model) = 0;
   // Seconds spent in all_reduce_gradients so far.
   virtual double all_reduce_seconds() const = 0;
 

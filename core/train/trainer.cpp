@@ -133,7 +133,7 @@ bool stop_requested() { return g_stop_requested; }
 Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
                  std::shared_ptr<Communicator> communicator)
     : config_(std::move(config)),
-      log_(log),
+      log_(communicator == nullptr || communicator->rank() == 0 ? log : quiet_),
       communicator_(std::move(communicator)),
       device_(resolve_device(config_.training.device)),
       metrics_("") {
@@ -216,6 +216,11 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
   } else if (communicator_) {
     communicator_->broadcast_parameters(*model_);
   }
+  if (communicator_ && communicator_->rank() > 0) {
+    // Same weights everywhere, but each rank its own dropout masks.
+    torch::manual_seed(static_cast<uint64_t>(config_.training.seed) * 1000003ULL +
+                       static_cast<uint64_t>(communicator_->rank() + progress_.step));
+  }
   if (is_main()) save_config(config_, config_.run_dir() + "/config.yaml");
 
   int64_t parameters = 0;
@@ -293,6 +298,11 @@ Trainer::StepStats Trainer::train_step(const std::vector<std::vector<int64_t>>& 
   optimizer_->step();
   ++progress_.step;
   progress_.tokens_seen += stats.tokens;
+  if (communicator_ && config_.training.check_replicas &&
+      !communicator_->replicas_identical(*model_)) {
+    throw std::runtime_error(fmt::format("rank {}: the ranks' weights differ after step {}",
+                                         communicator_->rank(), progress_.step));
+  }
   return stats;
 }
 
@@ -425,9 +435,11 @@ TrainResult Trainer::train() {
     }
     progress_.wall_seconds = elapsed_wall();
     if (terminal) log_ << "\r\033[K";
+    // At an epoch's end the epoch counter has already moved on.
+    const int64_t epoch = progress_.epoch_batch == 0 ? progress_.epoch : progress_.epoch + 1;
     log_ << fmt::format("valid | epoch {} | step {} | loss {:.3f} | nll {:.3f} | ppl {:.2f}{} | "
                         "best {:.2f} at step {} | {:.1f}s\n",
-                        progress_.epoch + 1, progress_.step, v.loss, v.nll, v.ppl,
+                        epoch, progress_.step, v.loss, v.nll, v.ppl,
                         v.bleu >= 0 ? fmt::format(" | BLEU {:.2f}", v.bleu) : "",
                         progress_.best_score, progress_.best_step, v.seconds);
     if (is_main()) {
@@ -505,14 +517,16 @@ TrainResult Trainer::train() {
           }
         }
       }
-      if (g_stop_requested) {
+      const bool signalled = communicator_ ? communicator_->any(g_stop_requested) : g_stop_requested.load();
+      if (signalled) {
         result.interrupted = true;
         result.stop_reason = "interrupted by signal";
         stop = true;
       } else if (t.max_steps > 0 && progress_.step >= t.max_steps) {
         result.stop_reason = fmt::format("reached training.max_steps = {}", t.max_steps);
         stop = true;
-      } else if (t.max_time > 0 && progress_.wall_seconds >= t.max_time) {
+      } else if (t.max_time > 0 && (communicator_ ? communicator_->any(progress_.wall_seconds >= t.max_time)
+                                                  : progress_.wall_seconds >= t.max_time)) {
         result.stop_reason = fmt::format("reached training.max_time = {}", format_duration(t.max_time));
         stop = true;
       }

@@ -5,7 +5,7 @@
 #include <c10/core/Device.h>
 
 #include <functional>
-#include <iosfwd>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,6 +89,7 @@ class Trainer {
   bool is_main() const;
 
   RunConfig config_;
+  std::ostringstream quiet_;  // where ranks other than 0 log
   std::ostream& log_;
   std::shared_ptr<Communicator> communicator_;
   c10::Device device_;

@@ -14,7 +14,8 @@ namespace nmtzoo::testing {
 std::string bin(const std::string& name) { return std::string(NMTZOO_BIN_DIR) + "/" + name; }
 
 Subprocess::Subprocess(const std::vector<std::string>& args, const std::string& stdin_path,
-                       const std::string& stdout_path, const std::string& stderr_path) {
+                       const std::string& stdout_path, const std::string& stderr_path,
+                       const std::vector<std::string>& environment) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, stdin_path.empty() ? "/dev/null" : stdin_path.c_str(),
@@ -24,7 +25,12 @@ Subprocess::Subprocess(const std::vector<std::string>& args, const std::string& 
   std::vector<char*> argv;
   for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
-  int error = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+  std::vector<std::string> variables = environment;
+  for (char** variable = environ; *variable != nullptr; ++variable) variables.emplace_back(*variable);
+  std::vector<char*> envp;
+  for (auto& variable : variables) envp.push_back(variable.data());
+  envp.push_back(nullptr);
+  int error = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (error != 0) throw std::runtime_error("cannot start " + args[0]);
 }

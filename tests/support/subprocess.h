@@ -13,10 +13,11 @@ std::string bin(const std::string& name);
 
 class Subprocess {
  public:
-  // Starts `args` (args[0] = program) with stdin from `stdin_path` ("" = /dev/null) and stdout
-  // and stderr into the given files.
+  // Starts `args` (args[0] = program) with stdin from `stdin_path` ("" = /dev/null), stdout and
+  // stderr into the given files, and `environment` ("NAME=value") added to this process's.
   Subprocess(const std::vector<std::string>& args, const std::string& stdin_path,
-             const std::string& stdout_path, const std::string& stderr_path);
+             const std::string& stdout_path, const std::string& stderr_path,
+             const std::vector<std::string>& environment = {});
   ~Subprocess();
   pid_t pid() const { return pid_; }
   void signal(int number) const;

@@ -71,6 +71,8 @@ TinyRun::TinyRun(const std::string& arch, const std::vector<std::string>& overri
   config_ = load_config(config_path_, overrides);
   apply_model_preset(config_);
   check_config(config_);
+  // The file the apps read holds the overrides too.
+  save_config(config_, config_path_);
   std::ostringstream log;
   prepare_tokenizers(config_, log);
 }

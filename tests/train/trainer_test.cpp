@@ -44,7 +44,7 @@ TEST_P(BothArchitectures, LearnsToReverseSequences) {
                         "model.decoder_layers=2", "model.emb_dim=48", "model.hidden_dim=64",
                         "model.attention_dim=64", "model.readout_dim=48", "training.max_steps=600",
                         "training.valid_every=150", "training.valid_beam=1",
-                        "training.max_tokens=600", "training.threads=2"},
+                        "training.max_tokens=600", "training.threads=1"},
                        3000);
   std::ostringstream log;
   Trainer trainer(run.config(), false, log);

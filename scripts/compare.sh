@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The RNN-vs-Transformer experiment on Multi30k, end to end, in one command:
+#   scripts/compare.sh [--pair de_en|en_de] [--models "transformer rnn"] [--fresh]
+# For each model: trains from scratch with configs/multi30k_<pair>_<model>.yaml (a finished run is
+# reused; an interrupted one is resumed), averages the last 5 checkpoints, translates the three
+# test sets with beam 5, scores BLEU and chrF, draws attention heatmaps of the same three test
+# sentences; then writes reports/multi30k_<pair>/ (results.md, results.csv, SVG plots).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+pair=de_en
+models="transformer rnn"
+fresh=0
+while (($#)); do
+  case "$1" in
+    --pair) pair="$2"; shift 2 ;;
+    --models) models="$2"; shift 2 ;;
+    --fresh) fresh=1; shift ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "compare.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+src="${pair%_*}"
+tgt="${pair#*_}"
+tests=(test_2016_flickr test_2017_flickr test_2017_mscoco)
+
+source "$root/scripts/data-dir.sh"
+"$root/scripts/build.sh" >/dev/null
+cd "$root"
+bin=build/bin
+report="reports/multi30k_$pair"
+mkdir -p "$report/attention"
+run_args=()
+for model in $models; do
+  config="configs/multi30k_${pair}_${model}.yaml"
+  run="runs/multi30k_${pair}_${model}"
+  [[ -f "$config" ]] || { echo "compare.sh: missing $config" >&2; exit 1; }
+  if ((fresh)); then rm -rf "$run"; fi
+  if [[ ! -f "$run/training_summary.json" ]]; then
+    resume=()
+    [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && resume=(--resume)
+    echo "== training $model ($config), log in $run.log"
+    mkdir -p "$run"
+    "$bin/nmtzoo-train" --config "$config" "${resume[@]}" 2>&1 | tee -a "$run.log" | grep -E "^valid|reached|stopping" || true
+    [[ -f "$run/training_summary.json" ]] || { echo "compare.sh: training $model did not finish" >&2; exit 1; }
+  fi
+  "$bin/nmtzoo-average" --dir "$run/checkpoints" --last 5 -o "$run/averaged.pt"
+  for test in "${tests[@]}"; do
+    "$bin/nmtzoo-translate" -c "$run/averaged.pt" -i "data/multi30k/$test.$src.gz" \
+      -o "$report/$model.$test.hyp" --beam 5 --stats "$report/$model.$test.speed.json" 2>/dev/null
+    "$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$model.$test.hyp" \
+      -m bleu chrf -w 2 --json > "$report/$model.$test.scores.json"
+    echo "$model $test: $("$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$model.$test.hyp" -m bleu chrf -w 2 | tr '\n' ' ')"
+  done
+  gzip -dc "data/multi30k/test_2016_flickr.$src.gz" | head -3 > "$report/attention/sources.txt"
+  "$bin/nmtzoo-translate" -c "$run/averaged.pt" -i "$report/attention/sources.txt" --beam 5 \
+    --attention-svg "$report/attention/$model" --attention-count 3 >/dev/null 2>&1
+  run_args+=(--run "$model=$run")
+done
+"$bin/nmtzoo-report" --out "$report" "${run_args[@]}" --tests "${tests[@]}" \
+  --title "Multi30k $src→$tgt: RNN (Bahdanau et al. 2015) vs Transformer (Vaswani et al. 2017)"
+echo "report: $report/results.md"

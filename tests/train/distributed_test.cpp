@@ -1,0 +1,134 @@
+// Multi-process training on loopback, through the real nmtzoo-train binary.
+#include "core/train/distributed.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "core/config/loader.h"
+#include "core/train/checkpoint.h"
+#include "core/train/runtime.h"
+#include "core/train/trainer.h"
+#include "models/encoder_decoder.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/tiny_run.h"
+
+namespace nmtzoo {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+int free_port() {
+  // Distinct per test process so parallel ctest runs do not collide.
+  return 20000 + static_cast<int>(::getpid() % 20000);
+}
+
+std::vector<std::string> rank_environment(int rank, int world, int port) {
+  return {"RANK=" + std::to_string(rank), "LOCAL_RANK=" + std::to_string(rank),
+          "WORLD_SIZE=" + std::to_string(world), "MASTER_ADDR=127.0.0.1",
+          "MASTER_PORT=" + std::to_string(port)};
+}
+
+std::vector<std::string> train_args(const testing::TinyRun& run, std::vector<std::string> sets) {
+  std::vector<std::string> args{testing::bin("nmtzoo-train"), "--config", run.config_path()};
+  for (const auto& set : sets) args.insert(args.end(), {"--set", set});
+  return args;
+}
+
+TEST(Distributed, TwoRanksStayIdenticalAndMatchOneProcessOnTheUnionOfTheirBatches) {
+  const std::vector<std::string> common{"training.max_steps=4", "training.valid_bleu=false",
+                                        "training.best_metric=loss", "training.valid_every=0",
+                                        "training.threads=1", "model.dropout=0",
+                                        "training.max_tokens=200"};
+  testing::TinyRun distributed("transformer", common);
+  const int port = free_port();
+  auto args = train_args(distributed, {"training.check_replicas=true"});
+  testing::Subprocess rank0(args, "", distributed.path("r0.out"), distributed.path("r0.err"),
+                            rank_environment(0, 2, port));
+  testing::Subprocess rank1(args, "", distributed.path("r1.out"), distributed.path("r1.err"),
+                            rank_environment(1, 2, port));
+  ASSERT_EQ(rank0.wait(), 0) << testing::read_text(distributed.path("r0.err"));
+  ASSERT_EQ(rank1.wait(), 0) << testing::read_text(distributed.path("r1.err"));
+
+  // One process, two batches per update: the union of what the two ranks saw.
+  testing::TinyRun single("transformer", common);
+  RunConfig config = single.config();
+  apply_overrides(config, {"training.update_freq=2"});
+  std::ostringstream log;
+  Trainer(config, false, log).train();
+
+  auto a = load_trained_model(distributed.config().training.output_dir + "/checkpoints/checkpoint_last.pt", torch::kCPU);
+  auto b = load_trained_model(config.training.output_dir + "/checkpoints/checkpoint_last.pt", torch::kCPU);
+  EXPECT_EQ(read_checkpoint_info(config.training.output_dir + "/checkpoints/checkpoint_last.pt").progress.step, 4);
+  auto pa = a.model->named_parameters();
+  auto pb = b.model->named_parameters();
+  double largest = 0;
+  for (const auto& item : pa) largest = std::max(largest, (item.value() - pb[item.key()]).abs().max().item<double>());
+  EXPECT_LT(largest, 1e-5);
+  EXPECT_GT(a.model->parameters()[0].abs().sum().item<double>(), 0.0);
+}
+
+TEST(Distributed, KillingOneRankMakesTheOtherFailWithinTheTimeout) {
+  testing::TinyRun run("rnn_bahdanau", {"training.threads=1"});
+  const int port = free_port() + 1;
+  auto args = train_args(run, {"training.max_steps=1000000", "training.valid_every=0",
+                               "training.valid_bleu=false", "training.best_metric=loss"});
+  args.insert(args.end(), {"--dist-timeout", "15"});
+  testing::Subprocess rank0(args, "", run.path("r0.out"), run.path("r0.err"), rank_environment(0, 2, port));
+  testing::Subprocess rank1(args, "", run.path("r1.out"), run.path("r1.err"), rank_environment(1, 2, port));
+  // Let them train a little, then kill rank 1.
+  for (int i = 0; i < 300 && testing::read_text(run.path("r0.err")).find("model ") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  auto killed_at = Clock::now();
+  rank1.signal(SIGKILL);
+  int status = rank0.wait();
+  double seconds = std::chrono::duration<double>(Clock::now() - killed_at).count();
+  EXPECT_NE(status, 0);
+  EXPECT_LT(seconds, 15 + 10);
+  EXPECT_NE(testing::read_text(run.path("r0.err")).find("error:"), std::string::npos)
+      << testing::read_text(run.path("r0.err"));
+}
+
+TEST(Distributed, AMissingPeerIsAClearErrorWithinTheTimeout) {
+  testing::TinyRun run("transformer", {"training.threads=1"});
+  auto args = train_args(run, {"training.max_steps=5"});
+  args.insert(args.end(), {"--dist-timeout", "3"});
+  auto start = Clock::now();
+  // Rank 1 of 2 with nobody serving the store: nothing to connect to.
+  testing::Subprocess lonely(args, "", run.path("out"), run.path("err"),
+                             rank_environment(1, 2, free_port() + 2));
+  EXPECT_EQ(lonely.wait(), 1);
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 3 + 15);
+  std::string err = testing::read_text(run.path("err"));
+  EXPECT_NE(err.find("could not join the process group"), std::string::npos) << err;
+}
+
+TEST(Distributed, ShardsCoverEveryBatchOnceWithEqualCounts) {
+  struct FakeComm : Communicator {
+    int r, w;
+    FakeComm(int rank, int world) : r(rank), w(world) {}
+    int rank() const override { return r; }
+    int world_size() const override { return w; }
+    void barrier() override {}
+    void broadcast_parameters(torch::nn::Module&) override {}
+    int64_t all_reduce_gradients(torch::nn::Module&, at::Tensor&, at::Tensor&, int64_t t) override { return t; }
+    bool any(bool flag) override { return flag; }
+    bool replicas_identical(torch::nn::Module&) override { return true; }
+    double all_reduce_seconds() const override { return 0; }
+  };
+  std::vector<std::vector<int64_t>> batches{{0}, {1, 2}, {3}, {4}, {5, 6}};
+  auto first = FakeComm(0, 2).shard(batches);
+  auto second = FakeComm(1, 2).shard(batches);
+  EXPECT_EQ(first, (std::vector<std::vector<int64_t>>{{0}, {3}, {5, 6}}));
+  EXPECT_EQ(second, (std::vector<std::vector<int64_t>>{{1, 2}, {4}, {}}));
+}
+
+}  // namespace
+}  // namespace nmtzoo
