@@ -9,9 +9,12 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "apps/common.h"
+#include "core/data/corpus.h"
 #include "core/io/text_file.h"
+#include "core/metrics/bleu.h"
 #include "core/plot/svg.h"
 #include "core/train/checkpoint.h"
 #include "core/train/runtime.h"
@@ -76,8 +79,82 @@ Run load_run(const std::string& name, const std::string& dir, const std::string&
   return run;
 }
 
+// Source-length buckets of width 5 words, the last one open: "1-5", "6-10", ..., "31+".
+constexpr int kBucketWidth = 5;
+constexpr int kBuckets = 7;
+
+std::string bucket_label(int bucket) {
+  return bucket + 1 == kBuckets ? fmt::format("{}+", bucket * kBucketWidth + 1)
+                                : fmt::format("{}-{}", bucket * kBucketWidth + 1, (bucket + 1) * kBucketWidth);
+}
+
+// BLEU of each model per source-length bucket over all test sets pooled, as in Figure 2 of
+// Bahdanau et al. (2015). Returns the Markdown table; writes bleu_by_length.svg.
+std::string bleu_by_length(const std::vector<Run>& runs, const std::vector<std::string>& tests,
+                           const std::string& out, const std::string& data_dir,
+                           const std::string& src, const std::string& tgt) {
+  std::vector<std::vector<std::string>> bucket_sources(kBuckets);
+  std::vector<int64_t> bucket_of;  // per pooled sentence
+  std::vector<std::string> references;
+  for (const auto& test : tests) {
+    ParallelText text = read_parallel(fmt::format("{}/{}.{}.gz", data_dir, test, src),
+                                      fmt::format("{}/{}.{}.gz", data_dir, test, tgt));
+    for (size_t i = 0; i < text.size(); ++i) {
+      std::istringstream words(text.src[i]);
+      int count = 0;
+      for (std::string word; words >> word;) ++count;
+      bucket_of.push_back(std::min(kBuckets - 1, std::max(0, (count - 1) / kBucketWidth)));
+      references.push_back(text.tgt[i]);
+    }
+  }
+  std::vector<int64_t> bucket_sizes(kBuckets, 0);
+  for (int64_t b : bucket_of) ++bucket_sizes[static_cast<size_t>(b)];
+  std::string table = "| source words |";
+  std::string rule = "|---|";
+  for (int b = 0; b < kBuckets; ++b) {
+    table += fmt::format(" {} ({} sent.) |", bucket_label(b), bucket_sizes[static_cast<size_t>(b)]);
+    rule += "---:|";
+  }
+  table += "\n" + rule + "\n";
+  std::vector<PlotSeries> curves;
+  for (const auto& r : runs) {
+    std::vector<std::string> hypotheses;
+    for (const auto& test : tests) {
+      auto lines = read_lines(fmt::format("{}/{}.{}.hyp", out, r.name, test));
+      hypotheses.insert(hypotheses.end(), lines.begin(), lines.end());
+    }
+    if (hypotheses.size() != references.size()) {
+      throw std::runtime_error("hypotheses of " + r.name + " do not match the test sets' sizes");
+    }
+    PlotSeries curve{r.name, {}, {}};
+    table += "| " + r.name + " |";
+    for (int b = 0; b < kBuckets; ++b) {
+      std::vector<std::string> hyps, refs;
+      for (size_t i = 0; i < references.size(); ++i) {
+        if (bucket_of[i] == b) hyps.push_back(hypotheses[i]), refs.push_back(references[i]);
+      }
+      if (hyps.empty()) {
+        table += " - |";
+        continue;
+      }
+      double bleu = Bleu().corpus_score(hyps, {refs}).score;
+      table += fmt::format(" {:.2f} |", bleu);
+      curve.x.push_back(b * kBucketWidth + (b + 1 == kBuckets ? kBucketWidth : kBucketWidth / 2.0 + 0.5));
+      curve.y.push_back(bleu);
+    }
+    table += "\n";
+    curves.push_back(curve);
+  }
+  write_file_atomically(out + "/bleu_by_length.svg", [&](std::ostream& stream) {
+    stream << line_chart_svg(curves, "BLEU by source sentence length (all test sets)",
+                             "source sentence length (words, bucket centre)", "BLEU");
+  });
+  return table;
+}
+
 int run(const std::string& out, const std::vector<std::string>& run_specs,
-        const std::vector<std::string>& tests, const std::string& title) {
+        const std::vector<std::string>& tests, const std::string& title,
+        const std::string& data_dir, const std::string& src, const std::string& tgt) {
   std::vector<Run> runs;
   for (const auto& spec : run_specs) {
     auto equals = spec.find('=');
@@ -124,11 +201,14 @@ int run(const std::string& out, const std::vector<std::string>& run_specs,
   save("train_loss_vs_step.svg", line_chart_svg(loss_curves, "Training loss (label-smoothed)",
                                                 "update step", "loss per target token"));
   save("results.csv", csv);
+  const std::string by_length = bleu_by_length(runs, tests, out, data_dir, src, tgt);
   std::string markdown = "# " + title + "\n\n" + table +
                          "\nBLEU and chrF2: nmtzoo-evaluate (sacreBLEU 2.3.1 definitions, cased, 13a), "
                          "averaged checkpoints, beam 5. Training time is wall-clock, validation "
                          "included; tokens/s counts non-pad target tokens while training.\n\n"
-                         "![validation BLEU](valid_bleu_vs_time.svg)\n![training loss](train_loss_vs_step.svg)\n";
+                         "![validation BLEU](valid_bleu_vs_time.svg)\n![training loss](train_loss_vs_step.svg)\n\n"
+                         "## BLEU by source sentence length\n\n" + by_length +
+                         "\n![BLEU by length](bleu_by_length.svg)\n";
   save("results.md", markdown);
   std::cout << table;
   return 0;
@@ -143,10 +223,16 @@ int main(int argc, char** argv) {
   std::vector<std::string> runs;
   std::vector<std::string> tests;
   std::string title = "Comparison";
+  std::string data_dir = "data/multi30k";
+  std::string src = "de";
+  std::string tgt = "en";
   app.add_option("-o,--out", out, "report folder (holds <name>.<test>.scores.json)")->required();
   app.add_option("--run", runs, "NAME=RUN_DIR, once per model")->required();
   app.add_option("--tests", tests, "test split names")->required();
   app.add_option("--title", title, "report title");
+  app.add_option("--data", data_dir, "folder of the test sets")->capture_default_str();
+  app.add_option("--src", src, "source language")->capture_default_str();
+  app.add_option("--tgt", tgt, "target language")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
-  return nmtzoo::run_app([&] { return run(out, runs, tests, title); });
+  return nmtzoo::run_app([&] { return run(out, runs, tests, title, data_dir, src, tgt); });
 }

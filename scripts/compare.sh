@@ -57,5 +57,6 @@ for model in $models; do
   run_args+=(--run "$model=$run")
 done
 "$bin/nmtzoo-report" --out "$report" "${run_args[@]}" --tests "${tests[@]}" \
+  --src "$src" --tgt "$tgt" \
   --title "Multi30k $src→$tgt: RNN (Bahdanau et al. 2015) vs Transformer (Vaswani et al. 2017)"
 echo "report: $report/results.md"

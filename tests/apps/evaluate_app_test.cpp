@@ -1,0 +1,54 @@
+// nmtzoo-evaluate as users run it.
+#include <gtest/gtest.h>
+
+#include "tests/support/subprocess.h"
+#include "tests/support/test_support.h"
+
+namespace nmtzoo {
+namespace {
+
+class EvaluateApp : public ::testing::Test {
+ protected:
+  int evaluate(const std::vector<std::string>& args, const std::string& stdin_text = "") {
+    testing::write_text(dir_.path("stdin.txt"), stdin_text);
+    std::vector<std::string> command{testing::bin("nmtzoo-evaluate")};
+    command.insert(command.end(), args.begin(), args.end());
+    return testing::run(command, dir_.path("stdin.txt"), dir_.path("out.txt"), dir_.path("err.txt"));
+  }
+  std::string out() const { return testing::read_text(dir_.path("out.txt")); }
+  std::string err() const { return testing::read_text(dir_.path("err.txt")); }
+  std::string file(const std::string& name, const std::string& text) const {
+    testing::write_text(dir_.path(name), text);
+    return dir_.path(name);
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(EvaluateApp, PerfectHypothesesFromStdinScoreHundred) {
+  std::string ref = file("ref.txt", "A dog runs on the grass .\nTwo men talk .\n");
+  ASSERT_EQ(evaluate({ref, "-m", "bleu", "chrf"}, "A dog runs on the grass .\nTwo men talk .\n"), 0)
+      << err();
+  EXPECT_NE(out().find("BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.3.1+nmtzoo = 100.0"),
+            std::string::npos)
+      << out();
+  EXPECT_NE(out().find("chrF2|"), std::string::npos) << out();
+}
+
+TEST_F(EvaluateApp, LineCountMismatchIsAClearError) {
+  std::string ref = file("ref.txt", "one\ntwo\nthree\n");
+  std::string hyp = file("hyp.txt", "one\ntwo\n");
+  EXPECT_EQ(evaluate({ref, "-i", hyp}), 1);
+  EXPECT_NE(err().find("line counts differ"), std::string::npos) << err();
+  EXPECT_NE(err().find("hyp.txt"), std::string::npos) << err();
+  EXPECT_EQ(out(), "");
+}
+
+TEST_F(EvaluateApp, JsonOutputForMachines) {
+  std::string ref = file("ref.txt", "The cat sat on the mat .\n");
+  ASSERT_EQ(evaluate({ref, "--json", "-w", "2"}, "The cat sat on a mat .\n"), 0) << err();
+  EXPECT_NE(out().find("\"name\": \"BLEU\""), std::string::npos) << out();
+  EXPECT_NE(out().find("\"score\": "), std::string::npos) << out();
+}
+
+}  // namespace
+}  // namespace nmtzoo

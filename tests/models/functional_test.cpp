@@ -1,0 +1,42 @@
+#include "models/functional.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+namespace nmtzoo {
+namespace {
+
+TEST(Dropout, DropsTheRequestedFractionAndRescales) {
+  torch::manual_seed(1);
+  auto x = torch::ones({1000, 1000});
+  auto y = apply_dropout(x, 0.3, true);
+  double dropped = y.eq(0).to(torch::kDouble).mean().item<double>();
+  EXPECT_NEAR(dropped, 0.3, 0.003);
+  EXPECT_NEAR(y.masked_select(y.ne(0)).mean().item<double>(), 1 / 0.7, 1e-5);
+  EXPECT_TRUE(apply_dropout(x, 0.3, false).is_same(x));
+}
+
+TEST(Dropout, IsReproducibleFromTheSeedWhateverTheThreads) {
+  auto x = torch::randn({300, 77});
+  torch::manual_seed(7);
+  torch::set_num_threads(1);
+  auto a = apply_dropout(x, 0.1, true);
+  torch::manual_seed(7);
+  torch::set_num_threads(2);
+  auto b = apply_dropout(x, 0.1, true);
+  EXPECT_TRUE(a.equal(b));
+  EXPECT_FALSE(apply_dropout(x, 0.1, true).equal(a)) << "the next call draws a new mask";
+}
+
+TEST(Dropout, GradientFlowsThroughKeptElementsOnly) {
+  torch::manual_seed(3);
+  auto x = torch::randn({64, 32}, torch::requires_grad());
+  auto y = apply_dropout(x, 0.5, true);
+  y.sum().backward();
+  auto kept = y.detach().ne(0);
+  EXPECT_TRUE(x.grad().masked_select(kept).eq(2.0f).all().item<bool>());
+  EXPECT_TRUE(x.grad().masked_select(kept.logical_not()).eq(0.0f).all().item<bool>());
+}
+
+}  // namespace
+}  // namespace nmtzoo
