@@ -96,6 +96,7 @@ struct Options {
   int64_t attention_count = 3;
   int64_t attention_layer = -1;
   int64_t attention_head = -1;
+  bool bf16 = false;
 };
 
 TranslatorOptions translator_options(const Options& cli, const RunConfig& config) {
@@ -115,6 +116,7 @@ TranslatorOptions translator_options(const Options& cli, const RunConfig& config
   if (cli.max_len_a >= 0) options.search.max_len_a = cli.max_len_a;
   if (cli.max_len_b >= 0) options.search.max_len_b = cli.max_len_b;
   if (cli.batch_tokens > 0) options.batch_tokens = cli.batch_tokens;
+  options.bf16 = config.decoding.bf16 || cli.bf16;
   if (options.search.nbest > options.search.beam) {
     throw std::runtime_error(fmt::format("--nbest ({}) exceeds the beam ({})", options.search.nbest,
                                          options.search.beam));
@@ -272,6 +274,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-len-a", cli.max_len_a, "output length limit a * source_len + b: a");
   app.add_option("--max-len-b", cli.max_len_b, "output length limit a * source_len + b: b");
   app.add_option("--batch-tokens", cli.batch_tokens, "padded source tokens per batch");
+  app.add_flag("--bf16", cli.bf16, "CPU bfloat16 autocast for the matrix products (faster; output may "
+               "differ slightly from float32)");
   app.add_option("--buffer-lines", cli.buffer_lines, "most lines translated together")
       ->check(CLI::PositiveNumber);
   app.add_option("--device", cli.device, "cpu | cuda | auto")->capture_default_str();

@@ -2,9 +2,10 @@
 # The RNN-vs-Transformer experiment on Multi30k, end to end, in one command:
 #   scripts/compare.sh [--pair de_en|en_de] [--models "transformer rnn"] [--fresh]
 # For each model: trains from scratch with configs/multi30k_<pair>_<model>.yaml (a finished run is
-# reused; an interrupted one is resumed), averages the last 5 checkpoints, translates the three
-# test sets with beam 5, scores BLEU and chrF, draws attention heatmaps of the same three test
-# sentences; then writes reports/multi30k_<pair>/ (results.md, results.csv, SVG plots).
+# reused; an interrupted one is resumed), averages the last 5 checkpoints, picks the length penalty
+# on val (scripts/tune_decoding.sh), translates the three test sets with beam 5, scores BLEU and
+# chrF, draws attention heatmaps of the same three test sentences; then writes
+# reports/multi30k_<pair>/ (results.md, results.csv, SVG plots).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 pair=de_en
@@ -44,9 +45,12 @@ for model in $models; do
     [[ -f "$run/training_summary.json" ]] || { echo "compare.sh: training $model did not finish" >&2; exit 1; }
   fi
   "$bin/nmtzoo-average" --dir "$run/checkpoints" --last 5 -o "$run/averaged.pt"
+  read -r penalty alpha < <(scripts/tune_decoding.sh "$run" "$src" "$tgt" "$report/$model.val_tuning.tsv")
+  echo "$model: length penalty chosen on val: $penalty, alpha $alpha"
   for test in "${tests[@]}"; do
     "$bin/nmtzoo-translate" -c "$run/averaged.pt" -i "data/multi30k/$test.$src.gz" \
-      -o "$report/$model.$test.hyp" --beam 5 --stats "$report/$model.$test.speed.json" 2>/dev/null
+      -o "$report/$model.$test.hyp" --beam 5 --length-penalty "$penalty" --alpha "$alpha" \
+      --stats "$report/$model.$test.speed.json" 2>/dev/null
     "$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$model.$test.hyp" \
       -m bleu chrf -w 2 --json > "$report/$model.$test.scores.json"
     echo "$model $test: $("$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$model.$test.hyp" -m bleu chrf -w 2 | tr '\n' ' ')"
@@ -59,4 +63,15 @@ done
 "$bin/nmtzoo-report" --out "$report" "${run_args[@]}" --tests "${tests[@]}" \
   --src "$src" --tgt "$tgt" \
   --title "Multi30k $src→$tgt: RNN (Bahdanau et al. 2015) vs Transformer (Vaswani et al. 2017)"
+{
+  echo
+  echo "## Decoding choices on val (tuned on val only; the chosen one decodes the test sets)"
+  echo
+  echo "| model | checkpoint | beam | length penalty | alpha | val BLEU | sentences/s |"
+  echo "|---|---|---|---|---|---|---|"
+  for model in $models; do
+    awk -F'\t' -v m="$model" 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s |\n", m, $1, $2, $3, $4, $5, $6 }' \
+      "$report/$model.val_tuning.tsv"
+  done
+} >> "$report/results.md"
 echo "report: $report/results.md"

@@ -117,6 +117,7 @@ struct DecodeConfig {
   int64_t max_len_b;
   int64_t min_len;
   int64_t batch_tokens;
+  bool bf16;
 };
 
 struct RunConfig {

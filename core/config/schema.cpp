@@ -469,6 +469,8 @@ std::vector<OptionSpec> build_schema() {
   decode.integer("min_len", &DecodeConfig::min_len, 1, non_negative, "shortest output, in tokens");
   decode.integer("batch_tokens", &DecodeConfig::batch_tokens, 4096, positive,
                  "decoding batch size in source tokens");
+  decode.boolean("bf16", &DecodeConfig::bf16, false,
+                 "CPU bfloat16 autocast for the matrix products (faster, slightly different output)");
   return options;
 }
 

@@ -4,6 +4,7 @@
 
 #include "core/data/batch.h"
 #include "core/data/batching.h"
+#include "core/train/runtime.h"
 #include "models/encoder_decoder.h"
 #include "tokenizer/special_tokens.h"
 
@@ -40,6 +41,7 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& s
     at::Tensor src_tokens = pad_sequences(rows, /*add_bos=*/false, /*add_eos=*/true).to(device_);
     at::Tensor src_pad_mask = src_tokens.eq(kPadId);
     std::vector<std::vector<Hypothesis>> nbest;
+    CpuAutocast autocast(options_.bf16 && device_.is_cpu());
     if (greedy) {
       for (auto& hypothesis : greedy_search(model_, src_tokens, src_pad_mask, options_.search)) {
         nbest.push_back({std::move(hypothesis)});

@@ -25,6 +25,7 @@ struct Translation {
 struct TranslatorOptions {
   SearchOptions search;
   int64_t batch_tokens = 4096;  // padded source tokens per batch (x beam for beam search)
+  bool bf16 = false;            // CPU bfloat16 autocast for the matrix products
 };
 
 class Translator {

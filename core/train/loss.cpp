@@ -6,9 +6,11 @@ namespace nmtzoo {
 namespace {
 
 // Label-smoothed cross-entropy in one autograd node. With q the smoothed target distribution,
-// loss_i = sum_v q_v (lse_i - z_iv), whose gradient is softmax(z_i) - q: the backward pass is one
-// exp over the logits instead of LibTorch's chain of log_softmax, gather, sum and their
-// backwards (each a pass over the N x V logits, plus an N x V zero-filled scatter).
+// loss_i = -sum_v q_v log p_iv, whose gradient is p_i - q: the forward pass is one log_softmax and
+// two reductions, the backward pass one in-place exp over the saved log-probabilities, instead of
+// LibTorch's chain of log_softmax, gather, sum and their backwards (each a pass over the N x V
+// logits, plus an N x V zero-filled scatter). Broadcast (N, V) - (N, 1) arithmetic is avoided: in
+// LibTorch 1.13 on this CPU it ran at a tenth of the speed of the softmax kernels.
 class SmoothedCrossEntropy : public torch::autograd::Function<SmoothedCrossEntropy> {
  public:
   // Returns (smoothed loss sum, nll sum); only the first is differentiated.
@@ -18,15 +20,11 @@ class SmoothedCrossEntropy : public torch::autograd::Function<SmoothedCrossEntro
     const double vocab = static_cast<double>(logits.size(1));
     const double other = epsilon > 0 ? epsilon / (vocab - 1) : 0.0;
     const double on_target = 1.0 - epsilon - other;
-    at::Tensor lse = logits.logsumexp(-1);                                   // (N)
-    at::Tensor target_logit = logits.gather(1, target.unsqueeze(1)).squeeze(1);
-    at::Tensor nll = (lse - target_logit).sum();
+    at::Tensor log_probs = logits.log_softmax(1);  // (N, V)
+    at::Tensor nll = log_probs.gather(1, target.unsqueeze(1)).sum().neg();
     at::Tensor loss = nll * on_target;  // a tensor of its own: nll is not differentiable
-    if (epsilon > 0) {
-      // sum_v -log p_v = V * lse - sum_v z_v
-      loss += other * (lse * vocab - logits.sum(-1)).sum();
-    }
-    ctx->save_for_backward({logits, target, lse});
+    if (epsilon > 0) loss -= other * log_probs.sum();
+    ctx->save_for_backward({log_probs, target});
     ctx->saved_data["other"] = other;
     ctx->saved_data["on_target"] = on_target;
     ctx->mark_non_differentiable({nll});
@@ -36,12 +34,11 @@ class SmoothedCrossEntropy : public torch::autograd::Function<SmoothedCrossEntro
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     auto saved = ctx->get_saved_variables();
-    const at::Tensor& logits = saved[0];
     const at::Tensor& target = saved[1];
-    const at::Tensor& lse = saved[2];
     const double other = ctx->saved_data["other"].toDouble();
     const double on_target = ctx->saved_data["on_target"].toDouble();
-    at::Tensor grad = (logits - lse.unsqueeze(1)).exp_();  // softmax
+    // The saved log-probabilities are not needed after this, so they become the gradient in place.
+    at::Tensor grad = saved[0].exp_();  // softmax
     if (other > 0) grad.sub_(other);
     grad.scatter_add_(1, target.unsqueeze(1),
                       torch::full({target.size(0), 1}, -on_target, grad.options()));

@@ -1,6 +1,5 @@
 #include "core/train/trainer.h"
 
-#include <ATen/autocast_mode.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -82,25 +81,6 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& c,
   return std::make_unique<torch::optim::Adam>(
       parameters, torch::optim::AdamOptions(1e-3).betas(betas).eps(c.eps).weight_decay(c.weight_decay));
 }
-
-// bfloat16 autocast for the forward pass on CPU, when asked.
-class CpuAutocast {
- public:
-  explicit CpuAutocast(bool enabled) : enabled_(enabled) {
-    if (!enabled_) return;
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::set_cpu_enabled(true);
-    at::autocast::increment_nesting();
-  }
-  ~CpuAutocast() {
-    if (!enabled_) return;
-    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-    at::autocast::set_cpu_enabled(false);
-  }
-
- private:
-  bool enabled_;
-};
 
 // Teacher-forced loss of one batch, projecting only the real (non-pad) target positions.
 LossSums batch_loss(EncoderDecoder& model, const Batch& batch, double epsilon, bool bf16) {
@@ -365,26 +345,31 @@ void Trainer::save(const std::string& reason, bool is_best) {
   log_ << fmt::format("saved {} ({}){}\n", numbered.string(), reason, is_best ? ", new best" : "");
 }
 
-UpdateTiming Trainer::time_updates(int64_t warmup, int64_t count) {
+UpdateTiming Trainer::time_updates(int64_t warmup, int64_t count, int64_t repeats) {
   const TrainConfig& t = config_.training;
   auto batches = make_batches(train_lengths_, {t.max_tokens, static_cast<uint64_t>(t.seed), true}, 0);
-  UpdateTiming timing;
-  std::vector<BatchShape> shapes;
-  size_t next = 0;
-  for (int64_t update = 0; update < warmup + count; ++update) {
+  auto group_at = [&](int64_t update) {
     std::vector<std::vector<int64_t>> group;
-    for (int64_t i = 0; i < t.update_freq; ++i) group.push_back(batches[next++ % batches.size()]);
-    const bool timed = update >= warmup;
-    record_shapes_ = timed ? &timing.shapes : nullptr;
-    auto start = Clock::now();
-    StepStats stats = train_step(group);
-    if (timed) {
-      timing.seconds += seconds_since(start);
-      ++timing.updates;
+    for (int64_t i = 0; i < t.update_freq; ++i) {
+      group.push_back(batches[static_cast<size_t>(update * t.update_freq + i) % batches.size()]);
     }
-    (void)stats;
+    return group;
+  };
+  for (int64_t update = 0; update < warmup; ++update) train_step(group_at(update));
+  UpdateTiming timing;
+  for (int64_t pass = 0; pass < std::max<int64_t>(1, repeats); ++pass) {
+    std::vector<BatchShape> shapes;
+    record_shapes_ = &shapes;
+    auto start = Clock::now();
+    for (int64_t update = warmup; update < warmup + count; ++update) train_step(group_at(update));
+    const double seconds = seconds_since(start);
+    record_shapes_ = nullptr;
+    if (pass == 0 || seconds < timing.seconds) {
+      timing.seconds = seconds;
+      timing.updates = count;
+      timing.shapes = std::move(shapes);
+    }
   }
-  record_shapes_ = nullptr;
   for (const auto& shape : timing.shapes) {
     timing.src_tokens += shape.src_tokens;
     timing.tgt_tokens += shape.tgt_tokens;
@@ -401,6 +386,8 @@ TrainResult Trainer::train() {
   int64_t last_validated = progress_.step;
   StepStats window;
   double window_seconds = 0;
+  int64_t window_steps = 0;
+  double window_all_reduce_start = communicator_ ? communicator_->all_reduce_seconds() : 0.0;
   auto last_bar = Clock::now();
 
   auto elapsed_wall = [&] { return wall_offset + seconds_since(start); };
@@ -476,26 +463,40 @@ TrainResult Trainer::train() {
         window.nll += stats.nll;
         window.tokens += stats.tokens;
         window_seconds += step_seconds;
+        ++window_steps;
         if (progress_.step % t.log_every == 0) {
           const double per_token = 1.0 / static_cast<double>(std::max<int64_t>(1, window.tokens));
           const double tokens_per_second = static_cast<double>(window.tokens) / std::max(1e-9, window_seconds);
           const double fraction = progress_fraction(static_cast<double>(n));
           std::string eta = fraction > 0 ? format_duration(progress_.wall_seconds * (1 - fraction) / fraction) : "?";
           if (terminal) log_ << "\r\033[K";
+          // Distributed: the all-reduce's share of each update (waiting for the slowest rank
+          // included), the figure that decides how well more processes scale.
+          double all_reduce_ms = -1;
+          if (communicator_) {
+            const double now = communicator_->all_reduce_seconds();
+            all_reduce_ms = 1000.0 * (now - window_all_reduce_start) /
+                            static_cast<double>(std::max<int64_t>(1, window_steps));
+            window_all_reduce_start = now;
+          }
           log_ << fmt::format("train | epoch {} | step {} | loss {:.3f} | ppl {:.2f} | lr {:.3e} | "
-                              "{:.0f} tok/s | {} | ETA {}\n",
+                              "{:.0f} tok/s{} | {} | ETA {}\n",
                               progress_.epoch + 1, progress_.step, window.loss * per_token,
                               std::exp(window.nll * per_token), current_lr_, tokens_per_second,
+                              all_reduce_ms >= 0 ? fmt::format(" | all-reduce {:.1f} ms/update", all_reduce_ms) : "",
                               format_duration(progress_.wall_seconds), eta);
           if (is_main()) {
-            metrics_.append({{"type", "train"}, {"step", progress_.step}, {"epoch", progress_.epoch},
-                             {"loss", window.loss * per_token}, {"nll", window.nll * per_token},
-                             {"lr", current_lr_}, {"tokens_per_second", tokens_per_second},
-                             {"wall_seconds", progress_.wall_seconds},
-                             {"train_seconds", progress_.train_seconds}});
+            nlohmann::json record{{"type", "train"}, {"step", progress_.step}, {"epoch", progress_.epoch},
+                                  {"loss", window.loss * per_token}, {"nll", window.nll * per_token},
+                                  {"lr", current_lr_}, {"tokens_per_second", tokens_per_second},
+                                  {"wall_seconds", progress_.wall_seconds},
+                                  {"train_seconds", progress_.train_seconds}};
+            if (all_reduce_ms >= 0) record["all_reduce_ms_per_update"] = all_reduce_ms;
+            metrics_.append(record);
           }
           window = StepStats{};
           window_seconds = 0;
+          window_steps = 0;
         } else if (terminal && seconds_since(last_bar) > 0.25) {
           const double fraction = progress_fraction(static_cast<double>(n));
           const int filled = static_cast<int>(fraction * 20);

@@ -67,8 +67,9 @@ class Trainer {
   TrainResult train();
   ValidationResult validate();
   // For benchmarks: `warmup` untimed updates, then `count` timed ones, on the first training
-  // batches of epoch 0; no validation, logging or checkpoints.
-  UpdateTiming time_updates(int64_t warmup, int64_t count);
+  // batches of epoch 0, `repeats` times over the same batches; the fastest pass is returned (a
+  // shared machine's noise only ever slows a pass down). No validation, logging or checkpoints.
+  UpdateTiming time_updates(int64_t warmup, int64_t count, int64_t repeats = 1);
   const Tokenizers& tokenizers() const { return tokenizers_; }
 
   TrainerHooks hooks;

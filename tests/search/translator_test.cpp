@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <ATen/autocast_mode.h>
+
 #include <filesystem>
 
 #include "core/train/runtime.h"
@@ -30,6 +32,23 @@ TEST(Translator, KeepsOrderAndGivesEmptyLinesEmptyTranslations) {
     EXPECT_EQ(alone[0].texts, translations[i].texts) << "line " << i;
     EXPECT_FALSE(translations[i].nbest.empty());
   }
+}
+
+TEST(Translator, Bf16DecodingStaysInsideTheTranslatorAndKeepsLineCounts) {
+  testing::TinyRun run("transformer");
+  TrainedModel trained = load_trained_model(run.save_untrained_checkpoint(), torch::kCPU);
+  std::vector<std::string> lines{"alpha bravo", "", "charlie delta echo"};
+  TranslatorOptions options;
+  Translator float32(*trained.model, trained.tokenizers, options, torch::kCPU);
+  auto before = float32.translate(lines);
+  options.bf16 = true;
+  auto bf16 = Translator(*trained.model, trained.tokenizers, options, torch::kCPU).translate(lines);
+  ASSERT_EQ(bf16.size(), lines.size());
+  EXPECT_TRUE(bf16[1].nbest.empty());
+  EXPECT_FALSE(bf16[0].nbest.empty());
+  EXPECT_FALSE(at::autocast::is_cpu_enabled());
+  auto after = float32.translate(lines);
+  for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(before[i].texts, after[i].texts) << "line " << i;
 }
 
 TEST(Translator, TruncatesOverlongLinesInsteadOfFailing) {

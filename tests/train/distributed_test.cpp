@@ -47,13 +47,19 @@ TEST(Distributed, TwoRanksStayIdenticalAndMatchOneProcessOnTheUnionOfTheirBatche
                                         "training.max_tokens=200"};
   testing::TinyRun distributed("transformer", common);
   const int port = free_port();
-  auto args = train_args(distributed, {"training.check_replicas=true"});
+  auto args = train_args(distributed, {"training.check_replicas=true", "training.log_every=2"});
   testing::Subprocess rank0(args, "", distributed.path("r0.out"), distributed.path("r0.err"),
                             rank_environment(0, 2, port));
   testing::Subprocess rank1(args, "", distributed.path("r1.out"), distributed.path("r1.err"),
                             rank_environment(1, 2, port));
   ASSERT_EQ(rank0.wait(), 0) << testing::read_text(distributed.path("r0.err"));
   ASSERT_EQ(rank1.wait(), 0) << testing::read_text(distributed.path("r1.err"));
+  // Rank 0 alone writes the metrics, which carry the all-reduce time per update.
+  EXPECT_NE(testing::read_text(distributed.config().run_dir() + "/metrics.jsonl").find("all_reduce_ms_per_update"),
+            std::string::npos);
+  EXPECT_NE((testing::read_text(distributed.path("r0.err")) + testing::read_text(distributed.path("r0.out")))
+                .find("ms/update"),
+            std::string::npos);
 
   // One process, two batches per update: the union of what the two ranks saw.
   testing::TinyRun single("transformer", common);

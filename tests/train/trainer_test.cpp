@@ -135,6 +135,21 @@ TEST(Trainer, ConfigProblemsAreFoundBeforeTraining) {
   }
 }
 
+TEST(Trainer, TimedUpdatesReportTheFastestPassOverTheSameBatches) {
+  testing::TinyRun run("transformer", {"training.valid_bleu=false", "training.best_metric=loss",
+                                       "training.update_freq=2", "training.max_tokens=100"});
+  std::ostringstream log;
+  Trainer trainer(run.config(), false, log);
+  UpdateTiming timing = trainer.time_updates(/*warmup=*/1, /*count=*/3, /*repeats=*/2);
+  EXPECT_EQ(timing.updates, 3);
+  EXPECT_EQ(timing.shapes.size(), 6u);  // two batches per update, one pass's worth
+  EXPECT_GT(timing.seconds, 0.0);
+  int64_t tgt = 0;
+  for (const auto& shape : timing.shapes) tgt += shape.tgt_tokens;
+  EXPECT_EQ(timing.tgt_tokens, tgt);
+  EXPECT_FALSE(fs::exists(run.config().run_dir() + "/checkpoints/checkpoint_last.pt"));
+}
+
 TEST(Trainer, RefusesToOverwriteARunWithoutResume) {
   testing::TinyRun run("transformer", {"training.max_steps=2", "training.valid_bleu=false",
                                        "training.best_metric=loss"});
