@@ -23,11 +23,11 @@ out="runs/bench_distributed"
 rm -rf "$out"
 mkdir -p "$out"
 
-# Mean of a "| <number> <unit>" field over the log's train lines, skipping the first one.
+# Mean of a "<number> <unit>" field over the log's train lines, skipping the first one.
 field_mean() {
   local log="$1" unit="$2"
   grep '^train |' "$log" | sed -n '2,$p' |
-    sed -nE "s/.*\| ([0-9.]+) ${unit}.*/\1/p" |
+    sed -nE "s#.* ([0-9.]+) ${unit} .*#\1#p" |
     awk '{ s += $1; n++ } END { if (n) printf "%.1f", s / n; else print "nan" }'
 }
 
@@ -38,7 +38,8 @@ for procs in 1 2; do
     scripts/launch.sh "$procs" build/bin/nmtzoo-train --config "$config" \
     --set "training.output_dir=$out/run$procs" --set "training.max_steps=$steps" \
     --set training.log_every=20 --set training.valid_every=0 --set training.valid_bleu=false \
-    --set training.max_time=0 > "$log" 2>&1
+    --set training.best_metric=loss \
+    --set training.max_time=0 > "$log" 2>&1 || { tail -5 "$log" >&2; exit 1; }
   tokens[$procs]="$(field_mean "$log" "tok/s")"
   reduce[$procs]="$(field_mean "$log" "ms/update" | sed 's/^nan$/-/')"
 done

@@ -55,7 +55,7 @@ for model in $models; do
       -m bleu chrf -w 2 --json > "$report/$model.$test.scores.json"
     echo "$model $test: $("$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$model.$test.hyp" -m bleu chrf -w 2 | tr '\n' ' ')"
   done
-  gzip -dc "data/multi30k/test_2016_flickr.$src.gz" | head -3 > "$report/attention/sources.txt"
+  gzip -dc "data/multi30k/test_2016_flickr.$src.gz" | sed -n 1,3p > "$report/attention/sources.txt"
   "$bin/nmtzoo-translate" -c "$run/averaged.pt" -i "$report/attention/sources.txt" --beam 5 \
     --attention-svg "$report/attention/$model" --attention-count 3 >/dev/null 2>&1
   run_args+=(--run "$model=$run")
