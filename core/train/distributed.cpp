@@ -4,6 +4,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/torch.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <fmt/format.h>
 
@@ -167,6 +168,9 @@ std::shared_ptr<Communicator> Communicator::from_environment(std::chrono::millis
     throw std::runtime_error(fmt::format("RANK ({}) must be in [0, WORLD_SIZE = {})", rank, world_size));
   }
   const int port = env_int("MASTER_PORT");
+  // A peer that dies mid-transfer must surface as Gloo's exception (and our error message), not
+  // as a SIGPIPE that kills this rank silently when it writes to the closed socket.
+  std::signal(SIGPIPE, SIG_IGN);
   return std::make_shared<GlooCommunicator>(rank, world_size, required_env("MASTER_ADDR"), port,
                                             timeout);
 }
