@@ -73,6 +73,15 @@ struct Options {
   bool bf16_decoding = false;
 };
 
+// A Chrome trace of everything LibTorch runs until the returned object is destroyed; none
+// without --trace.
+std::unique_ptr<torch::autograd::profiler::RecordProfile> start_trace(const Options& cli,
+                                                                      const std::string& file) {
+  if (cli.trace_dir.empty()) return nullptr;
+  fs::create_directories(cli.trace_dir);
+  return std::make_unique<torch::autograd::profiler::RecordProfile>(cli.trace_dir + "/" + file);
+}
+
 nlohmann::json bench_training(const Options& cli, double& ceiling) {
   register_builtin_models();
   RunConfig config = load_config(cli.config, cli.overrides);
@@ -88,11 +97,7 @@ nlohmann::json bench_training(const Options& cli, double& ceiling) {
   for (const auto& p : trainer.model().parameters()) parameters += p.numel();
   UpdateTiming timing;
   {
-    std::unique_ptr<torch::autograd::profiler::RecordProfile> trace;
-    if (!cli.trace_dir.empty()) {
-      fs::create_directories(cli.trace_dir);
-      trace = std::make_unique<torch::autograd::profiler::RecordProfile>(cli.trace_dir + "/train.json");
-    }
+    auto trace = start_trace(cli, "train.json");
     timing = trainer.time_updates(cli.warmup, cli.steps, cli.repeats);
   }
   // This machine's speed drifts (shared host): the ceiling is the best of before and after.
@@ -180,13 +185,9 @@ nlohmann::json bench_decoding(const Options& cli) {
     options.search.use_cache = mode.cache;
     options.batch_tokens = mode.batch_tokens;
     Translator translator(*trained.model, trained.tokenizers, options, torch::kCPU);
-    std::unique_ptr<torch::autograd::profiler::RecordProfile> trace;
-    if (!cli.trace_dir.empty()) {
-      fs::create_directories(cli.trace_dir);
-      trace = std::make_unique<torch::autograd::profiler::RecordProfile>(
-          fmt::format("{}/decode_beam{}_{}_batch{}.json", cli.trace_dir, mode.beam,
-                      mode.cache ? "cached" : "uncached", mode.batch_tokens));
-    }
+    auto trace = start_trace(cli, fmt::format("decode_beam{}_{}{}_batch{}.json", mode.beam,
+                                              mode.cache ? "cached" : "uncached",
+                                              mode.bf16 ? "_bf16" : "", mode.batch_tokens));
     auto start = Clock::now();
     auto translations = translator.translate(sources);
     const double seconds = seconds_since(start);

@@ -35,13 +35,13 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& s
   const bool greedy = options_.search.beam == 1 && options_.search.nbest == 1;
   const int64_t budget = std::max<int64_t>(1, options_.batch_tokens / (greedy ? 1 : options_.search.beam));
   model_.eval();
+  CpuAutocast autocast(options_.bf16 && device_.is_cpu());
   for (const auto& batch : make_batches(lengths, BatchingOptions{budget, 0, false})) {
     std::vector<const std::vector<int32_t>*> rows;
     for (int64_t j : batch) rows.push_back(&sources[to_translate[j]]);
     at::Tensor src_tokens = pad_sequences(rows, /*add_bos=*/false, /*add_eos=*/true).to(device_);
     at::Tensor src_pad_mask = src_tokens.eq(kPadId);
     std::vector<std::vector<Hypothesis>> nbest;
-    CpuAutocast autocast(options_.bf16 && device_.is_cpu());
     if (greedy) {
       for (auto& hypothesis : greedy_search(model_, src_tokens, src_pad_mask, options_.search)) {
         nbest.push_back({std::move(hypothesis)});
