@@ -29,7 +29,7 @@ score last "$run/checkpoints/checkpoint_last.pt" 1 none 0
 score last "$run/checkpoints/checkpoint_last.pt" 5 avg 1.0
 score averaged "$run/averaged.pt" 1 none 0
 score averaged "$run/averaged.pt" 5 none 0
-for alpha in 0.6 1.0 1.4; do score averaged "$run/averaged.pt" 5 avg "$alpha"; done
+for alpha in 0.6 1.0 1.4 1.8; do score averaged "$run/averaged.pt" 5 avg "$alpha"; done
 score averaged "$run/averaged.pt" 5 wu 1.0
 
 # Best averaged beam-5 row; ties keep the earlier (simpler) setting.
