@@ -93,8 +93,7 @@ nlohmann::json bench_training(const Options& cli, double& ceiling) {
   check_config(config);
   std::ostringstream log;
   Trainer trainer(config, false, log);
-  int64_t parameters = 0;
-  for (const auto& p : trainer.model().parameters()) parameters += p.numel();
+  const int64_t parameters = count_parameters(trainer.model());
   UpdateTiming timing;
   {
     auto trace = start_trace(cli, "train.json");

@@ -1,6 +1,7 @@
 // nmtzoo-train: trains a model as a YAML config describes.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <iostream>
 
@@ -9,6 +10,7 @@
 #include "core/io/text_file.h"
 #include "core/train/distributed.h"
 #include "core/train/trainer.h"
+#include "models/encoder_decoder.h"
 #include "models/registry.h"
 
 namespace {
@@ -35,16 +37,22 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
       config.training.best_metric == SelectionMetric::kBleu ? "BLEU" : "loss", p.best_score,
       p.best_step, trainer.checkpoint_dir());
   if (!result.interrupted) {
-    // Marks the run finished (scripts/compare.sh reuses finished runs).
-    write_file_atomically(config.run_dir() + "/training_summary.json", [&](std::ostream& out) {
-      out << fmt::format("{{\"stop_reason\": \"{}\", \"updates\": {}, \"epochs\": {}, "
-                         "\"wall_seconds\": {:.1f}, \"train_seconds\": {:.1f}, "
-                         "\"target_tokens_per_second\": {:.1f}, \"best_score\": {:.4f}, "
-                         "\"best_step\": {}}}\n",
-                         result.stop_reason, p.step, p.epoch, p.wall_seconds, p.train_seconds,
-                         static_cast<double>(p.tokens_seen) / std::max(1e-9, p.train_seconds),
-                         p.best_score, p.best_step);
-    });
+    // Marks the run finished (scripts/compare.sh reuses finished runs; nmtzoo-report reads it).
+    const nlohmann::json summary = {
+        {"arch", config.model.arch},
+        {"parameters", count_parameters(trainer.model())},
+        {"stop_reason", result.stop_reason},
+        {"updates", p.step},
+        {"epochs", p.epoch},
+        {"wall_seconds", p.wall_seconds},
+        {"train_seconds", p.train_seconds},
+        {"target_tokens", p.tokens_seen},
+        {"target_tokens_per_second", static_cast<double>(p.tokens_seen) / std::max(1e-9, p.train_seconds)},
+        {"best_metric", config.training.best_metric == SelectionMetric::kBleu ? "bleu" : "loss"},
+        {"best_score", p.best_score},
+        {"best_step", p.best_step}};
+    write_file_atomically(config.run_dir() + "/training_summary.json",
+                          [&](std::ostream& out) { out << summary.dump(2) << "\n"; });
   }
   if (result.interrupted) {
     std::string sets;

@@ -12,6 +12,12 @@ void select_rows(Tensor& tensor, const Tensor& rows) {
 
 }  // namespace
 
+int64_t count_parameters(const torch::nn::Module& module) {
+  int64_t count = 0;
+  for (const auto& parameter : module.parameters()) count += parameter.numel();
+  return count;
+}
+
 void DecoderState::reorder(const Tensor& rows, bool source_rows_changed) {
   for (auto& tensor : cache) select_rows(tensor, rows);
   select_rows(attention, rows);

@@ -35,6 +35,9 @@ struct DecoderState {
   void repeat_rows(int64_t times);
 };
 
+// Number of scalar weights in `module` and its children.
+int64_t count_parameters(const torch::nn::Module& module);
+
 class EncoderDecoder : public torch::nn::Module {
  public:
   // src_tokens (B, S) ids; src_pad_mask (B, S) bool, true = padding.

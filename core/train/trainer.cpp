@@ -203,8 +203,7 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
   }
   if (is_main()) save_config(config_, config_.run_dir() + "/config.yaml");
 
-  int64_t parameters = 0;
-  for (const auto& p : model_->parameters()) parameters += p.numel();
+  const int64_t parameters = count_parameters(*model_);
   log_ << fmt::format(
       "model {} ({}): {:.2f}M parameters | {} on {} with {} threads{} | train: {} | valid: {} "
       "pairs\n",

@@ -232,6 +232,29 @@ TEST(TrainApp, SigtermFinishesTheStepSavesAndExitsZero) {
   auto info = read_checkpoint_info(dir + "/checkpoints/checkpoint_last.pt");
   EXPECT_NE(err.find("interrupted at step " + std::to_string(info.progress.step)), std::string::npos)
       << err;
+  // The summary marks a finished run (scripts/compare.sh reuses those): none when interrupted.
+  EXPECT_FALSE(fs::exists(dir + "/training_summary.json"));
+}
+
+TEST(TrainApp, AFinishedRunWritesTheSummaryReportsAreBuiltFrom) {
+  testing::TinyRun run("rnn_luong", {});
+  const std::string dir = run.config().training.output_dir;
+  ASSERT_EQ(testing::run({testing::bin("nmtzoo-train"), "--config", run.config_path(), "--set",
+                          "training.max_steps=3", "--set", "training.valid_every=2"},
+                         "", run.path("out.txt"), run.path("err.txt")),
+            0)
+      << testing::read_text(run.path("err.txt"));
+  std::ifstream in(dir + "/training_summary.json");
+  const auto summary = nlohmann::json::parse(in);
+  TrainedModel trained = load_trained_model(dir + "/checkpoints/checkpoint_last.pt", torch::kCPU);
+  EXPECT_EQ(summary.at("arch"), "rnn_luong");
+  EXPECT_EQ(summary.at("parameters").get<int64_t>(), count_parameters(*trained.model));
+  EXPECT_EQ(summary.at("updates").get<int64_t>(), 3);
+  EXPECT_GT(summary.at("target_tokens").get<int64_t>(), 0);
+  EXPECT_GT(summary.at("target_tokens_per_second").get<double>(), 0);
+  EXPECT_GT(summary.at("wall_seconds").get<double>(), 0);
+  EXPECT_GE(summary.at("best_step").get<int64_t>(), 2);  // validated at steps 2 and 3
+  EXPECT_LE(summary.at("best_step").get<int64_t>(), 3);
 }
 
 }  // namespace
