@@ -1,11 +1,15 @@
-// nmtzoo-report: gathers finished runs and their test scores into a comparison report: a
-// Markdown table, a CSV, and learning curves of every run on shared axes.
+// nmtzoo-report: gathers the results of finished models into a comparison report: a Markdown
+// table, a CSV, learning curves of every model on shared axes and BLEU by source length.
+//
+// It reads only the files scripts/compare.sh keeps in the report folder, one folder per model
+// (<out>/<model>/training_summary.json, metrics.jsonl, <test>.hyp, <test>.scores.json,
+// <test>.speed.json), never checkpoints: those files are committed, so a report can be rebuilt
+// and a model added to it without the other models' run folders.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
 
-#include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -16,22 +20,20 @@
 #include "core/io/text_file.h"
 #include "core/metrics/bleu.h"
 #include "core/plot/svg.h"
-#include "core/train/checkpoint.h"
-#include "core/train/runtime.h"
-#include "models/encoder_decoder.h"
 
 namespace {
 
 using namespace nmtzoo;
-namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct Run {
+struct ModelResults {
   std::string name;
-  std::string dir;
+  std::string arch;
   int64_t parameters = 0;
-  TrainingProgress progress;
-  std::map<std::string, double> bleu;    // by test set
+  int64_t updates = 0;
+  double wall_minutes = 0;
+  double target_tokens_per_second = 0;
+  std::map<std::string, double> bleu;  // by test set
   std::map<std::string, double> chrf;
   std::map<std::string, double> sentences_per_second;
   PlotSeries valid_bleu;
@@ -41,42 +43,68 @@ struct Run {
 json read_json(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read '" + path + "'");
-  return json::parse(in);
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw std::runtime_error(path + ": not valid JSON (" + e.what() + ")");
+  }
 }
 
-Run load_run(const std::string& name, const std::string& dir, const std::string& scores_dir,
-             const std::vector<std::string>& tests) {
-  Run run;
-  run.name = name;
-  run.dir = dir;
-  const std::string checkpoint = dir + "/averaged.pt";
-  TrainedModel trained = load_trained_model(fs::exists(checkpoint) ? checkpoint
-                                                                   : dir + "/checkpoints/checkpoint_last.pt",
-                                            torch::kCPU);
-  for (const auto& p : trained.model->parameters()) run.parameters += p.numel();
-  run.progress = read_checkpoint_info(dir + "/checkpoints/checkpoint_last.pt").progress;
+// record[key], or an error naming the file and the missing key.
+template <typename T>
+T get(const json& record, const std::string& key, const std::string& where) {
+  if (!record.is_object() || !record.contains(key)) {
+    throw std::runtime_error(where + ": missing key '" + key + "'");
+  }
+  try {
+    return record.at(key).get<T>();
+  } catch (const json::exception&) {
+    throw std::runtime_error(where + ": key '" + key + "' has the wrong type");
+  }
+}
+
+ModelResults load_model(const std::string& out, const std::string& name,
+                        const std::vector<std::string>& tests) {
+  const std::string dir = out + "/" + name;
+  ModelResults model;
+  model.name = name;
+  const std::string summary_path = dir + "/training_summary.json";
+  const json summary = read_json(summary_path);
+  model.arch = get<std::string>(summary, "arch", summary_path);
+  model.parameters = get<int64_t>(summary, "parameters", summary_path);
+  model.updates = get<int64_t>(summary, "updates", summary_path);
+  model.wall_minutes = get<double>(summary, "wall_seconds", summary_path) / 60;
+  model.target_tokens_per_second = get<double>(summary, "target_tokens_per_second", summary_path);
   for (const auto& test : tests) {
-    for (const auto& score : read_json(fmt::format("{}/{}.{}.scores.json", scores_dir, name, test))) {
-      std::string metric = score["name"];
-      (metric == "BLEU" ? run.bleu : run.chrf)[test] = score["score"].get<double>();
+    const std::string scores_path = fmt::format("{}/{}.scores.json", dir, test);
+    for (const auto& score : read_json(scores_path)) {
+      const auto metric = get<std::string>(score, "name", scores_path);
+      (metric == "BLEU" ? model.bleu : model.chrf)[test] = get<double>(score, "score", scores_path);
     }
-    json speed = read_json(fmt::format("{}/{}.{}.speed.json", scores_dir, name, test));
-    run.sentences_per_second[test] = speed["sentences_per_second"];
+    if (!model.bleu.count(test) || !model.chrf.count(test)) {
+      throw std::runtime_error(scores_path + ": needs a BLEU and a chrF score");
+    }
+    const std::string speed_path = fmt::format("{}/{}.speed.json", dir, test);
+    model.sentences_per_second[test] = get<double>(read_json(speed_path), "sentences_per_second", speed_path);
   }
-  run.valid_bleu.name = name;
-  run.train_loss.name = name;
-  for (const auto& line : read_lines(dir + "/metrics.jsonl")) {
-    auto record = json::parse(line, nullptr, false);
-    if (record.is_discarded()) continue;
-    if (record["type"] == "valid" && record.contains("bleu")) {
-      run.valid_bleu.x.push_back(record["wall_seconds"].get<double>() / 60.0);
-      run.valid_bleu.y.push_back(record["bleu"]);
-    } else if (record["type"] == "train") {
-      run.train_loss.x.push_back(record["step"].get<double>());
-      run.train_loss.y.push_back(record["loss"]);
+  model.valid_bleu.name = name;
+  model.train_loss.name = name;
+  const std::string metrics_path = dir + "/metrics.jsonl";
+  const auto lines = read_lines(metrics_path);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string where = fmt::format("{}:{}", metrics_path, i + 1);
+    const auto record = json::parse(lines[i], nullptr, false);
+    if (record.is_discarded()) throw std::runtime_error(where + ": not valid JSON");
+    const auto type = get<std::string>(record, "type", where);
+    if (type == "valid" && record.contains("bleu")) {
+      model.valid_bleu.x.push_back(get<double>(record, "wall_seconds", where) / 60.0);
+      model.valid_bleu.y.push_back(get<double>(record, "bleu", where));
+    } else if (type == "train") {
+      model.train_loss.x.push_back(get<double>(record, "step", where));
+      model.train_loss.y.push_back(get<double>(record, "loss", where));
     }
   }
-  return run;
+  return model;
 }
 
 // Source-length buckets of width 5 words, the last one open: "1-5", "6-10", ..., "31+".
@@ -90,15 +118,17 @@ std::string bucket_label(int bucket) {
 
 // BLEU of each model per source-length bucket over all test sets pooled, as in Figure 2 of
 // Bahdanau et al. (2015). Returns the Markdown table; writes bleu_by_length.svg.
-std::string bleu_by_length(const std::vector<Run>& runs, const std::vector<std::string>& tests,
+std::string bleu_by_length(const std::vector<ModelResults>& models, const std::vector<std::string>& tests,
                            const std::string& out, const std::string& data_dir,
                            const std::string& src, const std::string& tgt) {
   std::vector<std::vector<std::string>> bucket_sources(kBuckets);
   std::vector<int64_t> bucket_of;  // per pooled sentence
   std::vector<std::string> references;
+  std::map<std::string, size_t> test_sizes;
   for (const auto& test : tests) {
     ParallelText text = read_parallel(fmt::format("{}/{}.{}.gz", data_dir, test, src),
                                       fmt::format("{}/{}.{}.gz", data_dir, test, tgt));
+    test_sizes[test] = text.size();
     for (size_t i = 0; i < text.size(); ++i) {
       std::istringstream words(text.src[i]);
       int count = 0;
@@ -117,14 +147,16 @@ std::string bleu_by_length(const std::vector<Run>& runs, const std::vector<std::
   }
   table += "\n" + rule + "\n";
   std::vector<PlotSeries> curves;
-  for (const auto& r : runs) {
+  for (const auto& r : models) {
     std::vector<std::string> hypotheses;
     for (const auto& test : tests) {
-      auto lines = read_lines(fmt::format("{}/{}.{}.hyp", out, r.name, test));
+      const std::string path = fmt::format("{}/{}/{}.hyp", out, r.name, test);
+      auto lines = read_lines(path);
+      if (lines.size() != test_sizes.at(test)) {
+        throw std::runtime_error(fmt::format("{} has {} lines, the test set {} has {}", path,
+                                             lines.size(), test, test_sizes.at(test)));
+      }
       hypotheses.insert(hypotheses.end(), lines.begin(), lines.end());
-    }
-    if (hypotheses.size() != references.size()) {
-      throw std::runtime_error("hypotheses of " + r.name + " do not match the test sets' sizes");
     }
     PlotSeries curve{r.name, {}, {}};
     table += "| " + r.name + " |";
@@ -152,18 +184,14 @@ std::string bleu_by_length(const std::vector<Run>& runs, const std::vector<std::
   return table;
 }
 
-int run(const std::string& out, const std::vector<std::string>& run_specs,
+int run(const std::string& out, const std::vector<std::string>& names,
         const std::vector<std::string>& tests, const std::string& title,
         const std::string& data_dir, const std::string& src, const std::string& tgt) {
-  std::vector<Run> runs;
-  for (const auto& spec : run_specs) {
-    auto equals = spec.find('=');
-    if (equals == std::string::npos) throw std::runtime_error("--run takes NAME=RUN_DIR, got '" + spec + "'");
-    runs.push_back(load_run(spec.substr(0, equals), spec.substr(equals + 1), out, tests));
-  }
-  std::string header = "| model | parameters | training time | training tokens/s |";
-  std::string rule = "|---|---:|---:|---:|";
-  std::string csv = "model,parameters,train_minutes,train_tgt_tokens_per_second,updates";
+  std::vector<ModelResults> models;
+  for (const auto& name : names) models.push_back(load_model(out, name, tests));
+  std::string header = "| model | arch | parameters | updates | training time | training tokens/s |";
+  std::string rule = "|---|---|---:|---:|---:|---:|";
+  std::string csv = "model,arch,parameters,updates,train_minutes,train_tgt_tokens_per_second";
   for (const auto& test : tests) {
     header += fmt::format(" {} BLEU | {} chrF2 | {} sent/s |", test, test, test);
     rule += "---:|---:|---:|";
@@ -171,27 +199,25 @@ int run(const std::string& out, const std::vector<std::string>& run_specs,
   }
   std::string table = header + "\n" + rule + "\n";
   csv += "\n";
-  for (const auto& r : runs) {
-    const double tokens_per_second =
-        static_cast<double>(r.progress.tokens_seen) / std::max(1e-9, r.progress.train_seconds);
-    table += fmt::format("| {} | {:.2f}M | {:.1f} min | {:.0f} |", r.name,
-                         static_cast<double>(r.parameters) / 1e6, r.progress.wall_seconds / 60,
-                         tokens_per_second);
-    csv += fmt::format("{},{},{:.2f},{:.0f},{}", r.name, r.parameters, r.progress.wall_seconds / 60,
-                       tokens_per_second, r.progress.step);
+  for (const auto& m : models) {
+    table += fmt::format("| {} | {} | {:.2f}M | {} | {:.1f} min | {:.0f} |", m.name, m.arch,
+                         static_cast<double>(m.parameters) / 1e6, m.updates, m.wall_minutes,
+                         m.target_tokens_per_second);
+    csv += fmt::format("{},{},{},{},{:.2f},{:.0f}", m.name, m.arch, m.parameters, m.updates,
+                       m.wall_minutes, m.target_tokens_per_second);
     for (const auto& test : tests) {
-      table += fmt::format(" {:.2f} | {:.2f} | {:.1f} |", r.bleu.at(test), r.chrf.at(test),
-                           r.sentences_per_second.at(test));
-      csv += fmt::format(",{:.2f},{:.2f},{:.2f}", r.bleu.at(test), r.chrf.at(test),
-                         r.sentences_per_second.at(test));
+      table += fmt::format(" {:.2f} | {:.2f} | {:.1f} |", m.bleu.at(test), m.chrf.at(test),
+                           m.sentences_per_second.at(test));
+      csv += fmt::format(",{:.2f},{:.2f},{:.2f}", m.bleu.at(test), m.chrf.at(test),
+                         m.sentences_per_second.at(test));
     }
     table += "\n";
     csv += "\n";
   }
   std::vector<PlotSeries> bleu_curves, loss_curves;
-  for (const auto& r : runs) {
-    bleu_curves.push_back(r.valid_bleu);
-    loss_curves.push_back(r.train_loss);
+  for (const auto& m : models) {
+    bleu_curves.push_back(m.valid_bleu);
+    loss_curves.push_back(m.train_loss);
   }
   auto save = [&](const std::string& name, const std::string& text) {
     write_file_atomically(out + "/" + name, [&](std::ostream& stream) { stream << text; });
@@ -201,7 +227,7 @@ int run(const std::string& out, const std::vector<std::string>& run_specs,
   save("train_loss_vs_step.svg", line_chart_svg(loss_curves, "Training loss (label-smoothed)",
                                                 "update step", "loss per target token"));
   save("results.csv", csv);
-  const std::string by_length = bleu_by_length(runs, tests, out, data_dir, src, tgt);
+  const std::string by_length = bleu_by_length(models, tests, out, data_dir, src, tgt);
   std::string markdown = "# " + title + "\n\n" + table +
                          "\nBLEU and chrF2: nmtzoo-evaluate (sacreBLEU 2.3.1 definitions, cased, 13a), "
                          "averaged checkpoints, beam 5. Training time is wall-clock, validation "
@@ -217,22 +243,22 @@ int run(const std::string& out, const std::vector<std::string>& run_specs,
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Write a comparison report (Markdown, CSV, SVG) for finished runs whose test scores "
-               "scripts/compare.sh put into the output folder."};
+  CLI::App app{"Write a comparison report (Markdown, CSV, SVG) of finished models from the files "
+               "scripts/compare.sh keeps in the report folder, one folder per model."};
   std::string out;
-  std::vector<std::string> runs;
+  std::vector<std::string> models;
   std::vector<std::string> tests;
   std::string title = "Comparison";
   std::string data_dir = "data/multi30k";
   std::string src = "de";
   std::string tgt = "en";
-  app.add_option("-o,--out", out, "report folder (holds <name>.<test>.scores.json)")->required();
-  app.add_option("--run", runs, "NAME=RUN_DIR, once per model")->required();
+  app.add_option("-o,--out", out, "report folder (holds <model>/training_summary.json, ...)")->required();
+  app.add_option("--models", models, "model names, one folder each in the report folder")->required();
   app.add_option("--tests", tests, "test split names")->required();
   app.add_option("--title", title, "report title");
   app.add_option("--data", data_dir, "folder of the test sets")->capture_default_str();
   app.add_option("--src", src, "source language")->capture_default_str();
   app.add_option("--tgt", tgt, "target language")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
-  return nmtzoo::run_app([&] { return run(out, runs, tests, title, data_dir, src, tgt); });
+  return nmtzoo::run_app([&] { return run(out, models, tests, title, data_dir, src, tgt); });
 }

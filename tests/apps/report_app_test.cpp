@@ -1,0 +1,123 @@
+// nmtzoo-report as scripts/compare.sh runs it: everything comes from the per-model folders.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/support/subprocess.h"
+#include "tests/support/test_support.h"
+
+namespace nmtzoo {
+namespace {
+
+// Source lengths 4, 7 and 12 words: buckets "1-5", "6-10" and "11-15".
+constexpr char kSources[] =
+    "ein Hund läuft schnell\n"
+    "zwei Männer stehen vor einem roten Auto\n"
+    "eine Frau mit einem Hut sitzt auf einer Bank in einem Park\n";
+constexpr char kReferences[] =
+    "a dog runs fast\n"
+    "two men stand in front of a red car\n"
+    "a woman with a hat sits on a bench in a park\n";
+
+class ReportApp : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::filesystem::create_directories(dir_.path("data"));
+    testing::write_gzip(dir_.path("data/test.de.gz"), kSources);
+    testing::write_gzip(dir_.path("data/test.en.gz"), kReferences);
+  }
+
+  // A complete model folder, as scripts/compare.sh leaves it.
+  void add_model(const std::string& name, const std::string& hypotheses, double bleu) {
+    const std::string dir = dir_.path("report/" + name);
+    std::filesystem::create_directories(dir);
+    testing::write_text(dir + "/training_summary.json",
+                        R"({"arch": "rnn_luong", "parameters": 7170000, "updates": 2400,
+                            "wall_seconds": 3600.0, "target_tokens_per_second": 2100.4})");
+    testing::write_text(dir + "/metrics.jsonl",
+                        "{\"type\": \"train\", \"step\": 100, \"loss\": 5.5}\n"
+                        "{\"type\": \"valid\", \"step\": 500, \"wall_seconds\": 300.0, \"bleu\": 20.0}\n"
+                        "{\"type\": \"train\", \"step\": 600, \"loss\": 3.5}\n");
+    testing::write_text(dir + "/test.hyp", hypotheses);
+    testing::write_text(dir + "/test.scores.json",
+                        "[{\"name\": \"BLEU\", \"score\": " + std::to_string(bleu) +
+                            "}, {\"name\": \"chrF2\", \"score\": 61.5}]");
+    testing::write_text(dir + "/test.speed.json", R"({"sentences_per_second": 120.5})");
+  }
+
+  int report(const std::vector<std::string>& models) {
+    std::vector<std::string> command{testing::bin("nmtzoo-report"), "--out", dir_.path("report"),
+                                     "--tests", "test", "--data", dir_.path("data"), "--models"};
+    command.insert(command.end(), models.begin(), models.end());
+    return testing::run(command, "", dir_.path("out.txt"), dir_.path("err.txt"));
+  }
+  std::string file(const std::string& name) const { return testing::read_text(dir_.path(name)); }
+  std::string err() const { return file("err.txt"); }
+
+  testing::TempDir dir_;
+};
+
+TEST_F(ReportApp, TablesComeFromTheModelFoldersAndBleuByLengthFromTheHypotheses) {
+  add_model("perfect", kReferences, 100.0);
+  add_model("partial",
+            "a dog runs fast\n"
+            "completely different words here now\n"
+            "a woman with a hat sits on a bench in a park\n",
+            55.25);
+  ASSERT_EQ(report({"perfect", "partial"}), 0) << err();
+
+  EXPECT_EQ(file("report/results.csv"),
+            "model,arch,parameters,updates,train_minutes,train_tgt_tokens_per_second,test_bleu,"
+            "test_chrf2,test_sentences_per_second\n"
+            "perfect,rnn_luong,7170000,2400,60.00,2100,100.00,61.50,120.50\n"
+            "partial,rnn_luong,7170000,2400,60.00,2100,55.25,61.50,120.50\n");
+  const std::string markdown = file("report/results.md");
+  EXPECT_NE(markdown.find("| perfect | rnn_luong | 7.17M | 2400 | 60.0 min | 2100 | 100.00 | 61.50 | 120.5 |"),
+            std::string::npos)
+      << markdown;
+  // One sentence per bucket, each scored alone; empty buckets show "-".
+  EXPECT_NE(markdown.find("| source words | 1-5 (1 sent.) | 6-10 (1 sent.) | 11-15 (1 sent.) | "
+                          "16-20 (0 sent.) |"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| perfect | 100.00 | 100.00 | 100.00 | - | - | - | - |"), std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| partial | 100.00 | 0.00 | 100.00 | - | - | - | - |"), std::string::npos)
+      << markdown;
+  for (const char* plot : {"valid_bleu_vs_time.svg", "train_loss_vs_step.svg", "bleu_by_length.svg"}) {
+    EXPECT_NE(file(std::string("report/") + plot).find("<svg"), std::string::npos) << plot;
+  }
+}
+
+TEST_F(ReportApp, AMissingSummaryKeyNamesTheFileAndTheKey) {
+  add_model("luong", kReferences, 100.0);
+  testing::write_text(dir_.path("report/luong/training_summary.json"), R"({"arch": "rnn_luong"})");
+  EXPECT_EQ(report({"luong"}), 1);
+  EXPECT_NE(err().find("luong/training_summary.json: missing key 'parameters'"), std::string::npos)
+      << err();
+  EXPECT_FALSE(std::filesystem::exists(dir_.path("report/results.md")));
+}
+
+TEST_F(ReportApp, HypothesesOfTheWrongLengthAreAnErrorNamingTheFile) {
+  add_model("luong", "a dog runs fast\n", 100.0);
+  EXPECT_EQ(report({"luong"}), 1);
+  EXPECT_NE(err().find("luong/test.hyp has 1 lines, the test set test has 3"), std::string::npos)
+      << err();
+}
+
+TEST_F(ReportApp, ABrokenMetricsLineIsAnErrorNamingFileAndLine) {
+  add_model("luong", kReferences, 100.0);
+  testing::write_text(dir_.path("report/luong/metrics.jsonl"),
+                      "{\"type\": \"train\", \"step\": 100, \"loss\": 5.5}\n{\"type\": \"tra\n");
+  EXPECT_EQ(report({"luong"}), 1);
+  EXPECT_NE(err().find("luong/metrics.jsonl:2: not valid JSON"), std::string::npos) << err();
+}
+
+TEST_F(ReportApp, AModelWithoutAFolderIsAnError) {
+  EXPECT_EQ(report({"absent"}), 1);
+  EXPECT_NE(err().find("cannot read"), std::string::npos) << err();
+  EXPECT_NE(err().find("absent/training_summary.json"), std::string::npos) << err();
+}
+
+}  // namespace
+}  // namespace nmtzoo
