@@ -128,9 +128,11 @@ TranslatorOptions translator_options(const Options& cli, const RunConfig& config
   return options;
 }
 
-void write_heatmap(const std::string& dir, int64_t line_number, const Translation& t,
+// Returns false when the model recorded no attention (e.g. rnn_encdec has none).
+bool write_heatmap(const std::string& dir, int64_t line_number, const Translation& t,
                    const Translator& translator, const Tokenizers& tokenizers) {
-  if (t.nbest.empty() || !t.nbest[0].attention.defined()) return;
+  if (t.nbest.empty()) return true;
+  if (!t.nbest[0].attention.defined()) return false;
   const Hypothesis& best = t.nbest[0];
   std::vector<std::string> target_pieces;
   for (int64_t id : best.tokens) target_pieces.push_back(tokenizers.tgt->piece(id));
@@ -154,6 +156,7 @@ void write_heatmap(const std::string& dir, int64_t line_number, const Translatio
     out << heatmap_svg(rows, t.source_pieces, target_pieces,
                        fmt::format("line {}: {} ({})", line_number, t.texts[0], which));
   });
+  return true;
 }
 
 void write_translations(std::ostream& out, const std::vector<Translation>& translations,
@@ -183,6 +186,7 @@ int run(const Options& cli) {
   int64_t line_number = 0;
   int64_t sentences = 0;
   int64_t output_tokens = 0;
+  bool warned_no_attention = false;
   auto start = std::chrono::steady_clock::now();
   auto process = [&](const std::vector<std::string>& lines, std::ostream& out) {
     auto translations = translator.translate(lines);
@@ -193,8 +197,12 @@ int run(const Options& cli) {
                                  "tokens were translated\n",
                                  number, translator.max_source_tokens());
       }
-      if (!cli.attention_dir.empty() && number <= cli.attention_count) {
-        write_heatmap(cli.attention_dir, number, translations[i], translator, trained.tokenizers);
+      if (!cli.attention_dir.empty() && number <= cli.attention_count && !warned_no_attention &&
+          !write_heatmap(cli.attention_dir, number, translations[i], translator, trained.tokenizers)) {
+        std::cerr << fmt::format("warning: model {} has no attention; --attention-svg writes no "
+                                 "heatmaps\n",
+                                 trained.config.model.arch);
+        warned_no_attention = true;
       }
       if (!translations[i].nbest.empty()) output_tokens += static_cast<int64_t>(translations[i].nbest[0].tokens.size()) + 1;
     }
