@@ -178,7 +178,7 @@ std::vector<Hypothesis> greedy_search(EncoderDecoder& model, const at::Tensor& s
     for (size_t r = 0; r < alive.size(); ++r) {
       Hypothesis& hypothesis = results[alive[r]];
       hypothesis.log_prob += value[static_cast<int64_t>(r)];
-      if (options.record_attention) {
+      if (options.record_attention && decoder.attention().defined()) {  // undefined: no attention
         attention[alive[r]].push_back(decoder.attention()[static_cast<int64_t>(r)].to(torch::kCPU));
       }
       if (index[static_cast<int64_t>(r)] == kEosId) {
@@ -200,8 +200,8 @@ std::vector<Hypothesis> greedy_search(EncoderDecoder& model, const at::Tensor& s
     }
     alive = std::move(next_alive);
   }
-  if (options.record_attention) {
-    for (int64_t b = 0; b < batch; ++b) results[b].attention = torch::stack(attention[b]);
+  for (int64_t b = 0; b < batch; ++b) {
+    if (!attention[b].empty()) results[b].attention = torch::stack(attention[b]);
   }
   return results;
 }
@@ -236,7 +236,7 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model, const at
     std::vector<int64_t> row_limits;
     for (int64_t s : alive) row_limits.insert(row_limits.end(), static_cast<size_t>(K), limits[s]);
     apply_constraints(log_probs, step, row_limits, options);
-    if (options.record_attention) {
+    if (options.record_attention && decoder.attention().defined()) {  // undefined: no attention
       at::Tensor now = decoder.attention().unsqueeze(1);
       history = history.defined() ? torch::cat({history, now}, 1) : now;
     }
@@ -270,7 +270,7 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model, const at
             hypothesis.score = penalized_score(value[b][j],
                                                static_cast<int64_t>(hypothesis.tokens.size()) + 1,
                                                options.length_penalty, options.alpha);
-            if (options.record_attention) hypothesis.attention = history[parent].to(torch::kCPU);
+            if (history.defined()) hypothesis.attention = history[parent].to(torch::kCPU);
             done.push_back(std::move(hypothesis));
           }
           continue;

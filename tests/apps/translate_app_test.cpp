@@ -94,5 +94,24 @@ TEST_F(TranslateApp, WritesAttentionHeatmaps) {
   EXPECT_FALSE(std::filesystem::exists(run_.path("plots/attention_0003.svg")));
 }
 
+TEST(TranslateAppWithoutAttention, HeatmapsAreSkippedWithAWarningAndEveryLineTranslated) {
+  testing::TinyRun run("rnn_encdec");
+  const std::string checkpoint = run.save_untrained_checkpoint();
+  testing::write_text(run.path("input.txt"), "alpha bravo\ncharlie\n");
+  for (const std::string beam : {"1", "3"}) {
+    ASSERT_EQ(testing::run({testing::bin("nmtzoo-translate"), "-c", checkpoint, "--threads", "1",
+                            "--beam", beam, "--attention-svg", run.path("plots")},
+                           run.path("input.txt"), run.path("stdout.txt"), run.path("stderr.txt")),
+              0)
+        << testing::read_text(run.path("stderr.txt"));
+    EXPECT_EQ(count_lines(testing::read_text(run.path("stdout.txt"))), 2u);
+    const std::string err = testing::read_text(run.path("stderr.txt"));
+    EXPECT_NE(err.find("model rnn_encdec has no attention; --attention-svg writes no heatmaps"),
+              std::string::npos)
+        << err;
+    EXPECT_FALSE(std::filesystem::exists(run.path("plots/attention_0001.svg")));
+  }
+}
+
 }  // namespace
 }  // namespace nmtzoo

@@ -211,6 +211,24 @@ TEST(BeamSearch, RecordedAttentionHasARowPerOutputToken) {
   EXPECT_FALSE(one_head[0][0].attention.equal(results[0][0].attention));
 }
 
+TEST(BeamSearch, RecordingAttentionOfAModelWithoutAttentionChangesNothing) {
+  auto model = tiny_model("rnn_encdec");
+  auto batch = random_batch({5, 3}, {1, 1}, 18);
+  for (int64_t beam : {1, 3}) {
+    SearchOptions options;
+    options.beam = beam;
+    const auto plain = beam_search(*model, batch.src_tokens, batch.src_pad_mask, options);
+    options.record_attention = true;
+    const auto recorded = beam_search(*model, batch.src_tokens, batch.src_pad_mask, options);
+    const auto greedy = greedy_search(*model, batch.src_tokens, batch.src_pad_mask, options);
+    for (size_t b = 0; b < plain.size(); ++b) {
+      EXPECT_EQ(recorded[b][0].tokens, plain[b][0].tokens) << "beam " << beam;
+      EXPECT_FALSE(recorded[b][0].attention.defined()) << "beam " << beam;
+      EXPECT_FALSE(greedy[b].attention.defined());
+    }
+  }
+}
+
 TEST(LengthPenalty, FollowsTheDefinitions) {
   EXPECT_DOUBLE_EQ(penalized_score(-6.0, 3, LengthPenalty::kNone, 1.0), -6.0);
   EXPECT_DOUBLE_EQ(penalized_score(-6.0, 3, LengthPenalty::kAverage, 1.0), -2.0);
