@@ -13,7 +13,7 @@ at::Tensor first_step(EncoderDecoder& model, const testing::TinyBatch& batch, De
 }
 
 TEST(RnnSeq2Seq, WithoutAttentionOnlyTheFinalEncoderStatesMatter) {
-  auto batch = testing::random_batch({6, 4}, {3, 3}, 9);
+  auto batch = testing::random_batch({6, 4}, {3, 3}, 9);  // the second sentence is padded
   torch::NoGradGuard no_grad;
   for (const std::string variant : {"rnn_encdec", "rnn_bahdanau"}) {
     auto model = testing::tiny_model(variant);
@@ -22,11 +22,33 @@ TEST(RnnSeq2Seq, WithoutAttentionOnlyTheFinalEncoderStatesMatter) {
     perturbed.memory = state.memory + torch::randn_like(state.memory);
     auto expected = first_step(*model, batch, state);
     auto actual = first_step(*model, batch, perturbed);
-    if (variant == "rnn_encdec") {
-      EXPECT_TRUE(actual.equal(expected)) << "the context is the final states only";
-    } else {
+    if (variant == "rnn_bahdanau") {
       EXPECT_FALSE(torch::allclose(actual, expected)) << "attention reads every annotation";
+      continue;
     }
+    EXPECT_TRUE(actual.equal(expected)) << "no annotation but the final ones is read";
+    // The context is [forward state after the last real word; backward state after the first
+    // word] (Cho et al. 2014's summary), taken before padding, for every sentence.
+    const int64_t n = dynamic_cast<RnnSeq2SeqImpl&>(*model).options.hidden_dim();
+    const at::Tensor context = state.source_cache.at(0);
+    for (int64_t b = 0; b < 2; ++b) {
+      const int64_t length = batch.src_pad_mask[b].logical_not().sum().item<int64_t>();
+      const at::Tensor final_annotations = torch::cat(
+          {state.memory[b][length - 1].narrow(0, 0, n), state.memory[b][0].narrow(0, n, n)});
+      EXPECT_TRUE(torch::allclose(context[b], final_annotations, 1e-6, 1e-6)) << "sentence " << b;
+    }
+    // ... and it drives the decoder at every step: these two states differ in the context only.
+    DecoderState reference = model->encode(batch.src_tokens, batch.src_pad_mask);
+    DecoderState other_context = model->encode(batch.src_tokens, batch.src_pad_mask);
+    other_context.source_cache[0] = context + torch::randn_like(context);
+    EXPECT_FALSE(torch::allclose(first_step(*model, batch, other_context),
+                                 first_step(*model, batch, reference)));
+    other_context.cache.clear();
+    for (const auto& tensor : reference.cache) {
+      other_context.cache.push_back(tensor.defined() ? tensor.clone() : tensor);
+    }
+    EXPECT_FALSE(torch::allclose(model->decode_step(batch.tgt_in.select(1, 1), other_context),
+                                 model->decode_step(batch.tgt_in.select(1, 1), reference)));
   }
 }
 
