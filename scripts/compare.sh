@@ -49,7 +49,7 @@ for model in $models; do
     [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && resume=(--resume)
     echo "== training $model ($config), log in $run.log"
     mkdir -p "$run"
-    "$bin/nmtzoo-train" --config "$config" "${resume[@]}" 2>&1 | tee -a "$run.log" | grep -E "^valid|reached|stopping" || true
+    "$bin/nmtzoo-train" --config "$config" "${resume[@]}" 2>&1 | tee -a "$run.log" | grep --line-buffered -E "^valid|reached|stopping" || true
     [[ -f "$run/training_summary.json" ]] || { echo "compare.sh: training $model did not finish" >&2; exit 1; }
   fi
   mkdir -p "$results"
