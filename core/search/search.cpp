@@ -173,13 +173,17 @@ std::vector<Hypothesis> greedy_search(EncoderDecoder& model, const at::Tensor& s
     at::Tensor cpu_indices = indices.to(torch::kCPU);
     auto value = cpu_values.accessor<double, 1>();
     auto index = cpu_indices.accessor<int64_t, 1>();
+    at::Tensor step_attention;  // stays undefined for a model without attention (rnn_encdec)
+    if (options.record_attention && decoder.attention().defined()) {
+      step_attention = decoder.attention().to(torch::kCPU);
+    }
     std::vector<int64_t> keep;
     std::vector<int64_t> next_alive;
     for (size_t r = 0; r < alive.size(); ++r) {
       Hypothesis& hypothesis = results[alive[r]];
       hypothesis.log_prob += value[static_cast<int64_t>(r)];
-      if (options.record_attention && decoder.attention().defined()) {  // undefined: no attention
-        attention[alive[r]].push_back(decoder.attention()[static_cast<int64_t>(r)].to(torch::kCPU));
+      if (step_attention.defined()) {
+        attention[alive[r]].push_back(step_attention[static_cast<int64_t>(r)]);
       }
       if (index[static_cast<int64_t>(r)] == kEosId) {
         hypothesis.score = penalized_score(hypothesis.log_prob,
