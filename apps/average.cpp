@@ -9,9 +9,11 @@
 #include <regex>
 
 #include "apps/common.h"
-#include "core/train/checkpoint.h"
-#include "core/train/runtime.h"
+#include "core/runtime/checkpoint.h"
+#include "core/runtime/runtime.h"
+#include "core/runtime/trained_model.h"
 #include "models/encoder_decoder.h"
+#include "models/registry.h"
 
 namespace {
 
@@ -81,5 +83,6 @@ int main(int argc, char** argv) {
   app.add_option("--last", last, "how many of the newest checkpoints in --dir")->capture_default_str();
   app.add_option("-o,--output", output, "the averaged checkpoint")->required();
   CLI11_PARSE(app, argc, argv);
+  nmtzoo::register_builtin_models();
   return nmtzoo::run_app([&] { return run(inputs, dir, last, output); });
 }

@@ -17,14 +17,17 @@
 #include "core/config/loader.h"
 #include "core/data/corpus.h"
 #include "core/io/text_file.h"
+#include "core/runtime/trained_model.h"
+#include "core/search/prefix_recomputing_model.h"
 #include "core/search/translator.h"
-#include "core/train/flops.h"
-#include "core/train/runtime.h"
-#include "core/train/trainer.h"
-#include "models/batched_matmul.h"
+#include "core/runtime/runtime.h"
+#include "core/train/engine.h"
+#include "core/train/training_data.h"
+#include "core/train/update_timing.h"
+#include "kernels/batched_matmul.h"
 #include "models/encoder_decoder.h"
 #include "models/registry.h"
-#include "models/weights.h"
+#include "core/runtime/weights.h"
 
 namespace {
 
@@ -92,19 +95,21 @@ nlohmann::json bench_training(const Options& cli, double& ceiling) {
   if (cli.threads > 0) config.training.threads = cli.threads;
   check_config(config);
   std::ostringstream log;
-  Trainer trainer(config, false, log);
-  const int64_t parameters = count_parameters(trainer.model());
+  configure_threads(config.training.threads);
+  TrainingData data = prepare_training_data(config, log);
+  TrainingEngine engine(config, data, resolve_device(config.training.device), nullptr, log);
+  const int64_t parameters = count_parameters(engine.model());
   UpdateTiming timing;
   {
     auto trace = start_trace(cli, "train.json");
-    timing = trainer.time_updates(cli.warmup, cli.steps, cli.repeats);
+    timing = time_updates(engine, data, config.training, cli.warmup, cli.steps, cli.repeats);
   }
   // This machine's speed drifts (shared host): the ceiling is the best of before and after.
   ceiling = std::max(ceiling, matmul_ceiling());
   const std::string arch = resolve_arch(config.model.arch);
   double flops = 0;
   for (const auto& shape : timing.shapes) {
-    flops += training_flops(config.model, arch, trainer.tokenizers().tgt->vocab_size(), shape);
+    flops += training_flops(config.model, data.tokenizers.tgt->vocab_size(), shape);
   }
   const double gflops = flops / timing.seconds / 1e9;
   nlohmann::json result{
@@ -175,15 +180,16 @@ nlohmann::json bench_decoding(const Options& cli) {
     modes.push_back({"greedy, batched, cached, bf16", 1, true, config.decoding.batch_tokens, true});
     modes.push_back({"beam 5, batched, cached, bf16", 5, true, config.decoding.batch_tokens, true});
   }
+  auto uncached = std::make_shared<PrefixRecomputingModel>(trained.model);
   for (const auto& mode : modes) {
     TranslatorOptions options;
     options.bf16 = mode.bf16;
     options.search = SearchOptions::from(config.decoding);
     options.search.beam = mode.beam;
     options.search.nbest = 1;
-    options.search.use_cache = mode.cache;
     options.batch_tokens = mode.batch_tokens;
-    Translator translator(*trained.model, trained.tokenizers, options, torch::kCPU);
+    Translator translator(mode.cache ? *trained.model : *uncached, trained.tokenizers, options,
+                          torch::kCPU);
     auto trace = start_trace(cli, fmt::format("decode_beam{}_{}{}_batch{}.json", mode.beam,
                                               mode.cache ? "cached" : "uncached",
                                               mode.bf16 ? "_bf16" : "", mode.batch_tokens));

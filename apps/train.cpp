@@ -8,6 +8,7 @@
 #include "apps/common.h"
 #include "core/config/loader.h"
 #include "core/io/text_file.h"
+#include "core/runtime/trained_model.h"
 #include "core/train/distributed.h"
 #include "core/train/trainer.h"
 #include "models/encoder_decoder.h"

@@ -11,12 +11,18 @@
 #include <iostream>
 
 #include "apps/common.h"
+#include "apps/key_aliases.h"
+#include "core/config/aliases.h"
+#include "core/config/loader.h"
 #include "core/data/corpus.h"
 #include "core/io/text_file.h"
 #include "core/plot/svg.h"
+#include "core/runtime/runtime.h"
+#include "core/runtime/trained_model.h"
+#include "core/search/prefix_recomputing_model.h"
 #include "core/search/translator.h"
-#include "core/train/runtime.h"
 #include "models/encoder_decoder.h"
+#include "models/registry.h"
 
 namespace {
 
@@ -82,13 +88,7 @@ struct Options {
   std::string output;
   std::string device = "auto";
   int64_t threads = 0;
-  int64_t beam = -1;
-  int64_t nbest = -1;
-  std::string length_penalty;
-  double alpha = -1;
-  double max_len_a = -1;
-  int64_t max_len_b = -1;
-  int64_t batch_tokens = -1;
+  std::vector<KeyValue> decoding;  // --beam, --set decoding.beam=5, ... in the order given
   size_t buffer_lines = 1000;
   bool no_cache = false;
   std::string attention_dir;
@@ -96,32 +96,18 @@ struct Options {
   int64_t attention_count = 3;
   int64_t attention_layer = -1;
   int64_t attention_head = -1;
-  bool bf16 = false;
 };
 
-TranslatorOptions translator_options(const Options& cli, const RunConfig& config) {
-  TranslatorOptions options;
-  options.search = SearchOptions::from(config.decoding);
-  options.batch_tokens = config.decoding.batch_tokens;
-  if (cli.beam > 0) options.search.beam = cli.beam;
-  if (cli.nbest > 0) options.search.nbest = cli.nbest;
-  if (cli.nbest <= 0) options.search.nbest = std::min(options.search.nbest, options.search.beam);
-  if (!cli.length_penalty.empty()) {
-    if (cli.length_penalty == "none") options.search.length_penalty = LengthPenalty::kNone;
-    else if (cli.length_penalty == "avg") options.search.length_penalty = LengthPenalty::kAverage;
-    else if (cli.length_penalty == "wu") options.search.length_penalty = LengthPenalty::kWu;
-    else throw std::runtime_error("--length-penalty must be none, avg or wu");
-  }
-  if (cli.alpha >= 0) options.search.alpha = cli.alpha;
-  if (cli.max_len_a >= 0) options.search.max_len_a = cli.max_len_a;
-  if (cli.max_len_b >= 0) options.search.max_len_b = cli.max_len_b;
-  if (cli.batch_tokens > 0) options.batch_tokens = cli.batch_tokens;
-  options.bf16 = config.decoding.bf16 || cli.bf16;
-  if (options.search.nbest > options.search.beam) {
-    throw std::runtime_error(fmt::format("--nbest ({}) exceeds the beam ({})", options.search.nbest,
-                                         options.search.beam));
-  }
-  options.search.use_cache = !cli.no_cache;
+// The checkpoint's decoding section with the command line's values on top, checked once by the
+// schema (ranges) and check_config (nbest <= beam).
+TranslatorOptions translator_options(const Options& cli, RunConfig& config) {
+  const bool nbest_given = std::any_of(cli.decoding.begin(), cli.decoding.end(),
+                                       [](const KeyValue& v) { return v.key == "decoding.nbest"; });
+  apply_key_values(config, cli.decoding);
+  // A smaller beam from the command line narrows the checkpoint's n-best list with it.
+  if (!nbest_given) config.decoding.nbest = std::min(config.decoding.nbest, config.decoding.beam);
+  check_config(config);
+  TranslatorOptions options = TranslatorOptions::from(config.decoding);
   options.search.record_attention = !cli.attention_dir.empty();
   options.search.attention_layer = cli.attention_layer;
   options.search.attention_head = cli.attention_head;
@@ -179,8 +165,11 @@ int run(const Options& cli) {
   configure_threads(cli.threads);
   const c10::Device device = resolve_device(parse_device_choice(cli.device), "--device");
   TrainedModel trained = load_trained_model(cli.checkpoint, device);
-  TranslatorOptions options = translator_options(cli, trained.config);
-  Translator translator(*trained.model, trained.tokenizers, options, device);
+  RunConfig& config = trained.config;
+  TranslatorOptions options = translator_options(cli, config);
+  std::shared_ptr<EncoderDecoder> model = trained.model;
+  if (cli.no_cache) model = std::make_shared<PrefixRecomputingModel>(model);
+  Translator translator(*model, trained.tokenizers, options, device);
   const bool nbest_format = options.search.nbest > 1;
 
   int64_t line_number = 0;
@@ -275,15 +264,8 @@ int main(int argc, char** argv) {
   app.add_option("-i,--input", cli.input, "input file (plain or .gz); default: stdin, translated "
                                           "as lines arrive");
   app.add_option("-o,--output", cli.output, "output file, written atomically; default: stdout");
-  app.add_option("-b,--beam", cli.beam, "beam size (1 = greedy)");
-  app.add_option("-n,--nbest", cli.nbest, "hypotheses per input line");
-  app.add_option("--length-penalty", cli.length_penalty, "none | avg | wu");
-  app.add_option("--alpha", cli.alpha, "length penalty strength");
-  app.add_option("--max-len-a", cli.max_len_a, "output length limit a * source_len + b: a");
-  app.add_option("--max-len-b", cli.max_len_b, "output length limit a * source_len + b: b");
-  app.add_option("--batch-tokens", cli.batch_tokens, "padded source tokens per batch");
-  app.add_flag("--bf16", cli.bf16, "CPU bfloat16 autocast for the matrix products (faster; output may "
-               "differ slightly from float32)");
+  add_key_aliases(app, decoding_aliases(), cli.decoding);
+  add_set_option(app, {"decoding"}, cli.decoding);
   app.add_option("--buffer-lines", cli.buffer_lines, "most lines translated together")
       ->check(CLI::PositiveNumber);
   app.add_option("--device", cli.device, "cpu | cuda | auto")->capture_default_str();
@@ -299,5 +281,6 @@ int main(int argc, char** argv) {
   app.add_option("--attention-head", cli.attention_head, "head of that layer; -1 = mean of all")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  nmtzoo::register_builtin_models();
   return nmtzoo::run_app([&] { return run(cli); });
 }

@@ -5,10 +5,12 @@
 #include <iostream>
 
 #include "apps/common.h"
-#include "core/train/checkpoint.h"
-#include "core/train/runtime.h"
+#include "core/runtime/checkpoint.h"
+#include "core/runtime/runtime.h"
+#include "core/runtime/trained_model.h"
 #include "models/encoder_decoder.h"
-#include "models/weights.h"
+#include "core/runtime/weights.h"
+#include "models/registry.h"
 
 int main(int argc, char** argv) {
   using namespace nmtzoo;
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
   import_command->add_option("weights", weights, "weights .pt file")->required();
   import_command->add_option("output", output, "new checkpoint")->required();
   CLI11_PARSE(app, argc, argv);
+  nmtzoo::register_builtin_models();
   return run_app([&] {
     TrainedModel trained = load_trained_model(checkpoint, torch::kCPU);
     if (export_command->parsed()) {

@@ -1,8 +1,10 @@
-#include "models/batched_matmul.h"
+#include "kernels/batched_matmul.h"
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
 #include <torch/torch.h>
+
+#include "kernels/kernels.h"
 
 namespace nmtzoo {
 namespace {
@@ -94,7 +96,7 @@ at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b, bool transpo
   TORCH_CHECK(a.dim() >= 3 && a.dim() == b.dim(), "batched_matmul needs two tensors of the same "
               "rank >= 3, but got ", a.sizes(), " and ", b.sizes());
   TORCH_CHECK(!(transpose_a && transpose_b), "batched_matmul: transpose one operand at most");
-  const bool fast = a.device().is_cpu() && a.scalar_type() == at::kFloat &&
+  const bool fast = fast_kernels_enabled() && a.device().is_cpu() && a.scalar_type() == at::kFloat &&
                     b.scalar_type() == at::kFloat && batched_matmul_uses_blas() &&
                     a.sizes().slice(0, a.dim() - 2) == b.sizes().slice(0, b.dim() - 2);
   if (!fast) {

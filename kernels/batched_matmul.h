@@ -16,7 +16,8 @@ namespace nmtzoo {
 at::Tensor batched_matmul(const at::Tensor& a, const at::Tensor& b, bool transpose_a = false,
                           bool transpose_b = false);
 
-// Whether the parallel sgemm path is available in this process (for benchmarks).
+// Whether the parallel sgemm path is available in this process (for benchmarks); it is used when
+// fast_kernels_enabled() too.
 bool batched_matmul_uses_blas();
 
 }  // namespace nmtzoo

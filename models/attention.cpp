@@ -3,23 +3,13 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <limits>
 
-#include "models/batched_matmul.h"
+#include "kernels/batched_matmul.h"
+#include "models/functional.h"
 
 namespace nmtzoo {
 
 namespace F = torch::nn::functional;
-
-Tensor masked_softmax(const Tensor& scores, const Tensor& key_pad_mask) {
-  if (!key_pad_mask.defined()) return scores.softmax(-1);
-  // Broadcast (B, S) over every dimension between batch and keys.
-  std::vector<int64_t> shape(static_cast<size_t>(scores.dim()), 1);
-  shape.front() = key_pad_mask.size(0);
-  shape.back() = key_pad_mask.size(1);
-  return scores.masked_fill(key_pad_mask.view(shape), -std::numeric_limits<float>::infinity())
-      .softmax(-1);
-}
 
 AttentionImpl::AttentionImpl(const AttentionOptions& options_) : options(options_) { reset(); }
 

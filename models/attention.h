@@ -15,10 +15,6 @@ namespace nmtzoo {
 
 using at::Tensor;
 
-// Softmax over the last dimension of `scores` (B, ..., S) with keys where `key_pad_mask`
-// (B, S) is true given exactly zero weight.
-Tensor masked_softmax(const Tensor& scores, const Tensor& key_pad_mask);
-
 class AttentionImpl : public torch::nn::Cloneable<AttentionImpl> {
  public:
   explicit AttentionImpl(const AttentionOptions& options);

@@ -18,20 +18,82 @@ int64_t count_parameters(const torch::nn::Module& module) {
   return count;
 }
 
+void DecoderState::set(const std::string& name, Tensor value, SlotKind kind) {
+  if (Slot* slot = find(name)) {
+    slot->value = std::move(value);
+    slot->kind = kind;
+    return;
+  }
+  slots_.push_back({name, std::move(value), kind});
+}
+
+DecoderState::Slot* DecoderState::find(const std::string& name) {
+  for (auto& slot : slots_) {
+    if (slot.name == name) return &slot;
+  }
+  return nullptr;
+}
+
+const DecoderState::Slot* DecoderState::find(const std::string& name) const {
+  return const_cast<DecoderState*>(this)->find(name);
+}
+
+bool DecoderState::contains(const std::string& name) const { return find(name) != nullptr; }
+
+Tensor& DecoderState::operator[](const std::string& name) {
+  Slot* slot = find(name);
+  TORCH_CHECK(slot != nullptr, "the decoder state has no entry '", name, "'");
+  return slot->value;
+}
+
+const Tensor& DecoderState::operator[](const std::string& name) const {
+  return const_cast<DecoderState&>(*this)[name];
+}
+
+SlotKind DecoderState::kind(const std::string& name) const {
+  const Slot* slot = find(name);
+  TORCH_CHECK(slot != nullptr, "the decoder state has no entry '", name, "'");
+  return slot->kind;
+}
+
+std::vector<std::string> DecoderState::names() const {
+  std::vector<std::string> names;
+  for (const auto& slot : slots_) names.push_back(slot.name);
+  return names;
+}
+
 void DecoderState::reorder(const Tensor& rows, bool source_rows_changed) {
-  for (auto& tensor : cache) select_rows(tensor, rows);
+  for (auto& slot : slots_) {
+    if (slot.kind == SlotKind::kStep || source_rows_changed) select_rows(slot.value, rows);
+  }
   select_rows(attention, rows);
   for (auto& tensor : layer_attention) select_rows(tensor, rows);
-  if (!source_rows_changed) return;
-  select_rows(memory, rows);
-  select_rows(memory_pad_mask, rows);
-  for (auto& tensor : source_cache) select_rows(tensor, rows);
+  for (auto& child : children) child.reorder(rows, source_rows_changed);
+}
+
+const Tensor* DecoderState::first_defined() const {
+  for (const auto& slot : slots_) {
+    if (slot.value.defined()) return &slot.value;
+  }
+  for (const auto& child : children) {
+    if (const Tensor* tensor = child.first_defined()) return tensor;
+  }
+  return nullptr;
+}
+
+int64_t DecoderState::rows() const {
+  const Tensor* tensor = first_defined();
+  return tensor != nullptr ? tensor->size(0) : -1;
 }
 
 void DecoderState::repeat_rows(int64_t times) {
-  if (times == 1) return;
-  int64_t batch = memory.size(0);
-  reorder(torch::arange(batch, memory.options().dtype(torch::kLong)).repeat_interleave(times));
+  const Tensor* tensor = first_defined();
+  if (times == 1 || tensor == nullptr) return;
+  reorder(torch::arange(tensor->size(0), tensor->options().dtype(torch::kLong)).repeat_interleave(times));
+}
+
+std::string layer_slot(const char* name, size_t layer) {
+  return std::string(name) + "." + std::to_string(layer);
 }
 
 Tensor EncoderDecoder::forward(const Tensor& src_tokens, const Tensor& src_pad_mask,

@@ -9,31 +9,71 @@
 #include <torch/nn/module.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace nmtzoo {
 
 using at::Tensor;
 
-struct DecoderState {
-  Tensor memory;                      // (B, S, E) encoder output
-  Tensor memory_pad_mask;             // (B, S) bool, true = padding
-  std::vector<Tensor> source_cache;   // computed once from the source (keys, projections)
-  std::vector<Tensor> cache;          // grows or changes each step (self-attention K/V, RNN state)
-  int64_t step = 0;                   // target positions decoded so far
+// How an entry of the decoder state follows search's reordering of rows.
+enum class SlotKind {
+  kSource,  // computed once from the source (memory, its mask, projected keys): identical for all
+            // hypotheses of a sentence, so gathered only when sentences leave the batch
+  kStep,    // changes or grows every step (self-attention K/V, RNN state): gathered every time
+};
+
+// What a model keeps between decode_step calls, owned by the caller (search), never by the
+// module: named, batch-major entries (CTranslate2's decoder state), e.g. "memory",
+// "memory_pad_mask", per layer "self_k.0", "memory_k.0" (layer_slot). A combinator of models
+// (an ensemble) keeps each model's own state in `children`.
+class DecoderState {
+ public:
+  // Adds the entry, or replaces its value and kind. An undefined value is allowed (a cache that
+  // is filled at the first step).
+  void set(const std::string& name, Tensor value, SlotKind kind);
+  bool contains(const std::string& name) const;
+  // The entry's value, assignable in place; TORCH_CHECK-fails naming the entry when absent.
+  Tensor& operator[](const std::string& name);
+  const Tensor& operator[](const std::string& name) const;
+  SlotKind kind(const std::string& name) const;
+  std::vector<std::string> names() const;  // in insertion order
+
+  // Keeps rows `rows` (B') of every entry (and of every child's): new row i is old row rows[i].
+  // When only hypotheses of the same sentences are permuted (beam search without finished
+  // sentences leaving), `source_rows_changed` may be false and kSource entries are kept.
+  void reorder(const Tensor& rows, bool source_rows_changed = true);
+  // Repeats every row `times` times (row b becomes rows b*times ... b*times+times-1).
+  void repeat_rows(int64_t times);
+  // B: dim 0 of the first defined entry (or child's); -1 when there is none.
+  int64_t rows() const;
+
+  int64_t step = 0;                     // target positions decoded so far
+  std::vector<DecoderState> children;   // states of the models a combinator drives
 
   // Filled by decode_step when record_attention is true, for plots:
   bool record_attention = false;
-  Tensor attention;                   // (B, S) cross-attention of the last step (head/layer mean)
+  Tensor attention;                     // (B, S) cross-attention of the last step (head/layer mean)
   std::vector<Tensor> layer_attention;  // per decoder layer: (B, H, S) of the last step
 
-  // Keeps rows `rows` (B') of every tensor: new row i is old row rows[i]. When only hypotheses
-  // of the same sentences are permuted (beam search without finished sentences leaving),
-  // `source_rows_changed` may be false: source tensors are then identical per sentence and kept.
-  void reorder(const Tensor& rows, bool source_rows_changed = true);
-  // Repeats every row `times` times in place (row b becomes rows b*times ... b*times+times-1).
-  void repeat_rows(int64_t times);
+ private:
+  struct Slot {
+    std::string name;
+    Tensor value;
+    SlotKind kind;
+  };
+  Slot* find(const std::string& name);
+  const Slot* find(const std::string& name) const;
+  const Tensor* first_defined() const;  // of the entries, then of the children's
+  std::vector<Slot> slots_;
 };
+
+// The name of a per-layer entry: layer_slot("self_k", 0) == "self_k.0".
+std::string layer_slot(const char* name, size_t layer);
+
+// Entries every encoder-decoder's encode() fills.
+inline constexpr const char* kMemorySlot = "memory";                 // (B, S, E) encoder output
+inline constexpr const char* kMemoryPadMaskSlot = "memory_pad_mask";  // (B, S) bool, true = pad
 
 // Number of scalar weights in `module` and its children.
 int64_t count_parameters(const torch::nn::Module& module);

@@ -1,82 +1,39 @@
 #include "models/functional.h"
 
-#include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Parallel.h>
 #include <torch/torch.h>
 
-#include <mutex>
+#include <limits>
+#include <vector>
+
+#include "kernels/dropout.h"
+#include "kernels/kernels.h"
 
 namespace nmtzoo {
-namespace {
-
-constexpr int64_t kChunk = 4096;
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-// Dropout for contiguous float32 CPU tensors. LibTorch 1.13's CPU bernoulli_ draws every element
-// from a scalar Mersenne Twister under a lock (about 6 ms per million elements here, 5% of a
-// Transformer step); this draws from a counter-based generator per chunk in parallel. One seed
-// per call comes from LibTorch's default generator, so manual_seed and checkpointed RNG state
-// reproduce the masks exactly, whatever the thread count.
-class ChunkedDropout : public torch::autograd::Function<ChunkedDropout> {
- public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input, double p) {
-    uint64_t seed = 0;
-    {
-      auto* generator = at::check_generator<at::CPUGeneratorImpl>(at::detail::getDefaultCPUGenerator());
-      std::lock_guard<std::mutex> lock(generator->mutex_);
-      seed = generator->random64();
-    }
-    at::Tensor x = input.contiguous();
-    at::Tensor mask = torch::empty(x.sizes(), x.options().dtype(torch::kUInt8));
-    at::Tensor output = torch::empty_like(x);
-    const float scale = static_cast<float>(1.0 / (1.0 - p));
-    // keep when the top 24 random bits fall below (1 - p) * 2^24
-    const auto threshold = static_cast<uint32_t>((1.0 - p) * 16777216.0);
-    const float* in = x.data_ptr<float>();
-    uint8_t* keep = mask.data_ptr<uint8_t>();
-    float* out = output.data_ptr<float>();
-    const int64_t n = x.numel();
-    at::parallel_for(0, (n + kChunk - 1) / kChunk, 1, [&](int64_t first, int64_t last) {
-      for (int64_t chunk = first; chunk < last; ++chunk) {
-        uint64_t state = seed ^ (static_cast<uint64_t>(chunk) * 0xd1b54a32d192ed03ULL);
-        const int64_t end = std::min(n, (chunk + 1) * kChunk);
-        for (int64_t i = chunk * kChunk; i < end; i += 2) {
-          uint64_t bits = splitmix64(state);
-          for (int64_t j = i; j < std::min(end, i + 2); ++j, bits >>= 32) {
-            const bool kept = (static_cast<uint32_t>(bits) >> 8) < threshold;
-            keep[j] = kept;
-            out[j] = kept ? in[j] * scale : 0.0f;
-          }
-        }
-      }
-    });
-    ctx->save_for_backward({mask});
-    ctx->saved_data["scale"] = static_cast<double>(scale);
-    return output;
-  }
-
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grads) {
-    at::Tensor mask = ctx->get_saved_variables()[0];
-    return {grads[0] * mask * ctx->saved_data["scale"].toDouble(), at::Tensor()};
-  }
-};
-
-}  // namespace
 
 at::Tensor apply_dropout(const at::Tensor& x, double p, bool training) {
   if (p <= 0 || !training) return x;
-  if (x.device().is_cpu() && x.scalar_type() == at::kFloat && p < 1) {
-    return ChunkedDropout::apply(x, p);
-  }
+  if (fast_kernels_enabled() && chunked_dropout_applies(x, p)) return chunked_dropout(x, p);
   return torch::nn::functional::dropout(
       x, torch::nn::functional::DropoutFuncOptions().p(p).training(true));
+}
+
+at::Tensor masked_softmax(at::Tensor scores, const at::Tensor& key_pad_mask,
+                          const at::Tensor& attn_mask) {
+  const float minus_inf = -std::numeric_limits<float>::infinity();
+  if (attn_mask.defined()) scores.masked_fill_(attn_mask, minus_inf);
+  if (key_pad_mask.defined()) {
+    // Broadcast (B, S) over every dimension between batch and keys.
+    std::vector<int64_t> shape(static_cast<size_t>(scores.dim()), 1);
+    shape.front() = key_pad_mask.size(0);
+    shape.back() = key_pad_mask.size(1);
+    scores.masked_fill_(key_pad_mask.view(shape), minus_inf);
+  }
+  return scores.softmax(-1);
+}
+
+at::Tensor causal_mask(int64_t length, const c10::Device& device) {
+  return torch::ones({length, length}, torch::TensorOptions().dtype(torch::kBool).device(device))
+      .triu(1);
 }
 
 }  // namespace nmtzoo

@@ -2,10 +2,23 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <cstdint>
 
 namespace nmtzoo {
 
 // Dropout with probability p when training, the identity otherwise (no copy).
 at::Tensor apply_dropout(const at::Tensor& x, double p, bool training);
+
+// The one masking rule of every attention: softmax over the last dimension of `scores`
+// (B, ..., T, S) where keys with key_pad_mask (B, S) true, and positions with attn_mask (T, S)
+// true, get exactly zero weight. Both masks are bool, true = forbidden, and optional. `scores`
+// is filled in place (callers pass the temporary they just computed).
+at::Tensor masked_softmax(at::Tensor scores, const at::Tensor& key_pad_mask,
+                          const at::Tensor& attn_mask = {});
+
+// (T, T) bool mask, true above the diagonal: position t may not attend to positions after t.
+at::Tensor causal_mask(int64_t length, const c10::Device& device);
 
 }  // namespace nmtzoo

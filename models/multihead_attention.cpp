@@ -3,9 +3,8 @@
 #include <torch/torch.h>
 
 #include <cmath>
-#include <limits>
 
-#include "models/batched_matmul.h"
+#include "kernels/batched_matmul.h"
 #include "models/functional.h"
 
 namespace nmtzoo {
@@ -16,21 +15,10 @@ std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const T
                                                         const Tensor& v, const Tensor& attn_mask,
                                                         const Tensor& key_pad_mask, double dropout,
                                                         bool training, bool need_weights) {
-  Tensor scores = batched_matmul(q, k, false, /*transpose_b=*/true);  // (B, H, T, S)
-  const float minus_inf = -std::numeric_limits<float>::infinity();
-  if (attn_mask.defined()) scores.masked_fill_(attn_mask, minus_inf);
-  if (key_pad_mask.defined()) {
-    scores.masked_fill_(key_pad_mask.view({key_pad_mask.size(0), 1, 1, key_pad_mask.size(1)}),
-                        minus_inf);
-  }
-  Tensor weights = scores.softmax(-1);
+  Tensor weights = masked_softmax(batched_matmul(q, k, false, /*transpose_b=*/true),  // (B, H, T, S)
+                                  key_pad_mask, attn_mask);
   Tensor output = batched_matmul(apply_dropout(weights, dropout, training), v);
   return {output, need_weights ? weights : Tensor()};
-}
-
-Tensor causal_mask(int64_t length, const c10::Device& device) {
-  return torch::ones({length, length}, torch::TensorOptions().dtype(torch::kBool).device(device))
-      .triu(1);
 }
 
 MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& options_)

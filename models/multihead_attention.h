@@ -9,6 +9,7 @@
 
 #include <tuple>
 
+#include "models/functional.h"
 #include "models/options/attention_options.h"
 
 namespace nmtzoo {
@@ -22,9 +23,6 @@ std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const T
                                                         const Tensor& v, const Tensor& attn_mask,
                                                         const Tensor& key_pad_mask, double dropout,
                                                         bool training, bool need_weights);
-
-// (T, T) bool mask, true above the diagonal: position t may not attend to positions after t.
-Tensor causal_mask(int64_t length, const c10::Device& device);
 
 class MultiheadAttentionImpl : public torch::nn::Cloneable<MultiheadAttentionImpl> {
  public:

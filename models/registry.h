@@ -1,8 +1,11 @@
 // Architectures by name and their named presets (fairseq's register_model_architecture, as data).
 //
-// An architecture maps a ModelConfig to a model. A preset is a list of model-key values on top of
-// a base (another preset or an architecture); applied, it fills only keys the YAML and --set
-// left unset, most specific preset winning.
+// An architecture is one registry entry holding everything the rest of nmtzoo needs to know about
+// it: how to build it from a ModelConfig, which combinations of model keys it refuses, the size
+// the learning-rate schedule scales by, and its FLOPs per batch. A preset is a list of model-key
+// values on top of a base (another preset or an architecture); applied (core/runtime), it fills
+// only keys the YAML and --set left unset, most specific preset winning. Adding an architecture
+// touches models/ only. No LibTorch in this header.
 #pragma once
 
 #include <cstdint>
@@ -12,11 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/model_config.h"
+
 namespace nmtzoo {
 
 class EncoderDecoder;
-struct ModelConfig;
-struct RunConfig;
 
 struct VocabSizes {
   int64_t src = 0;
@@ -24,29 +27,56 @@ struct VocabSizes {
   bool joint = false;  // one vocabulary for both sides (allows sharing all embeddings)
 };
 
-using ModelFactory =
-    std::function<std::shared_ptr<EncoderDecoder>(const ModelConfig&, const VocabSizes&)>;
+// The shape of one training batch, for FLOP counts.
+struct BatchShape {
+  int64_t rows = 0;        // sentences
+  int64_t src_len = 0;     // padded source length, EOS included
+  int64_t tgt_len = 0;     // padded target length
+  int64_t src_tokens = 0;  // non-pad source tokens
+  int64_t tgt_tokens = 0;  // non-pad target tokens (the output projection runs on these only)
+};
+
+// A model key (without "model.") and what is wrong with its value given the others.
+struct ModelKeyProblem {
+  std::string key;
+  std::string message;
+};
+
+struct ArchSpec {
+  std::function<std::shared_ptr<EncoderDecoder>(const ModelConfig&, const VocabSizes&)> build;
+  // Checks that need several model keys at once; empty when the config is buildable.
+  std::function<std::vector<ModelKeyProblem>(const ModelConfig&)> check;
+  // The model size d of the inverse-square-root schedule's d^-0.5.
+  std::function<int64_t(const ModelConfig&)> model_dim;
+  // Forward FLOPs (multiply-adds x 2) of one batch, counted analytically.
+  std::function<double(const ModelConfig&, int64_t tgt_vocab, const BatchShape&)> forward_flops;
+};
+
 // Keys are model keys without the "model." prefix; values are YAML text.
 using PresetValues = std::vector<std::pair<std::string, std::string>>;
 
-// Both throw std::logic_error for a name registered twice.
-void register_arch(const std::string& name, ModelFactory factory);
+// Both throw std::logic_error for a name registered twice or a missing base.
+void register_arch(const std::string& name, ArchSpec spec);
 void register_preset(const std::string& name, const std::string& base, PresetValues values);
 
-// Registers nmtzoo's architectures and presets; safe to call more than once.
+// Registers nmtzoo's architectures and presets; safe to call more than once. Called by the apps
+// (and the tests' main), never by library code.
 void register_builtin_models();
 
 std::vector<std::string> registered_models();  // architectures and presets, sorted
-// The architecture a name resolves to through its preset chain; throws ConfigError if unknown.
+// The architecture a name resolves to through its preset chain. Throws std::invalid_argument
+// for an unknown name, suggesting the closest registered one and listing all.
 std::string resolve_arch(const std::string& name);
-// The preset's own values followed by its bases', for documentation.
+const ArchSpec& arch_spec(const std::string& name);  // through resolve_arch
+// Most specific first: the name, its base, ..., the architecture.
+std::vector<std::string> preset_chain(const std::string& name);
+// The preset's own values (empty for an architecture).
 const PresetValues& preset_values(const std::string& name);
 
-// Fills model keys left unset from model.arch's presets, then checks the model keys together.
-// Throws ConfigError naming model.arch's file and line, with the closest registered name.
-void apply_model_preset(RunConfig& config);
-
-// Builds the architecture of config.model.arch (presets applied beforehand).
+// Builds the architecture of config.arch (presets applied beforehand).
 std::shared_ptr<EncoderDecoder> build_model(const ModelConfig& config, const VocabSizes& vocab);
+
+// Training FLOPs of one batch: forward and a backward of twice the forward.
+double training_flops(const ModelConfig& config, int64_t tgt_vocab, const BatchShape& shape);
 
 }  // namespace nmtzoo

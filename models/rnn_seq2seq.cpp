@@ -116,29 +116,33 @@ DecoderState RnnSeq2SeqImpl::encode(const Tensor& src_tokens, const Tensor& src_
     return std::get<0>(rnn_utils::pad_packed_sequence(out, /*batch_first=*/true,
                                                       /*padding_value=*/0.0, src_tokens.size(1)));
   };
-  DecoderState state;
+  Tensor memory;
   if (lstm()) {
     auto [out, hc] = encoder_lstm->forward_with_packed_input(packed);
-    state.memory = unpack(out);
+    memory = unpack(out);
     final_states = std::get<0>(hc);
   } else {
     auto [out, h] = encoder_gru->forward_with_packed_input(packed);
-    state.memory = unpack(out);
+    memory = unpack(out);
     final_states = h;
   }
-  state.memory_pad_mask = src_pad_mask;
+  DecoderState state;
+  state.set(kMemorySlot, memory, SlotKind::kSource);
+  state.set(kMemoryPadMaskSlot, src_pad_mask, SlotKind::kSource);
   Tensor forward_last = final_states[2 * layers - 2];   // forward state after the last word
   Tensor backward_first = final_states[2 * layers - 1];  // backward state after the first word
   if (attention) {
-    state.source_cache.push_back(attention->project_keys(state.memory));
+    state.set("keys", attention->project_keys(memory), SlotKind::kSource);
   } else {
-    state.source_cache.push_back(torch::cat({forward_last, backward_first}, 1));
+    state.set("context", torch::cat({forward_last, backward_first}, 1), SlotKind::kSource);
   }
   Tensor hidden = torch::tanh(init_proj->forward(backward_first))
                       .view({batch, options.decoder_layers(), n});
-  state.cache = {hidden, lstm() ? torch::zeros_like(hidden) : Tensor(),
-                 luong() ? torch::zeros({batch, options.readout_dim()}, hidden.options())
-                         : Tensor()};
+  state.set("hidden", hidden, SlotKind::kStep);
+  if (lstm()) state.set("cell", torch::zeros_like(hidden), SlotKind::kStep);
+  if (luong()) {
+    state.set("feed", torch::zeros({batch, options.readout_dim()}, hidden.options()), SlotKind::kStep);
+  }
   return state;
 }
 
@@ -154,12 +158,12 @@ Tensor RnnSeq2SeqImpl::apply_readout(const Tensor& readout_input) {
 
 std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderState& state) {
   const int64_t layers = options.decoder_layers();
-  Tensor& hidden = state.cache[0];
-  Tensor& cell = state.cache[1];
+  Tensor& hidden = state["hidden"];
+  Tensor* cell = lstm() ? &state["cell"] : nullptr;
   auto attend = [&](const Tensor& query) -> std::pair<Tensor, Tensor> {
-    if (!attention) return {state.source_cache[0], Tensor()};
+    if (!attention) return {state["context"], Tensor()};
     auto [context, weights] =
-        attention->forward(query, state.memory, state.memory_pad_mask, state.source_cache[0]);
+        attention->forward(query, state[kMemorySlot], state[kMemoryPadMaskSlot], state["keys"]);
     return {context, weights};
   };
   auto run_cells = [&](Tensor input) {
@@ -169,7 +173,7 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
       Tensor h = hidden.select(1, layer);
       if (lstm()) {
         auto [h_next, c_next] = decoder_cells->ptr<torch::nn::LSTMCellImpl>(layer)->forward(
-            input, std::make_tuple(h, cell.select(1, layer)));
+            input, std::make_tuple(h, cell->select(1, layer)));
         new_hidden.push_back(h_next);
         new_cell.push_back(c_next);
       } else {
@@ -178,11 +182,11 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
       input = dropout(new_hidden.back());
     }
     hidden = torch::stack(new_hidden, 1);
-    if (lstm()) cell = torch::stack(new_cell, 1);
+    if (lstm()) *cell = torch::stack(new_cell, 1);
   };
 
   if (luong()) {
-    Tensor& feed = state.cache[2];
+    Tensor& feed = state["feed"];
     run_cells(torch::cat({embedded, feed}, 1));
     Tensor query = hidden.select(1, layers - 1);
     auto [context, weights] = attend(query);

@@ -24,8 +24,9 @@
 
 namespace nmtzoo {
 
-// DecoderState use: source_cache = [projected keys (B, S, A) or fixed context (B, 2n)];
-// cache = [hidden (B, L, n), cell (B, L, n) for LSTM, fed-back t_{i-1} (B, l) for Luong].
+// DecoderState entries: memory, memory_pad_mask, and projected "keys" (B, S, A) or, without
+// attention, the fixed "context" (B, 2n) (kSource); "hidden" (B, L, n), "cell" (B, L, n) for
+// LSTM and the fed-back t_{i-1} "feed" (B, l) for Luong (kStep).
 class RnnSeq2SeqImpl : public EncoderDecoder {
  public:
   explicit RnnSeq2SeqImpl(const RnnSeq2SeqOptions& options);

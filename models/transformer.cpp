@@ -81,8 +81,6 @@ TransformerImpl::TransformerImpl(const TransformerOptions& options_) : options(o
 }
 
 void TransformerImpl::reset() {
-  TORCH_CHECK(options.d_model() % options.heads() == 0, "d_model (", options.d_model(),
-              ") must be divisible by heads (", options.heads(), ")");
   const bool share_all = options.sharing() == EmbeddingSharing::kAll;
   TORCH_CHECK(!share_all || options.src_vocab() == options.tgt_vocab(),
               "sharing all embeddings needs one vocabulary, but got source ", options.src_vocab(),
@@ -122,32 +120,31 @@ Tensor TransformerImpl::encode_memory(const Tensor& src_tokens, const Tensor& sr
 
 DecoderState TransformerImpl::encode(const Tensor& src_tokens, const Tensor& src_pad_mask) {
   DecoderState state;
-  state.memory = encode_memory(src_tokens, src_pad_mask);
-  state.memory_pad_mask = src_pad_mask;
-  for (const auto& layer : *decoder->layers) {
-    auto [k, v] = layer->as<TransformerDecoderLayer>()->multihead_attn->project_kv(state.memory);
-    state.source_cache.push_back(k);
-    state.source_cache.push_back(v);
+  Tensor memory = encode_memory(src_tokens, src_pad_mask);
+  state.set(kMemorySlot, memory, SlotKind::kSource);
+  state.set(kMemoryPadMaskSlot, src_pad_mask, SlotKind::kSource);
+  for (size_t i = 0; i < decoder->layers->size(); ++i) {
+    auto [k, v] = decoder->layers->ptr<TransformerDecoderLayerImpl>(i)->multihead_attn->project_kv(memory);
+    state.set(layer_slot("memory_k", i), k, SlotKind::kSource);
+    state.set(layer_slot("memory_v", i), v, SlotKind::kSource);
+    state.set(layer_slot("self_k", i), Tensor(), SlotKind::kStep);
+    state.set(layer_slot("self_v", i), Tensor(), SlotKind::kStep);
   }
-  state.cache.assign(2 * decoder->layers->size(), Tensor());
   return state;
 }
 
 Tensor TransformerImpl::decode_step(const Tensor& prev_tokens, DecoderState& state) {
   const size_t n_layers = decoder->layers->size();
-  std::vector<DecoderLayerCache> caches(n_layers);
+  std::vector<DecoderLayerCache> caches;
+  caches.reserve(n_layers);
   for (size_t i = 0; i < n_layers; ++i) {
-    caches[i] = {state.cache[2 * i], state.cache[2 * i + 1], state.source_cache[2 * i],
-                 state.source_cache[2 * i + 1]};
+    caches.push_back({&state[layer_slot("self_k", i)], &state[layer_slot("self_v", i)],
+                      &state[layer_slot("memory_k", i)], &state[layer_slot("memory_v", i)]});
   }
   Tensor x = embed(prev_tokens.view({-1, 1}), target_table(), tgt_positions, state.step);
   std::vector<Tensor> cross_weights;
-  Tensor h = decoder->forward(x, state.memory, {}, state.memory_pad_mask, &caches,
+  Tensor h = decoder->forward(x, state[kMemorySlot], {}, state[kMemoryPadMaskSlot], &caches,
                               state.record_attention ? &cross_weights : nullptr);
-  for (size_t i = 0; i < n_layers; ++i) {
-    state.cache[2 * i] = caches[i].self_k;
-    state.cache[2 * i + 1] = caches[i].self_v;
-  }
   if (state.record_attention) {
     state.layer_attention.clear();
     for (const auto& weights : cross_weights) state.layer_attention.push_back(weights.squeeze(2));

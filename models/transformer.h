@@ -45,8 +45,8 @@ class TransformerDecoderImpl : public torch::nn::Cloneable<TransformerDecoderImp
 };
 TORCH_MODULE(TransformerDecoder);
 
-// DecoderState use: source_cache holds [memory_k, memory_v] per decoder layer; cache holds
-// [self_k, self_v] per decoder layer.
+// DecoderState entries: memory, memory_pad_mask and, per decoder layer i, memory_k.i and
+// memory_v.i (kSource), self_k.i and self_v.i (kStep).
 class TransformerImpl : public EncoderDecoder {
  public:
   explicit TransformerImpl(const TransformerOptions& options);

@@ -92,19 +92,20 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& x, const Tensor& memor
   auto self_attention = [&](const Tensor& in) {
     auto [q, k, v] = self_attn->project_qkv(in);
     if (cache == nullptr) return std::get<0>(self_attn->attend(q, k, v, causal, {}, false));
-    cache->self_k = cache->self_k.defined() ? torch::cat({cache->self_k, k}, 2) : k;
-    cache->self_v = cache->self_v.defined() ? torch::cat({cache->self_v, v}, 2) : v;
+    Tensor& self_k = *cache->self_k;
+    Tensor& self_v = *cache->self_v;
+    self_k = self_k.defined() ? torch::cat({self_k, k}, 2) : k;
+    self_v = self_v.defined() ? torch::cat({self_v, v}, 2) : v;
     // The cache holds only positions up to the newest one(s); `causal` covers several at once.
-    return std::get<0>(self_attn->attend(q, cache->self_k, cache->self_v, causal, {}, false));
+    return std::get<0>(self_attn->attend(q, self_k, self_v, causal, {}, false));
   };
   auto cross_attention = [&](const Tensor& in) {
     Tensor k, v;
-    if (cache != nullptr && cache->memory_k.defined()) {
-      k = cache->memory_k;
-      v = cache->memory_v;
+    if (cache != nullptr) {
+      k = *cache->memory_k;
+      v = *cache->memory_v;
     } else {
       std::tie(k, v) = multihead_attn->project_kv(memory);
-      if (cache != nullptr) cache->memory_k = k, cache->memory_v = v;
     }
     auto [out, weights] = multihead_attn->attend(multihead_attn->project_q(in), k, v, {},
                                                  memory_pad_mask, cross_weights != nullptr);

@@ -44,12 +44,13 @@ class TransformerEncoderLayerImpl : public torch::nn::Cloneable<TransformerEncod
 };
 TORCH_MODULE(TransformerEncoderLayer);
 
-// What one decoder layer keeps between incremental steps, batch-major.
+// Where one decoder layer keeps what it needs between incremental steps: entries of the caller's
+// DecoderState, batch-major, updated in place.
 struct DecoderLayerCache {
-  Tensor self_k;    // (B, H, t, D) keys of the target positions so far; grows each step
-  Tensor self_v;    // (B, H, t, D)
-  Tensor memory_k;  // (B, H, S, D) the encoder output's keys, computed once per sentence
-  Tensor memory_v;  // (B, H, S, D)
+  Tensor* self_k;          // (B, H, t, D) keys of the target positions so far; grows each step
+  Tensor* self_v;          // (B, H, t, D)
+  const Tensor* memory_k;  // (B, H, S, D) the encoder output's keys, computed once per sentence
+  const Tensor* memory_v;  // (B, H, S, D)
 };
 
 class TransformerDecoderLayerImpl : public torch::nn::Cloneable<TransformerDecoderLayerImpl>,
@@ -59,8 +60,8 @@ class TransformerDecoderLayerImpl : public torch::nn::Cloneable<TransformerDecod
   void reset() override;
   // x (B, T, E); memory (B, S, E); causal (T, T) mask; memory_pad_mask (B, S).
   // With `cache`, x holds only the newest position(s): their keys/values are appended to the
-  // cache, which is attended instead of x, and memory K/V come from the cache (computed from
-  // `memory` when absent). `cross_weights`, when given, receives (B, H, T, S).
+  // cache, which is attended instead of x, and memory K/V come from the cache. `cross_weights`,
+  // when given, receives (B, H, T, S).
   Tensor forward(const Tensor& x, const Tensor& memory, const Tensor& causal,
                  const Tensor& memory_pad_mask, DecoderLayerCache* cache = nullptr,
                  Tensor* cross_weights = nullptr);

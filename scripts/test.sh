@@ -3,6 +3,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 source "$root/scripts/data-dir.sh"
+"$root/scripts/check_layers.sh"
 "$root/scripts/build.sh"
 cd "${NMTZOO_BUILD_DIR:-$root/build}"
 ctest --output-on-failure --parallel "$(nproc)" --timeout 600

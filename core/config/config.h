@@ -9,9 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "models/options/attention_options.h"
-#include "models/options/rnn_options.h"
-#include "models/options/transformer_options.h"
+#include "common/model_config.h"
 #include "tokenizer/sentencepiece.h"
 
 namespace nmtzoo {
@@ -22,8 +20,6 @@ enum class OptimizerKind { kAdam, kAdamW };
 enum class LrSchedule { kInverseSqrt, kConstant, kPlateau };
 enum class SelectionMetric { kBleu, kLoss };
 enum class LengthPenalty { kNone, kAverage, kWu };
-// "auto" shares everything when the vocabulary is joint, else decoder input and output.
-enum class SharingChoice { kAuto, kNone, kDecoder, kAll };
 
 struct DataConfig {
   std::string dir;
@@ -44,34 +40,6 @@ struct TokenizerConfig {
   double character_coverage;
   int64_t input_sentence_size;
   std::string prefix;
-};
-
-struct ModelConfig {
-  std::string arch;
-  // Transformer
-  int64_t d_model;
-  int64_t ffn_dim;
-  int64_t heads;
-  double attention_dropout;
-  double activation_dropout;
-  Activation activation;
-  NormPosition norm;
-  PositionEncoding positions;
-  int64_t max_positions;
-  // RNN
-  int64_t emb_dim;
-  int64_t hidden_dim;
-  RnnCell cell;
-  std::optional<AttentionScore> attention;
-  int64_t attention_dim;
-  AttentionQuery attention_query;
-  Readout readout;
-  int64_t readout_dim;
-  // Both
-  int64_t encoder_layers;
-  int64_t decoder_layers;
-  double dropout;
-  SharingChoice share_embeddings;
 };
 
 struct TrainConfig {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <ostream>
 
+#include "common/edit_distance.h"
 #include "core/io/text_file.h"
 
 namespace nmtzoo {
@@ -117,23 +118,37 @@ RunConfig default_config() {
 }
 
 void apply_overrides(RunConfig& config, const std::vector<std::string>& overrides) {
+  std::vector<KeyValue> values;
   std::vector<std::string> problems;
   for (const auto& text : overrides) {
     auto equals = text.find('=');
-    std::string where = "--set " + text;
     if (equals == std::string::npos || equals == 0) {
-      problems.push_back(where + ": expected key=value, e.g. training.lr=0.0005");
+      problems.push_back("--set " + text + ": expected key=value, e.g. training.lr=0.0005");
       continue;
     }
     std::string key = text.substr(0, equals);
+    values.push_back({key, text.substr(equals + 1), "--set " + key});
+  }
+  try {
+    apply_key_values(config, values);
+  } catch (const ConfigError& e) {
+    problems.insert(problems.end(), e.problems.begin(), e.problems.end());
+  }
+  if (!problems.empty()) throw ConfigError(problems);
+}
+
+void apply_key_values(RunConfig& config, const std::vector<KeyValue>& values) {
+  std::vector<std::string> problems;
+  for (const auto& [key, text, where] : values) {
     YAML::Node value;
     try {
-      value = YAML::Load(text.substr(equals + 1));
+      value = YAML::Load(text);
     } catch (const YAML::Exception& e) {
-      problems.push_back(where + ": value is not valid YAML: " + e.msg);
+      const bool set = where.rfind("--set ", 0) == 0;
+      problems.push_back(where + (set ? "=" : " ") + text + ": value is not valid YAML: " + e.msg);
       continue;
     }
-    assign_option(config, key, value, "--set " + key, problems);
+    assign_option(config, key, value, where, problems);
   }
   if (!problems.empty()) throw ConfigError(problems);
 }

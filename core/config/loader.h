@@ -22,6 +22,15 @@ RunConfig parse_config(const std::string& yaml, const std::string& source_name);
 // Applies "key=value" overrides to `config`, marking the keys explicit. Throws ConfigError.
 void apply_overrides(RunConfig& config, const std::vector<std::string>& overrides);
 
+// A value given on the command line for one key (--set key=value, or a flag aliasing the key).
+struct KeyValue {
+  std::string key;         // dotted
+  std::string yaml_value;  // the value in YAML syntax
+  std::string where;       // how it was given, for errors and config.where(): "--beam", "--set decoding.beam"
+};
+// Applies them in order, marking the keys explicit; throws ConfigError listing every problem.
+void apply_key_values(RunConfig& config, const std::vector<KeyValue>& values);
+
 // Sets `key` from YAML text unless the user set it explicitly; returns "" or the problem.
 // Presets use it, so their values are checked by the same parser as the user's.
 std::string set_default_option(RunConfig& config, const std::string& key,

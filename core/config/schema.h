@@ -38,7 +38,4 @@ const std::vector<std::string>& config_sections();
 // The closest valid dotted key to `key` (same section preferred), or "" if none is close.
 std::string suggest_key(const std::string& key);
 
-// Edit distance, for suggestions.
-size_t edit_distance(const std::string& a, const std::string& b);
-
 }  // namespace nmtzoo

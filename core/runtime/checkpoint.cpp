@@ -1,4 +1,4 @@
-#include "core/train/checkpoint.h"
+#include "core/runtime/checkpoint.h"
 
 #include <torch/serialize.h>
 #include <torch/torch.h>

@@ -1,4 +1,4 @@
-#include "core/train/runtime.h"
+#include "core/runtime/runtime.h"
 
 #include <ATen/autocast_mode.h>
 #include <malloc.h>
@@ -7,9 +7,6 @@
 #include <limits>
 #include <thread>
 
-#include "core/train/checkpoint.h"
-#include "models/encoder_decoder.h"
-#include "models/registry.h"
 
 namespace nmtzoo {
 
@@ -53,31 +50,6 @@ c10::Device resolve_device(DeviceChoice choice, const std::string& where) {
       return c10::Device(c10::kCUDA);
   }
   return c10::Device(c10::kCPU);
-}
-
-TrainedModel load_trained_model(const std::string& checkpoint_path, const c10::Device& device) {
-  CheckpointInfo info = read_checkpoint_info(checkpoint_path);
-  TrainedModel trained;
-  trained.config = info.config;
-  try {
-    trained.tokenizers = load_tokenizers(info.config);
-  } catch (const std::exception& e) {
-    throw std::runtime_error("the tokenizer of checkpoint '" + checkpoint_path +
-                             "' cannot be loaded: " + e.what());
-  }
-  if (tokenizer_fingerprint(info.config) != info.tokenizer_fingerprint) {
-    throw std::runtime_error("tokenizer '" + info.config.tokenizer_model(info.config.data.src_lang) +
-                             "' is not the one checkpoint '" + checkpoint_path +
-                             "' was trained with (its contents changed)");
-  }
-  register_builtin_models();
-  VocabSizes vocab{trained.tokenizers.src->vocab_size(), trained.tokenizers.tgt->vocab_size(),
-                   trained.tokenizers.joint()};
-  trained.model = build_model(info.config.model, vocab);
-  load_checkpoint_state(checkpoint_path, *trained.model);
-  trained.model->to(device);
-  trained.model->eval();
-  return trained;
 }
 
 CpuAutocast::CpuAutocast(bool enabled) : enabled_(enabled) {

@@ -1,18 +1,15 @@
-// Process-wide settings every app applies first: thread count and device.
+// Process-wide settings every app applies first: thread count, memory reuse, device, and bf16
+// autocast. Used by inference and training alike.
 #pragma once
 
 #include <c10/core/Device.h>
 
 #include <cstdint>
-#include <memory>
 #include <string>
 
 #include "core/config/config.h"
-#include "core/data/tokenizers.h"
 
 namespace nmtzoo {
-
-class EncoderDecoder;
 
 // LibTorch's intra-op threads: `threads`, or every core when 0 (LibTorch's own default can be 1).
 // Also calls keep_freed_memory_for_reuse().
@@ -38,15 +35,5 @@ class CpuAutocast {
  private:
   bool enabled_;
 };
-
-struct TrainedModel {
-  RunConfig config;
-  Tokenizers tokenizers;
-  std::shared_ptr<EncoderDecoder> model;  // in eval mode, on the requested device
-};
-
-// Builds the model a checkpoint describes and loads its weights. The tokenizer files named in the
-// stored config must exist and be the ones the model was trained with (fingerprint check).
-TrainedModel load_trained_model(const std::string& checkpoint_path, const c10::Device& device);
 
 }  // namespace nmtzoo

@@ -1,4 +1,4 @@
-#include "models/weights.h"
+#include "core/runtime/weights.h"
 
 #include <torch/serialize.h>
 #include <torch/torch.h>

@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "core/search/search_strategy.h"
 #include "models/encoder_decoder.h"
 #include "tokenizer/special_tokens.h"
 
@@ -15,79 +16,18 @@ namespace {
 
 constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 
-// Runs the model one position at a time for a set of rows, with the incremental cache or, for
-// comparison, by recomputing the whole prefix (as naive tutorials do).
-class StepDecoder {
- public:
-  StepDecoder(EncoderDecoder& model, const at::Tensor& src_tokens, const at::Tensor& src_pad_mask,
-              const SearchOptions& options)
-      : model_(model),
-        use_cache_(options.use_cache),
-        attention_layer_(options.attention_layer),
-        attention_head_(options.attention_head) {
-    TORCH_CHECK(use_cache_ || !options.record_attention,
-                "recording attention needs the incremental cache");
-    if (use_cache_) {
-      state_ = model.encode(src_tokens, src_pad_mask);
-      state_.record_attention = options.record_attention;
-    } else {
-      src_tokens_ = src_tokens;
-      src_pad_mask_ = src_pad_mask;
-    }
-  }
-
-  // prev_tokens (R) -> log-probabilities (R, V)
-  at::Tensor step(const at::Tensor& prev_tokens) {
-    if (use_cache_) return model_.decode_step(prev_tokens, state_);
-    prefix_ = prefix_.defined() ? torch::cat({prefix_, prev_tokens.unsqueeze(1)}, 1)
-                                : prev_tokens.unsqueeze(1);
-    return model_.forward(src_tokens_, src_pad_mask_, prefix_).select(1, -1).log_softmax(-1);
-  }
-
-  void reorder(const at::Tensor& rows, bool source_rows_changed) {
-    if (use_cache_) {
-      state_.reorder(rows, source_rows_changed);
-      return;
-    }
-    prefix_ = prefix_.index_select(0, rows);
-    if (source_rows_changed) {
-      src_tokens_ = src_tokens_.index_select(0, rows);
-      src_pad_mask_ = src_pad_mask_.index_select(0, rows);
-    }
-  }
-
-  void repeat_rows(int64_t times) {
-    if (use_cache_) {
-      state_.repeat_rows(times);
-      return;
-    }
-    src_tokens_ = src_tokens_.repeat_interleave(times, 0);
-    src_pad_mask_ = src_pad_mask_.repeat_interleave(times, 0);
-  }
-
-  // (R, S) cross-attention of the last step, of the chosen layer and head or their mean.
-  at::Tensor attention() const {
-    if (attention_layer_ < 0) return state_.attention;
-    TORCH_CHECK(attention_layer_ < static_cast<int64_t>(state_.layer_attention.size()),
-                "attention layer ", attention_layer_, " does not exist; the model has ",
-                state_.layer_attention.size());
-    const at::Tensor& heads = state_.layer_attention[static_cast<size_t>(attention_layer_)];
-    if (attention_head_ < 0) return heads.mean(1);
-    TORCH_CHECK(attention_head_ < heads.size(1), "attention head ", attention_head_,
-                " does not exist; the layer has ", heads.size(1));
-    return heads.select(1, attention_head_);
-  }
-
- private:
-  EncoderDecoder& model_;
-  bool use_cache_;
-  int64_t attention_layer_;
-  int64_t attention_head_;
-  DecoderState state_;
-  at::Tensor src_tokens_;
-  at::Tensor src_pad_mask_;
-  at::Tensor prefix_;
-};
+// (R, S) cross-attention of the last step, of the chosen layer and head or their mean.
+at::Tensor step_attention(const DecoderState& state, const SearchOptions& options) {
+  if (options.attention_layer < 0) return state.attention;
+  TORCH_CHECK(options.attention_layer < static_cast<int64_t>(state.layer_attention.size()),
+              "attention layer ", options.attention_layer, " does not exist; the model has ",
+              state.layer_attention.size());
+  const at::Tensor& heads = state.layer_attention[static_cast<size_t>(options.attention_layer)];
+  if (options.attention_head < 0) return heads.mean(1);
+  TORCH_CHECK(options.attention_head < heads.size(1), "attention head ", options.attention_head,
+              " does not exist; the layer has ", heads.size(1));
+  return heads.select(1, options.attention_head);
+}
 
 std::vector<int64_t> length_limits(EncoderDecoder& model, const at::Tensor& src_pad_mask,
                                    const SearchOptions& options) {
@@ -150,77 +90,18 @@ double penalized_score(double log_prob, int64_t length, LengthPenalty penalty, d
   return log_prob;
 }
 
-std::vector<Hypothesis> greedy_search(EncoderDecoder& model, const at::Tensor& src_tokens,
-                                      const at::Tensor& src_pad_mask, const SearchOptions& options) {
+std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Tensor& src_tokens,
+                                            const at::Tensor& src_pad_mask,
+                                            const SearchOptions& options, SearchStrategy& strategy) {
+  const int64_t K = strategy.width();
+  TORCH_CHECK(K >= 1 && options.nbest >= 1 && options.nbest <= K,
+              "need 1 <= nbest <= beam, but got nbest ", options.nbest, " and beam ", K);
   torch::NoGradGuard no_grad;
   const int64_t batch = src_tokens.size(0);
   const auto device = src_tokens.device();
-  StepDecoder decoder(model, src_tokens, src_pad_mask, options);
-  const std::vector<int64_t> limits = length_limits(model, src_pad_mask, options);
-
-  std::vector<Hypothesis> results(static_cast<size_t>(batch));
-  std::vector<std::vector<at::Tensor>> attention(static_cast<size_t>(batch));
-  std::vector<int64_t> alive(static_cast<size_t>(batch));  // sentence of each decoder row
-  std::iota(alive.begin(), alive.end(), 0);
-  at::Tensor prev = torch::full({batch}, kBosId, torch::TensorOptions(torch::kLong).device(device));
-  for (int64_t step = 0; !alive.empty(); ++step) {
-    at::Tensor log_probs = decoder.step(prev);
-    std::vector<int64_t> row_limits;
-    for (int64_t s : alive) row_limits.push_back(limits[s]);
-    apply_constraints(log_probs, step, row_limits, options);
-    auto [values, indices] = log_probs.max(-1);
-    at::Tensor cpu_values = values.to(torch::kCPU, torch::kDouble);
-    at::Tensor cpu_indices = indices.to(torch::kCPU);
-    auto value = cpu_values.accessor<double, 1>();
-    auto index = cpu_indices.accessor<int64_t, 1>();
-    at::Tensor step_attention;  // stays undefined for a model without attention (rnn_encdec)
-    if (options.record_attention && decoder.attention().defined()) {
-      step_attention = decoder.attention().to(torch::kCPU);
-    }
-    std::vector<int64_t> keep;
-    std::vector<int64_t> next_alive;
-    for (size_t r = 0; r < alive.size(); ++r) {
-      Hypothesis& hypothesis = results[alive[r]];
-      hypothesis.log_prob += value[static_cast<int64_t>(r)];
-      if (step_attention.defined()) {
-        attention[alive[r]].push_back(step_attention[static_cast<int64_t>(r)]);
-      }
-      if (index[static_cast<int64_t>(r)] == kEosId) {
-        hypothesis.score = penalized_score(hypothesis.log_prob,
-                                           static_cast<int64_t>(hypothesis.tokens.size()) + 1,
-                                           options.length_penalty, options.alpha);
-      } else {
-        hypothesis.tokens.push_back(index[static_cast<int64_t>(r)]);
-        keep.push_back(static_cast<int64_t>(r));
-        next_alive.push_back(alive[r]);
-      }
-    }
-    if (next_alive.size() != alive.size() && !next_alive.empty()) {
-      at::Tensor rows = to_device_index(keep, device);
-      decoder.reorder(rows, /*source_rows_changed=*/true);
-      prev = indices.index_select(0, rows);
-    } else {
-      prev = indices;
-    }
-    alive = std::move(next_alive);
-  }
-  for (int64_t b = 0; b < batch; ++b) {
-    if (!attention[b].empty()) results[b].attention = torch::stack(attention[b]);
-  }
-  return results;
-}
-
-std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model, const at::Tensor& src_tokens,
-                                                 const at::Tensor& src_pad_mask,
-                                                 const SearchOptions& options) {
-  TORCH_CHECK(options.beam >= 1 && options.nbest >= 1 && options.nbest <= options.beam,
-              "need 1 <= nbest <= beam, but got nbest ", options.nbest, " and beam ", options.beam);
-  torch::NoGradGuard no_grad;
-  const int64_t batch = src_tokens.size(0);
-  const int64_t K = options.beam;
-  const auto device = src_tokens.device();
-  StepDecoder decoder(model, src_tokens, src_pad_mask, options);
-  decoder.repeat_rows(K);
+  DecoderState state = model.encode(src_tokens, src_pad_mask);
+  state.record_attention = options.record_attention;
+  state.repeat_rows(K);
   const std::vector<int64_t> limits = length_limits(model, src_pad_mask, options);
 
   std::vector<std::vector<Hypothesis>> finished(static_cast<size_t>(batch));
@@ -228,29 +109,31 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model, const at
   std::iota(alive.begin(), alive.end(), 0);
   std::vector<std::vector<int64_t>> row_tokens(static_cast<size_t>(batch * K));
   at::Tensor history;  // (R, t, S) attention of each row so far, when recorded
-  // Cumulative log-probabilities (R); only beam 0 of each sentence is live at the start.
+  // Cumulative log-probabilities (R); only hypothesis 0 of each sentence is live at the start.
   at::Tensor scores = torch::full({batch, K}, kMinusInf, torch::TensorOptions().device(device));
   scores.select(1, 0).fill_(0.0);
   scores = scores.view({-1});
   at::Tensor prev = torch::full({batch * K}, kBosId, torch::TensorOptions(torch::kLong).device(device));
 
   for (int64_t step = 0; !alive.empty(); ++step) {
-    at::Tensor log_probs = decoder.step(prev);  // (R, V)
+    at::Tensor log_probs = model.decode_step(prev, state);  // (R, V)
     const int64_t vocab = log_probs.size(1);
     std::vector<int64_t> row_limits;
     for (int64_t s : alive) row_limits.insert(row_limits.end(), static_cast<size_t>(K), limits[s]);
     apply_constraints(log_probs, step, row_limits, options);
-    if (options.record_attention && decoder.attention().defined()) {  // undefined: no attention
-      at::Tensor now = decoder.attention().unsqueeze(1);
+    if (options.record_attention && state.attention.defined()) {  // undefined: no attention
+      at::Tensor now = step_attention(state, options).unsqueeze(1);
       history = history.defined() ? torch::cat({history, now}, 1) : now;
     }
     const auto blocks = static_cast<int64_t>(alive.size());
-    at::Tensor candidates = (scores.unsqueeze(1) + log_probs).view({blocks, K * vocab});
-    auto [top_values, top_indices] = candidates.topk(std::min(2 * K, K * vocab), 1);
-    at::Tensor cpu_values = top_values.to(torch::kCPU, torch::kDouble);
-    at::Tensor cpu_indices = top_indices.to(torch::kCPU);
+    StepCandidates candidates =
+        strategy.step(step, log_probs.view({blocks, K, vocab}), scores.view({blocks, K}));
+    at::Tensor cpu_values = candidates.scores.to(torch::kCPU, torch::kDouble);
+    at::Tensor cpu_beams = candidates.beams.to(torch::kCPU);
+    at::Tensor cpu_tokens = candidates.tokens.to(torch::kCPU);
     auto value = cpu_values.accessor<double, 2>();
-    auto index = cpu_indices.accessor<int64_t, 2>();
+    auto beam = cpu_beams.accessor<int64_t, 2>();
+    auto candidate_token = cpu_tokens.accessor<int64_t, 2>();
 
     std::vector<int64_t> next_rows;     // parent row of each new row
     std::vector<int64_t> next_tokens;
@@ -264,8 +147,8 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model, const at
       std::vector<double> block_scores;
       for (int64_t j = 0; j < cpu_values.size(1) && static_cast<int64_t>(rows.size()) < K; ++j) {
         if (std::isinf(value[b][j])) break;
-        const int64_t parent = b * K + index[b][j] / vocab;
-        const int64_t token = index[b][j] % vocab;
+        const int64_t parent = b * K + beam[b][j];
+        const int64_t token = candidate_token[b][j];
         if (token == kEosId) {
           if (j < K && static_cast<int64_t>(done.size()) < K) {
             Hypothesis hypothesis;
@@ -304,9 +187,9 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model, const at
     }
     row_tokens = std::move(new_row_tokens);
     at::Tensor rows = to_device_index(next_rows, device);
-    // Source tensors are identical within a sentence's block: reorder them only when the set of
+    // Source entries are identical within a sentence's block: reorder them only when the set of
     // sentences changes.
-    decoder.reorder(rows, /*source_rows_changed=*/next_alive.size() != alive.size());
+    state.reorder(rows, /*source_rows_changed=*/next_alive.size() != alive.size());
     if (history.defined()) history = history.index_select(0, rows);
     scores = torch::tensor(next_scores, torch::kDouble).to(device, torch::kFloat);
     prev = to_device_index(next_tokens, device);
@@ -320,6 +203,25 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model, const at
                      [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
     done.resize(std::min<size_t>(done.size(), static_cast<size_t>(options.nbest)));
     results[b] = std::move(done);
+  }
+  return results;
+}
+
+std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model, const at::Tensor& src_tokens,
+                                                 const at::Tensor& src_pad_mask,
+                                                 const SearchOptions& options) {
+  BeamStrategy strategy(options.beam);
+  return search(model, src_tokens, src_pad_mask, options, strategy);
+}
+
+std::vector<Hypothesis> greedy_search(EncoderDecoder& model, const at::Tensor& src_tokens,
+                                      const at::Tensor& src_pad_mask, const SearchOptions& options) {
+  SearchOptions one = options;
+  one.nbest = 1;
+  GreedyStrategy strategy;
+  std::vector<Hypothesis> results;
+  for (auto& nbest : search(model, src_tokens, src_pad_mask, one, strategy)) {
+    results.push_back(nbest.empty() ? Hypothesis() : std::move(nbest.front()));
   }
   return results;
 }

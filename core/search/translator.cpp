@@ -4,11 +4,19 @@
 
 #include "core/data/batch.h"
 #include "core/data/batching.h"
-#include "core/train/runtime.h"
+#include "core/runtime/runtime.h"
 #include "models/encoder_decoder.h"
 #include "tokenizer/special_tokens.h"
 
 namespace nmtzoo {
+
+TranslatorOptions TranslatorOptions::from(const DecodeConfig& config) {
+  TranslatorOptions options;
+  options.search = SearchOptions::from(config);
+  options.batch_tokens = config.batch_tokens;
+  options.bf16 = config.bf16;
+  return options;
+}
 
 Translator::Translator(EncoderDecoder& model, Tokenizers tokenizers, TranslatorOptions options,
                        c10::Device device)

@@ -26,6 +26,9 @@ struct TranslatorOptions {
   SearchOptions search;
   int64_t batch_tokens = 4096;  // padded source tokens per batch (x beam for beam search)
   bool bf16 = false;            // CPU bfloat16 autocast for the matrix products
+
+  // The search, batch size and bf16 choice of a config's decoding section.
+  static TranslatorOptions from(const DecodeConfig& config);
 };
 
 class Translator {

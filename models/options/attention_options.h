@@ -4,15 +4,9 @@
 
 #include <cstdint>
 
-namespace nmtzoo {
+#include "common/model_choices.h"
 
-// How a query is scored against each key (Bahdanau et al. 2015; Luong et al. 2015).
-enum class AttentionScore {
-  kAdditive,   // v^T tanh(W q + U k)
-  kDot,        // q^T k
-  kGeneral,    // q^T W k
-  kScaledDot,  // q^T k / sqrt(d)
-};
+namespace nmtzoo {
 
 struct AttentionOptions {
   AttentionOptions(int64_t query_dim, int64_t key_dim) : query_dim_(query_dim), key_dim_(key_dim) {}

@@ -10,14 +10,6 @@
 
 namespace nmtzoo {
 
-enum class RnnCell { kGru, kLstm };
-// Which decoder state queries the attention: s_{i-1} before the step (Bahdanau et al.), or the
-// new state h_t followed by the attentional hidden layer tanh(W_c [c_t; h_t]) (Luong et al.).
-enum class AttentionQuery { kPrevious, kCurrent };
-// What feeds the softmax: a maxout layer over state, previous embedding and context (Bahdanau et
-// al.'s deep output), or one linear layer of the same inputs followed by tanh.
-enum class Readout { kMaxout, kTanh };
-
 struct RnnSeq2SeqOptions {
   RnnSeq2SeqOptions(int64_t src_vocab, int64_t tgt_vocab)
       : src_vocab_(src_vocab), tgt_vocab_(tgt_vocab) {}

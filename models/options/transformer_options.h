@@ -4,11 +4,10 @@
 
 #include <cstdint>
 
+#include "common/model_choices.h"
+
 namespace nmtzoo {
 
-enum class Activation { kRelu, kGelu };
-enum class NormPosition { kPost, kPre };  // post-LN as in Vaswani et al.; pre-LN as an option
-enum class PositionEncoding { kSinusoidal, kLearned };
 // Which embedding matrices are one parameter: none, decoder input and output projection, or
 // those two and the encoder input as well (needs a joint vocabulary).
 enum class EmbeddingSharing { kNone, kDecoder, kAll };

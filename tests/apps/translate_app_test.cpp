@@ -57,6 +57,26 @@ TEST_F(TranslateApp, NbestListsUseTheMosesFormat) {
   EXPECT_NE(out().find("\n1 ||| "), std::string::npos);
 }
 
+TEST_F(TranslateApp, DecodingFlagsAreSchemaKeysCheckedOnce) {
+  // --beam and --set decoding.beam are one key: the same translation.
+  ASSERT_EQ(translate({"--beam", "2"}, "alpha bravo\n"), 0) << err();
+  const std::string by_flag = out();
+  ASSERT_EQ(translate({"--set", "decoding.beam=2"}, "alpha bravo\n"), 0) << err();
+  EXPECT_EQ(out(), by_flag);
+  // Values go through the schema's parser and range check, naming the flag and the key.
+  ASSERT_EQ(translate({"--beam", "0"}, "alpha\n"), 1);
+  EXPECT_NE(err().find("--beam: decoding.beam 0 is out of range"), std::string::npos) << err();
+  ASSERT_EQ(translate({"--length-penalty", "long"}, "alpha\n"), 1);
+  EXPECT_NE(err().find("--length-penalty: decoding.length_penalty"), std::string::npos) << err();
+  // Cross-key rules are the config's, stated once.
+  ASSERT_EQ(translate({"--beam", "2", "--nbest", "3"}, "alpha\n"), 1);
+  EXPECT_NE(err().find("--nbest: decoding.nbest (3) exceeds decoding.beam (2)"), std::string::npos)
+      << err();
+  // --set takes decoding keys only.
+  EXPECT_NE(translate({"--set", "training.lr=0.1"}, "alpha\n"), 0);
+  EXPECT_NE(err().find("decoding.*"), std::string::npos) << err();
+}
+
 TEST_F(TranslateApp, InvalidUtf8NamesTheLineAndWritesNothingForAFile) {
   ASSERT_EQ(translate({"-i", run_.path("input.txt")}, "alpha\nbr\xffvo\n"), 1);
   EXPECT_NE(err().find("input.txt:2: invalid UTF-8"), std::string::npos) << err();

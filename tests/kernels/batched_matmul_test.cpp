@@ -1,4 +1,4 @@
-#include "models/batched_matmul.h"
+#include "kernels/batched_matmul.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "models/weights.h"
+#include "core/runtime/weights.h"
 #include "tests/models/model_fixtures.h"
 #include "tests/support/test_support.h"
 #include "tokenizer/special_tokens.h"
@@ -141,27 +141,63 @@ TEST(Weights, MismatchedNamesAndShapesAreListed) {
 
 TEST(DecoderState, ReorderSelectsRowsOfEveryTensor) {
   DecoderState state;
-  state.memory = torch::arange(3).view({3, 1});
-  state.memory_pad_mask = torch::tensor({true, false, true}).view({3, 1});
-  state.source_cache = {torch::arange(3) * 10};
-  state.cache = {torch::arange(3) * 100, at::Tensor()};
+  state.set(kMemorySlot, torch::arange(3).view({3, 1}), SlotKind::kSource);
+  state.set(kMemoryPadMaskSlot, torch::tensor({true, false, true}).view({3, 1}), SlotKind::kSource);
+  state.set("keys", torch::arange(3) * 10, SlotKind::kSource);
+  state.set("hidden", torch::arange(3) * 100, SlotKind::kStep);
+  state.set("self_k.0", at::Tensor(), SlotKind::kStep);
   state.attention = torch::arange(3) * 1000;
   auto rows = torch::tensor({2, 2, 0});
   state.reorder(rows);
-  EXPECT_TRUE(state.memory.view({-1}).equal(torch::tensor({2, 2, 0})));
-  EXPECT_TRUE(state.memory_pad_mask.view({-1}).equal(torch::tensor({true, true, true})));
-  EXPECT_TRUE(state.source_cache[0].equal(torch::tensor({20, 20, 0})));
-  EXPECT_TRUE(state.cache[0].equal(torch::tensor({200, 200, 0})));
-  EXPECT_FALSE(state.cache[1].defined());
+  EXPECT_TRUE(state[kMemorySlot].view({-1}).equal(torch::tensor({2, 2, 0})));
+  EXPECT_TRUE(state[kMemoryPadMaskSlot].view({-1}).equal(torch::tensor({true, true, true})));
+  EXPECT_TRUE(state["keys"].equal(torch::tensor({20, 20, 0})));
+  EXPECT_TRUE(state["hidden"].equal(torch::tensor({200, 200, 0})));
+  EXPECT_FALSE(state["self_k.0"].defined());
   EXPECT_TRUE(state.attention.equal(torch::tensor({2000, 2000, 0})));
 
   state.reorder(torch::tensor({2, 0, 1}), /*source_rows_changed=*/false);
-  EXPECT_TRUE(state.cache[0].equal(torch::tensor({0, 200, 200})));
-  EXPECT_TRUE(state.source_cache[0].equal(torch::tensor({20, 20, 0})));
+  EXPECT_TRUE(state["hidden"].equal(torch::tensor({0, 200, 200})));
+  EXPECT_TRUE(state["keys"].equal(torch::tensor({20, 20, 0}))) << "per-source entries are kept";
 
   state.repeat_rows(2);
-  EXPECT_TRUE(state.cache[0].equal(torch::tensor({0, 0, 200, 200, 200, 200})));
-  EXPECT_TRUE(state.source_cache[0].equal(torch::tensor({20, 20, 20, 20, 0, 0})));
+  EXPECT_EQ(state.rows(), 6);
+  EXPECT_TRUE(state["hidden"].equal(torch::tensor({0, 0, 200, 200, 200, 200})));
+  EXPECT_TRUE(state["keys"].equal(torch::tensor({20, 20, 20, 20, 0, 0})));
+}
+
+TEST(DecoderState, EntriesAreNamedAndKnowTheirKind) {
+  DecoderState state;
+  state.set(layer_slot("self_k", 1), torch::zeros({2, 1}), SlotKind::kStep);
+  state.set("memory_k.1", torch::ones({2, 1}), SlotKind::kSource);
+  EXPECT_EQ(state.names(), (std::vector<std::string>{"self_k.1", "memory_k.1"}));
+  EXPECT_EQ(state.kind("self_k.1"), SlotKind::kStep);
+  EXPECT_EQ(state.kind("memory_k.1"), SlotKind::kSource);
+  state.set("self_k.1", torch::ones({2, 3}), SlotKind::kStep);  // replaced, not added
+  EXPECT_EQ(state.names().size(), 2u);
+  EXPECT_EQ(state["self_k.1"].size(1), 3);
+  try {
+    state["self_v.1"];
+    FAIL();
+  } catch (const c10::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no entry 'self_v.1'"), std::string::npos);
+  }
+}
+
+TEST(DecoderState, ChildrenAreReorderedWithTheirParent) {
+  DecoderState state;
+  for (int64_t i = 0; i < 2; ++i) {
+    DecoderState child;
+    child.set("hidden", torch::arange(3) + 10 * i, SlotKind::kStep);
+    child.set("keys", torch::arange(3) + 100 * i, SlotKind::kSource);
+    state.children.push_back(child);
+  }
+  EXPECT_EQ(state.rows(), 3);
+  state.reorder(torch::tensor({1, 1, 0}), /*source_rows_changed=*/false);
+  EXPECT_TRUE(state.children[1]["hidden"].equal(torch::tensor({11, 11, 10})));
+  EXPECT_TRUE(state.children[1]["keys"].equal(torch::tensor({100, 101, 102})));
+  state.repeat_rows(2);
+  EXPECT_EQ(state.children[0]["keys"].size(0), 6);
 }
 
 }  // namespace

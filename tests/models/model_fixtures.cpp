@@ -5,6 +5,7 @@
 #include "core/config/loader.h"
 #include "core/data/batch.h"
 #include "core/data/corpus.h"
+#include "core/runtime/trained_model.h"
 #include "models/registry.h"
 
 namespace nmtzoo::testing {
@@ -17,7 +18,6 @@ const std::vector<std::string>& tiny_variants() {
 }
 
 RunConfig tiny_config(const std::string& variant) {
-  register_builtin_models();
   RunConfig config = default_config();
   std::vector<std::string> overrides{"model.dropout=0", "model.max_positions=64"};
   if (variant.rfind("transformer", 0) == 0) {

@@ -4,13 +4,13 @@
 #include <torch/torch.h>
 
 #include "core/config/loader.h"
+#include "core/runtime/trained_model.h"
 #include "models/encoder_decoder.h"
 
 namespace nmtzoo {
 namespace {
 
 RunConfig config_for(const std::string& arch, std::vector<std::string> overrides = {}) {
-  register_builtin_models();
   RunConfig config = default_config();
   overrides.push_back("model.arch=" + arch);
   apply_overrides(config, overrides);
@@ -97,10 +97,45 @@ TEST(Registry, UnknownNameSuggestsTheClosest) {
 
 TEST(Registry, DuplicateNamesFailAtRegistration) {
   register_builtin_models();
-  EXPECT_THROW(register_arch("transformer", nullptr), std::logic_error);
+  EXPECT_THROW(register_arch("transformer", ArchSpec{}), std::logic_error);
   EXPECT_THROW(register_preset("transformer_small", "transformer", {}), std::logic_error);
   EXPECT_THROW(register_preset("my_model", "no_such_base", {}), std::logic_error);
-  EXPECT_THROW(register_preset("my_model2", "transformer", {{"d_modle", "3"}}), std::logic_error);
+}
+
+TEST(Registry, APresetKeyOutsideTheSchemaIsAConfigErrorNamingThePreset) {
+  register_preset("preset_with_a_typo", "transformer", {{"d_modle", "3"}});
+  try {
+    config_for("preset_with_a_typo");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("preset preset_with_a_typo: unknown key 'model.d_modle'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Registry, EveryBuiltinPresetAppliesCleanly) {
+  for (const auto& name : registered_models()) {
+    if (name == "preset_with_a_typo") continue;  // registered by the test above
+    EXPECT_NO_THROW(config_for(name)) << name;
+  }
+}
+
+TEST(Registry, ArchitecturesKnowTheirScheduleSizeAndFlops) {
+  auto transformer = config_for("transformer_small");
+  auto rnn = config_for("rnn_bahdanau_small");
+  EXPECT_EQ(arch_spec("transformer_small").model_dim(transformer.model), 256);
+  EXPECT_EQ(arch_spec("rnn_bahdanau_small").model_dim(rnn.model), 512);  // hidden_dim
+  // One sentence, one token each side, no attention cost beyond the products: the Transformer's
+  // FLOPs grow linearly in the number of rows.
+  BatchShape one{1, 4, 5, 4, 5};
+  BatchShape two{2, 4, 5, 8, 10};
+  const double flops_one = training_flops(transformer.model, 8000, one);
+  EXPECT_GT(flops_one, 0);
+  EXPECT_DOUBLE_EQ(training_flops(transformer.model, 8000, two), 2 * flops_one);
+  EXPECT_DOUBLE_EQ(training_flops(rnn.model, 8000, two), 2 * training_flops(rnn.model, 8000, one));
+  EXPECT_DOUBLE_EQ(training_flops(transformer.model, 8000, one),
+                   3 * arch_spec("transformer").forward_flops(transformer.model, 8000, one));
 }
 
 TEST(Registry, InconsistentModelKeysAreConfigErrors) {

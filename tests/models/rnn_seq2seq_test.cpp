@@ -19,7 +19,7 @@ TEST(RnnSeq2Seq, WithoutAttentionOnlyTheFinalEncoderStatesMatter) {
     auto model = testing::tiny_model(variant);
     DecoderState state = model->encode(batch.src_tokens, batch.src_pad_mask);
     DecoderState perturbed = state;
-    perturbed.memory = state.memory + torch::randn_like(state.memory);
+    perturbed[kMemorySlot] = state[kMemorySlot] + torch::randn_like(state[kMemorySlot]);
     auto expected = first_step(*model, batch, state);
     auto actual = first_step(*model, batch, perturbed);
     if (variant == "rnn_bahdanau") {
@@ -30,22 +30,22 @@ TEST(RnnSeq2Seq, WithoutAttentionOnlyTheFinalEncoderStatesMatter) {
     // The context is [forward state after the last real word; backward state after the first
     // word] (Cho et al. 2014's summary), taken before padding, for every sentence.
     const int64_t n = dynamic_cast<RnnSeq2SeqImpl&>(*model).options.hidden_dim();
-    const at::Tensor context = state.source_cache.at(0);
+    const at::Tensor context = state["context"];
+    const at::Tensor memory = state[kMemorySlot];
     for (int64_t b = 0; b < 2; ++b) {
       const int64_t length = batch.src_pad_mask[b].logical_not().sum().item<int64_t>();
       const at::Tensor final_annotations = torch::cat(
-          {state.memory[b][length - 1].narrow(0, 0, n), state.memory[b][0].narrow(0, n, n)});
+          {memory[b][length - 1].narrow(0, 0, n), memory[b][0].narrow(0, n, n)});
       EXPECT_TRUE(torch::allclose(context[b], final_annotations, 1e-6, 1e-6)) << "sentence " << b;
     }
     // ... and it drives the decoder at every step: these two states differ in the context only.
     DecoderState reference = model->encode(batch.src_tokens, batch.src_pad_mask);
     DecoderState other_context = model->encode(batch.src_tokens, batch.src_pad_mask);
-    other_context.source_cache[0] = context + torch::randn_like(context);
+    other_context["context"] = context + torch::randn_like(context);
     EXPECT_FALSE(torch::allclose(first_step(*model, batch, other_context),
                                  first_step(*model, batch, reference)));
-    other_context.cache.clear();
-    for (const auto& tensor : reference.cache) {
-      other_context.cache.push_back(tensor.defined() ? tensor.clone() : tensor);
+    for (const auto& name : reference.names()) {
+      if (reference.kind(name) == SlotKind::kStep) other_context[name] = reference[name].clone();
     }
     EXPECT_FALSE(torch::allclose(model->decode_step(batch.tgt_in.select(1, 1), other_context),
                                  model->decode_step(batch.tgt_in.select(1, 1), reference)));
@@ -75,9 +75,9 @@ TEST(RnnSeq2Seq, InitialStateComesFromTheBackwardEncoder) {
   torch::NoGradGuard no_grad;
   DecoderState state = model->encode(batch.src_tokens, batch.src_pad_mask);
   // The backward half of the first annotation is the backward RNN's final state.
-  auto backward_first = state.memory[0][0].narrow(0, 12, 12);
+  auto backward_first = state[kMemorySlot][0][0].narrow(0, 12, 12);
   auto expected = torch::tanh(rnn.init_proj->forward(backward_first.unsqueeze(0)));
-  EXPECT_TRUE(torch::allclose(state.cache[0].view({1, -1}), expected, 1e-6, 1e-6));
+  EXPECT_TRUE(torch::allclose(state["hidden"].view({1, -1}), expected, 1e-6, 1e-6));
 }
 
 TEST(RnnSeq2Seq, TyingNeedsReadoutAsWideAsTheEmbedding) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "core/search/prefix_recomputing_model.h"
 #include "models/encoder_decoder.h"
 #include "tests/models/model_fixtures.h"
 #include "tokenizer/special_tokens.h"
@@ -23,8 +24,8 @@ class MarkovModel : public EncoderDecoder {
   explicit MarkovModel(at::Tensor log_probs) : table_(std::move(log_probs)) {}
   DecoderState encode(const at::Tensor& src_tokens, const at::Tensor& src_pad_mask) override {
     DecoderState state;
-    state.memory = torch::zeros({src_tokens.size(0), 1, 1});
-    state.memory_pad_mask = src_pad_mask;
+    state.set(kMemorySlot, torch::zeros({src_tokens.size(0), 1, 1}), SlotKind::kSource);
+    state.set(kMemoryPadMaskSlot, src_pad_mask, SlotKind::kSource);
     return state;
   }
   at::Tensor decode_step(const at::Tensor& prev_tokens, DecoderState& state) override {
@@ -126,8 +127,8 @@ TEST(BeamSearch, CachedAndUncachedDecodingGiveIdenticalOutputs) {
     options.beam = 3;
     options.nbest = 3;
     auto cached = beam_search(*model, batch.src_tokens, batch.src_pad_mask, options);
-    options.use_cache = false;
-    auto uncached = beam_search(*model, batch.src_tokens, batch.src_pad_mask, options);
+    PrefixRecomputingModel recomputing(model);
+    auto uncached = beam_search(recomputing, batch.src_tokens, batch.src_pad_mask, options);
     for (size_t b = 0; b < cached.size(); ++b) {
       ASSERT_EQ(cached[b].size(), uncached[b].size());
       for (size_t k = 0; k < cached[b].size(); ++k) {

@@ -7,7 +7,8 @@
 
 #include <filesystem>
 
-#include "core/train/runtime.h"
+#include "core/runtime/runtime.h"
+#include "core/runtime/trained_model.h"
 #include "models/encoder_decoder.h"
 #include "tests/support/tiny_run.h"
 

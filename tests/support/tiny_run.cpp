@@ -8,7 +8,8 @@
 
 #include "core/config/loader.h"
 #include "core/data/tokenizers.h"
-#include "core/train/checkpoint.h"
+#include "core/runtime/checkpoint.h"
+#include "core/runtime/trained_model.h"
 #include "models/encoder_decoder.h"
 #include "models/registry.h"
 
@@ -67,7 +68,6 @@ TinyRun::TinyRun(const std::string& arch, const std::vector<std::string>& overri
        << "decoding:\n  beam: 3\n  max_len_a: 1.2\n  max_len_b: 5\n";
   config_path_ = dir_.path("run.yaml");
   write_text(config_path_, yaml.str());
-  register_builtin_models();
   config_ = load_config(config_path_, overrides);
   apply_model_preset(config_);
   check_config(config_);

@@ -10,8 +10,9 @@
 #include <thread>
 
 #include "core/config/loader.h"
-#include "core/train/checkpoint.h"
-#include "core/train/runtime.h"
+#include "core/runtime/checkpoint.h"
+#include "core/runtime/runtime.h"
+#include "core/runtime/trained_model.h"
 #include "core/train/trainer.h"
 #include "models/encoder_decoder.h"
 #include "tests/support/subprocess.h"

@@ -12,8 +12,9 @@
 #include <thread>
 
 #include "core/config/loader.h"
-#include "core/train/checkpoint.h"
-#include "core/train/runtime.h"
+#include "core/runtime/checkpoint.h"
+#include "core/runtime/runtime.h"
+#include "core/runtime/trained_model.h"
 #include "models/encoder_decoder.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"
@@ -87,7 +88,7 @@ TEST(Trainer, NonFiniteLossSkipsTheUpdate) {
   std::ostringstream log;
   Trainer trainer(run.config(), false, log);
   int poisoned = 0;
-  trainer.hooks.on_batch_loss = [&](at::Tensor& loss, int64_t step) {
+  trainer.engine().hooks.on_batch_loss = [&](at::Tensor& loss, int64_t step) {
     if (step == 2 && poisoned++ == 0) loss = loss * std::numeric_limits<float>::quiet_NaN();
   };
   TrainResult result = trainer.train();
@@ -106,7 +107,7 @@ TEST(Trainer, RepeatedNonFiniteLossesAbortWithAClearMessage) {
                                         "training.valid_bleu=false", "training.best_metric=loss"});
   std::ostringstream log;
   Trainer trainer(run.config(), false, log);
-  trainer.hooks.on_batch_loss = [](at::Tensor& loss, int64_t step) {
+  trainer.engine().hooks.on_batch_loss = [](at::Tensor& loss, int64_t step) {
     if (step >= 3) loss = loss * std::numeric_limits<float>::infinity();
   };
   try {
@@ -133,21 +134,6 @@ TEST(Trainer, ConfigProblemsAreFoundBeforeTraining) {
       EXPECT_NE(std::string(e.what()).find("training.device is cuda"), std::string::npos);
     }
   }
-}
-
-TEST(Trainer, TimedUpdatesReportTheFastestPassOverTheSameBatches) {
-  testing::TinyRun run("transformer", {"training.valid_bleu=false", "training.best_metric=loss",
-                                       "training.update_freq=2", "training.max_tokens=100"});
-  std::ostringstream log;
-  Trainer trainer(run.config(), false, log);
-  UpdateTiming timing = trainer.time_updates(/*warmup=*/1, /*count=*/3, /*repeats=*/2);
-  EXPECT_EQ(timing.updates, 3);
-  EXPECT_EQ(timing.shapes.size(), 6u);  // two batches per update, one pass's worth
-  EXPECT_GT(timing.seconds, 0.0);
-  int64_t tgt = 0;
-  for (const auto& shape : timing.shapes) tgt += shape.tgt_tokens;
-  EXPECT_EQ(timing.tgt_tokens, tgt);
-  EXPECT_FALSE(fs::exists(run.config().run_dir() + "/checkpoints/checkpoint_last.pt"));
 }
 
 TEST(Trainer, RefusesToOverwriteARunWithoutResume) {

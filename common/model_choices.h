@@ -1,0 +1,27 @@
+// The choices model keys take, shared by the config (which parses them from YAML) and the models'
+// option structs. No LibTorch here.
+#pragma once
+
+namespace nmtzoo {
+
+enum class Activation { kRelu, kGelu };
+enum class NormPosition { kPost, kPre };  // post-LN as in Vaswani et al.; pre-LN as an option
+enum class PositionEncoding { kSinusoidal, kLearned };
+enum class RnnCell { kGru, kLstm };
+// Which decoder state queries the attention: s_{i-1} before the step (Bahdanau et al.), or the
+// new state h_t followed by the attentional hidden layer tanh(W_c [c_t; h_t]) (Luong et al.).
+enum class AttentionQuery { kPrevious, kCurrent };
+// What feeds the softmax: a maxout layer over state, previous embedding and context (Bahdanau et
+// al.'s deep output), or one linear layer of the same inputs followed by tanh.
+enum class Readout { kMaxout, kTanh };
+// How a query is scored against each key (Bahdanau et al. 2015; Luong et al. 2015).
+enum class AttentionScore {
+  kAdditive,   // v^T tanh(W q + U k)
+  kDot,        // q^T k
+  kGeneral,    // q^T W k
+  kScaledDot,  // q^T k / sqrt(d)
+};
+// "auto" shares everything when the vocabulary is joint, else decoder input and output.
+enum class SharingChoice { kAuto, kNone, kDecoder, kAll };
+
+}  // namespace nmtzoo

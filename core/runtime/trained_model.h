@@ -1,0 +1,36 @@
+// A trained model ready for inference, and the model half of a config: presets applied, the
+// architecture's checks run, the model built for a tokenizer's vocabularies.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <memory>
+#include <string>
+
+#include "core/config/config.h"
+#include "core/data/tokenizers.h"
+#include "models/registry.h"
+
+namespace nmtzoo {
+
+class EncoderDecoder;
+
+// Fills model keys left unset from model.arch's presets (most specific first), then runs the
+// architecture's checks of several keys at once. Throws ConfigError naming each key's file and
+// line; an unknown model.arch suggests the closest registered name. The architectures must be
+// registered (register_builtin_models(), which apps call).
+void apply_model_preset(RunConfig& config);
+
+VocabSizes vocab_sizes(const Tokenizers& tokenizers);
+
+struct TrainedModel {
+  RunConfig config;
+  Tokenizers tokenizers;
+  std::shared_ptr<EncoderDecoder> model;  // in eval mode, on the requested device
+};
+
+// Builds the model a checkpoint describes and loads its weights. The tokenizer files named in the
+// stored config must exist and be the ones the model was trained with (fingerprint check).
+TrainedModel load_trained_model(const std::string& checkpoint_path, const c10::Device& device);
+
+}  // namespace nmtzoo

@@ -1,0 +1,183 @@
+#include "core/train/engine.h"
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "core/data/batch.h"
+#include "core/data/batching.h"
+#include "core/metrics/bleu.h"
+#include "core/runtime/runtime.h"
+#include "core/runtime/trained_model.h"
+#include "core/search/translator.h"
+#include "core/train/distributed.h"
+#include "core/train/loss.h"
+#include "core/train/training_data.h"
+#include "models/encoder_decoder.h"
+#include "tokenizer/special_tokens.h"
+
+namespace nmtzoo {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& c,
+                                                        std::vector<at::Tensor> parameters) {
+  const std::tuple<double, double> betas{c.betas[0], c.betas[1]};
+  if (c.optimizer == OptimizerKind::kAdamW) {
+    return std::make_unique<torch::optim::AdamW>(
+        parameters,
+        torch::optim::AdamWOptions(1e-3).betas(betas).eps(c.eps).weight_decay(c.weight_decay));
+  }
+  return std::make_unique<torch::optim::Adam>(
+      parameters, torch::optim::AdamOptions(1e-3).betas(betas).eps(c.eps).weight_decay(c.weight_decay));
+}
+
+// Teacher-forced loss of one batch, projecting only the real (non-pad) target positions.
+LossSums batch_loss(EncoderDecoder& model, const Batch& batch, double epsilon, bool bf16) {
+  at::Tensor logits;
+  at::Tensor real = batch.tgt_out.ne(kPadId);
+  {
+    CpuAutocast autocast(bf16);
+    at::Tensor features = model.features(batch.src_tokens, batch.src_pad_mask, batch.tgt_in);
+    logits = model.output_layer(features.index({real}));
+  }
+  return label_smoothed_nll(logits, batch.tgt_out.index({real}), epsilon);
+}
+
+}  // namespace
+
+TrainingEngine::TrainingEngine(const RunConfig& config, const TrainingData& data, c10::Device device,
+                               std::shared_ptr<Communicator> communicator, std::ostream& log)
+    : config_(config),
+      data_(data),
+      device_(device),
+      communicator_(std::move(communicator)),
+      log_(log) {
+  torch::manual_seed(static_cast<uint64_t>(config_.training.seed));
+  model_ = build_model(config_.model, vocab_sizes(data_.tokenizers));
+  model_->to(device_);
+  optimizer_ = make_optimizer(config_.training, model_->parameters());
+  schedule_ = std::make_unique<LearningRateSchedule>(config_.training,
+                                                     arch_spec(config_.model.arch).model_dim(config_.model));
+}
+
+TrainingEngine::~TrainingEngine() = default;
+
+StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& batches) {
+  model_->train();
+  optimizer_->zero_grad();
+  StepStats stats;
+  at::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().device(device_));
+  at::Tensor nll_sum = torch::zeros({}, torch::TensorOptions().device(device_));
+  for (const auto& indices : batches) {
+    if (indices.empty()) continue;  // a padding batch of a distributed shard
+    Batch batch = make_batch(data_.train, indices).to(device_);
+    if (hooks.on_batch) {
+      hooks.on_batch({batch.src_tokens.size(0), batch.src_tokens.size(1), batch.tgt_in.size(1),
+                      batch.src_token_count, batch.tgt_token_count});
+    }
+    LossSums sums = batch_loss(*model_, batch, config_.training.label_smoothing, config_.training.bf16);
+    if (hooks.on_batch_loss) hooks.on_batch_loss(sums.loss, progress_.step + 1);
+    sums.loss.backward();
+    loss_sum += sums.loss.detach();
+    nll_sum += sums.nll.detach();
+    stats.tokens += sums.tokens;
+  }
+  if (communicator_) {
+    stats.tokens = communicator_->all_reduce_gradients(*model_, loss_sum, nll_sum, stats.tokens);
+  }
+  stats.loss = loss_sum.item<double>();
+  stats.nll = nll_sum.item<double>();
+  stats.finite = std::isfinite(stats.loss) && stats.tokens > 0;
+  if (stats.finite) {
+    const double scale = 1.0 / static_cast<double>(stats.tokens);
+    for (auto& parameter : model_->parameters()) {
+      if (parameter.grad().defined()) parameter.grad().mul_(scale);
+    }
+    double norm = torch::nn::utils::clip_grad_norm_(
+        model_->parameters(), config_.training.clip_norm > 0 ? config_.training.clip_norm
+                                                             : std::numeric_limits<double>::infinity());
+    stats.finite = std::isfinite(norm);
+  }
+  if (!stats.finite) {
+    optimizer_->zero_grad();
+    ++bad_steps_in_row_;
+    log_ << fmt::format("warning: non-finite loss or gradient at step {}; update skipped ({} in a "
+                        "row)\n",
+                        progress_.step + 1, bad_steps_in_row_);
+    if (bad_steps_in_row_ >= config_.training.max_bad_steps) {
+      throw std::runtime_error(fmt::format(
+          "{} consecutive updates had a non-finite loss or gradient (training.max_bad_steps); "
+          "stopping at step {}. Lower training.lr, raise training.warmup_steps or set "
+          "training.clip_norm; checkpoint_last.pt holds the last good weights",
+          bad_steps_in_row_, progress_.step));
+    }
+    return stats;
+  }
+  bad_steps_in_row_ = 0;
+  current_lr_ = schedule_->at(progress_.step + 1, progress_.lr_factor);
+  for (auto& group : optimizer_->param_groups()) group.options().set_lr(current_lr_);
+  optimizer_->step();
+  ++progress_.step;
+  progress_.tokens_seen += stats.tokens;
+  if (communicator_ && config_.training.check_replicas &&
+      !communicator_->replicas_identical(*model_)) {
+    throw std::runtime_error(fmt::format("rank {}: the ranks' weights differ after step {}",
+                                         communicator_->rank(), progress_.step));
+  }
+  return stats;
+}
+
+ValidationResult TrainingEngine::validate() {
+  auto start = Clock::now();
+  torch::NoGradGuard no_grad;
+  model_->eval();
+  ValidationResult result;
+  std::vector<int64_t> lengths;
+  for (size_t i = 0; i < data_.valid.size(); ++i) {
+    lengths.push_back(static_cast<int64_t>(std::max(data_.valid.src[i].size(), data_.valid.tgt[i].size()) + 1));
+  }
+  double loss = 0, nll = 0;
+  int64_t tokens = 0;
+  for (const auto& indices : make_batches(lengths, {config_.training.max_tokens, 0, false})) {
+    Batch batch = make_batch(data_.valid, indices).to(device_);
+    LossSums sums = batch_loss(*model_, batch, config_.training.label_smoothing, config_.training.bf16);
+    loss += sums.loss.item<double>();
+    nll += sums.nll.item<double>();
+    tokens += sums.tokens;
+  }
+  result.loss = loss / static_cast<double>(std::max<int64_t>(1, tokens));
+  result.nll = nll / static_cast<double>(std::max<int64_t>(1, tokens));
+  result.ppl = std::exp(result.nll);
+  if (config_.training.valid_bleu) {
+    TranslatorOptions options;
+    options.search = SearchOptions::from(config_.decoding);
+    options.search.beam = config_.training.valid_beam;
+    options.search.nbest = 1;
+    options.batch_tokens = config_.decoding.batch_tokens;
+    Translator translator(*model_, data_.tokenizers, options, device_);
+    std::vector<std::string> hypotheses;
+    for (auto& translation : translator.translate(data_.valid_sources)) {
+      hypotheses.push_back(std::move(translation.texts[0]));
+    }
+    result.bleu = Bleu().corpus_score(hypotheses, {data_.valid_references}).score;
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+void TrainingEngine::save_checkpoint(const std::string& path) {
+  nmtzoo::save_checkpoint(path, config_, *model_, optimizer_.get(), progress_,
+                          data_.tokenizer_fingerprint);
+}
+
+void TrainingEngine::restore_checkpoint(const std::string& path) {
+  load_checkpoint_state(path, *model_, optimizer_.get(), /*restore_rng=*/true);
+  progress_ = read_checkpoint_info(path).progress;
+}
+
+}  // namespace nmtzoo

@@ -1,0 +1,89 @@
+#include "models/archs.h"
+#include "models/rnn_seq2seq.h"
+
+namespace nmtzoo {
+namespace {
+
+std::shared_ptr<EncoderDecoder> build(const ModelConfig& c, const VocabSizes& vocab) {
+  auto options = RnnSeq2SeqOptions(vocab.src, vocab.tgt)
+                     .emb_dim(c.emb_dim)
+                     .hidden_dim(c.hidden_dim)
+                     .cell(c.cell)
+                     .encoder_layers(c.encoder_layers)
+                     .decoder_layers(c.decoder_layers)
+                     .dropout(c.dropout)
+                     .attention(c.attention)
+                     .attention_dim(c.attention_dim)
+                     .attention_query(c.attention_query)
+                     .readout(c.readout)
+                     .readout_dim(c.readout_dim)
+                     .max_positions(c.max_positions)
+                     .sharing(resolve_sharing(c.share_embeddings, vocab, c.readout_dim == c.emb_dim));
+  return RnnSeq2Seq(options).ptr();
+}
+
+std::vector<ModelKeyProblem> check(const ModelConfig& m) {
+  std::vector<ModelKeyProblem> problems;
+  if (m.attention == AttentionScore::kDot || m.attention == AttentionScore::kScaledDot) {
+    problems.push_back({"attention", "dot scoring compares the decoder state (hidden_dim) with "
+                                     "annotations (2 x hidden_dim); use general or additive"});
+  }
+  if (!m.attention && m.attention_query == AttentionQuery::kCurrent) {
+    problems.push_back({"attention_query", "'current' needs attention (model.attention is none)"});
+  }
+  const bool ties =
+      m.share_embeddings == SharingChoice::kDecoder || m.share_embeddings == SharingChoice::kAll;
+  if (ties && m.readout_dim != m.emb_dim) {
+    problems.push_back({"share_embeddings",
+                        "ties the output projection to the target embedding, which needs "
+                        "model.readout_dim == model.emb_dim (" +
+                            std::to_string(m.readout_dim) + " vs " + std::to_string(m.emb_dim) + ")"});
+  }
+  return problems;
+}
+
+// Gates are 3 (GRU) or 4 (LSTM) matrices of the input and of the state.
+double forward_flops(const ModelConfig& m, int64_t tgt_vocab, const BatchShape& s) {
+  const double b = static_cast<double>(s.rows);
+  const double S = static_cast<double>(s.src_len);
+  const double T = static_cast<double>(s.tgt_len);
+  const double V = static_cast<double>(tgt_vocab);
+  const double N = static_cast<double>(s.tgt_tokens);
+  const double gates = m.cell == RnnCell::kLstm ? 4 : 3;
+  const double e = static_cast<double>(m.emb_dim);
+  const double n = static_cast<double>(m.hidden_dim);
+  const double a = static_cast<double>(m.attention_dim);
+  const double l = static_cast<double>(m.readout_dim);
+  const double c = 2 * n;  // annotation size
+  double encoder = 0;
+  for (int64_t layer = 0; layer < m.encoder_layers; ++layer) {
+    const double input = layer == 0 ? e : c;
+    encoder += 2 * b * S * 2 * gates * n * (input + n);  // two directions
+  }
+  const bool luong = m.attention_query == AttentionQuery::kCurrent;
+  const double first_input = e + (luong ? l : c);
+  double decoder_step = 2 * gates * n * (first_input + n);
+  for (int64_t layer = 1; layer < m.decoder_layers; ++layer) decoder_step += 2 * gates * n * (2 * n);
+  double attention_setup = 0;
+  if (m.attention) {
+    const bool additive = *m.attention == AttentionScore::kAdditive;
+    decoder_step += additive ? 2 * n * a + 2 * S * a : 2 * S * n;  // scores
+    decoder_step += 2 * S * c;                                       // context
+    if (additive) attention_setup = 2 * b * S * c * a;               // U h_j, once
+    if (*m.attention == AttentionScore::kGeneral) attention_setup = 2 * b * S * c * n;
+  }
+  const double readout_in = luong ? n + c : n + e + c;
+  const double readout_out = m.readout == Readout::kMaxout ? 2 * l : l;
+  decoder_step += 2 * readout_in * readout_out;
+  const double init = 2 * b * n * n * static_cast<double>(m.decoder_layers);
+  return encoder + attention_setup + init + b * T * decoder_step + 2 * N * l * V;
+}
+
+}  // namespace
+
+ArchSpec rnn_arch() {
+  // The schedule scales by the recurrent state size.
+  return {build, check, [](const ModelConfig& m) { return m.hidden_dim; }, forward_flops};
+}
+
+}  // namespace nmtzoo

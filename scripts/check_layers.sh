@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Checks the layering of the source tree: which folder may include which of nmtzoo's headers,
+# which folders stay free of LibTorch, and that no file of the training loop or the search grows
+# past ~350 lines. Lowest layer first:
+#
+#   common/ tokenizer/ kernels/    plain data; the SentencePiece front end; CPU kernels
+#   models/                        modules, EncoderDecoder, the architecture registry
+#   core/{io,metrics,plot,config,data}   torch-free except core/data/batch.*
+#   core/runtime/                  device, threads, autocast, checkpoints, trained models
+#   core/search/                   search and translation (no concrete model, no training)
+#   core/train/                    training
+#   apps/                          programs
+#
+#   scripts/check_layers.sh [SOURCE_ROOT]     exit status 1 and one line per violation
+set -euo pipefail
+root="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
+cd "$root"
+
+# folder -> the include prefixes its files may use (besides their own folder)
+declare -A allowed=(
+  [common]=""
+  [tokenizer]=""
+  [kernels]=""
+  [models]="common/ kernels/ tokenizer/special_tokens.h"
+  [core/io]=""
+  [core/metrics]="core/io/"
+  [core/plot]="core/io/"
+  [core/config]="common/ core/io/ tokenizer/"
+  [core/data]="common/ core/config/ core/io/ tokenizer/"
+  [core/runtime]="common/ core/config/ core/io/ core/data/ models/ tokenizer/"
+  [core/search]="common/ core/config/ core/io/ core/data/ core/runtime/ models/encoder_decoder.h models/registry.h tokenizer/"
+  [core/train]="common/ core/config/ core/io/ core/data/ core/metrics/ core/plot/ core/runtime/ core/search/ models/encoder_decoder.h models/registry.h tokenizer/"
+)
+torch_free=(common tokenizer core/io core/metrics core/plot core/config core/data)
+torch_free_exceptions="core/data/batch.h core/data/batch.cpp"
+max_lines=350
+
+problems=0
+report() { echo "$1"; problems=$((problems + 1)); }
+
+for folder in "${!allowed[@]}"; do
+  [[ -d "$folder" ]] || { report "$folder: missing folder (update scripts/check_layers.sh)"; continue; }
+  for file in "$folder"/*.h "$folder"/*.cpp; do
+    [[ -e "$file" ]] || continue
+    while IFS=: read -r line include; do
+      [[ "$include" == "$folder/"* ]] && continue
+      ok=0
+      for prefix in ${allowed[$folder]}; do
+        [[ "$include" == "$prefix"* ]] && ok=1 && break
+      done
+      ((ok)) || report "$file:$line: includes \"$include\", which $folder/ may not (scripts/check_layers.sh)"
+    done < <(grep -n '^#include "' "$file" | sed -E 's/^([0-9]+):#include "([^"]+)".*/\1:\2/')
+  done
+done
+
+for folder in "${torch_free[@]}"; do
+  for file in "$folder"/*.h "$folder"/*.cpp; do
+    [[ -e "$file" ]] || continue
+    [[ " $torch_free_exceptions " == *" $file "* ]] && continue
+    if match=$(grep -nE '^#include <(torch|ATen|c10)/' "$file"); then
+      report "$file:${match%%:*}: includes LibTorch, but $folder/ is torch-free"
+    fi
+  done
+done
+
+for file in core/train/*.cpp core/train/*.h core/search/*.cpp core/search/*.h; do
+  lines=$(wc -l <"$file")
+  ((lines <= max_lines)) || report "$file: $lines lines; split it by concept (limit $max_lines)"
+done
+
+if ((problems)); then
+  echo "check_layers: $problems problem(s)"
+  exit 1
+fi
+echo "check_layers: the includes follow the layering"
