@@ -9,6 +9,17 @@ namespace nmtzoo {
 ArchSpec transformer_arch();  // models/transformer_arch.cpp
 ArchSpec rnn_arch();          // models/rnn_arch.cpp
 
+// A batch's sizes as FLOP counts write them: rows b, padded lengths S and T, target vocabulary V
+// and real target tokens N (the output projection runs on these only).
+struct BatchDims {
+  double b, S, T, V, N;
+  static BatchDims of(const BatchShape& shape, int64_t tgt_vocab) {
+    return {static_cast<double>(shape.rows), static_cast<double>(shape.src_len),
+            static_cast<double>(shape.tgt_len), static_cast<double>(tgt_vocab),
+            static_cast<double>(shape.tgt_tokens)};
+  }
+};
+
 // The embedding sharing a SharingChoice means for these vocabularies; `can_tie` is whether the
 // output projection can be the target embedding (same size).
 EmbeddingSharing resolve_sharing(SharingChoice choice, const VocabSizes& vocab, bool can_tie);

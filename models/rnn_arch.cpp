@@ -44,11 +44,7 @@ std::vector<ModelKeyProblem> check(const ModelConfig& m) {
 
 // Gates are 3 (GRU) or 4 (LSTM) matrices of the input and of the state.
 double forward_flops(const ModelConfig& m, int64_t tgt_vocab, const BatchShape& s) {
-  const double b = static_cast<double>(s.rows);
-  const double S = static_cast<double>(s.src_len);
-  const double T = static_cast<double>(s.tgt_len);
-  const double V = static_cast<double>(tgt_vocab);
-  const double N = static_cast<double>(s.tgt_tokens);
+  const auto [b, S, T, V, N] = BatchDims::of(s, tgt_vocab);
   const double gates = m.cell == RnnCell::kLstm ? 4 : 3;
   const double e = static_cast<double>(m.emb_dim);
   const double n = static_cast<double>(m.hidden_dim);

@@ -29,11 +29,7 @@ std::vector<ModelKeyProblem> check(const ModelConfig& m) {
 }
 
 double forward_flops(const ModelConfig& m, int64_t tgt_vocab, const BatchShape& s) {
-  const double b = static_cast<double>(s.rows);
-  const double S = static_cast<double>(s.src_len);
-  const double T = static_cast<double>(s.tgt_len);
-  const double V = static_cast<double>(tgt_vocab);
-  const double N = static_cast<double>(s.tgt_tokens);
+  const auto [b, S, T, V, N] = BatchDims::of(s, tgt_vocab);
   const double d = static_cast<double>(m.d_model);
   const double f = static_cast<double>(m.ffn_dim);
   // Projections count 2 * rows * in * out; attention 2 * T * S * d for scores and again for the
