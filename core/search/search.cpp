@@ -67,6 +67,114 @@ at::Tensor to_device_index(const std::vector<int64_t>& rows, const c10::Device& 
   return torch::tensor(rows, torch::kLong).to(device);
 }
 
+// The rows of the next step: for each, the row it continues, the token it appends and its score.
+struct NextRows {
+  std::vector<int64_t> parents;
+  std::vector<int64_t> tokens;
+  std::vector<double> scores;
+  bool sentences_changed = false;  // a sentence finished and left the batch
+};
+
+// The loop's bookkeeping, on the host: which sentences are alive (K rows each, row = block * K +
+// hypothesis), each row's tokens, and each sentence's finished hypotheses.
+class HypothesisBook {
+ public:
+  HypothesisBook(int64_t batch, int64_t width, const SearchOptions& options)
+      : width_(width), options_(options), finished_(static_cast<size_t>(batch)),
+        alive_(static_cast<size_t>(batch)), row_tokens_(static_cast<size_t>(batch * width)) {
+    std::iota(alive_.begin(), alive_.end(), 0);
+  }
+
+  bool empty() const { return alive_.empty(); }
+
+  // Each live row's length limit, from each sentence's.
+  std::vector<int64_t> row_limits(const std::vector<int64_t>& sentence_limits) const {
+    std::vector<int64_t> limits;
+    for (int64_t s : alive_) limits.insert(limits.end(), static_cast<size_t>(width_), sentence_limits[s]);
+    return limits;
+  }
+
+  // Takes a step's candidates (best first per live sentence): those ending in EOS among the first K
+  // are finished (up to K per sentence), up to K others continue. A sentence with K finished or
+  // no live candidate leaves. `history` (R, t, S), when defined, is each row's attention so far.
+  NextRows advance(const StepCandidates& candidates, const at::Tensor& history) {
+    at::Tensor cpu_values = candidates.scores.to(torch::kCPU, torch::kDouble);
+    at::Tensor cpu_beams = candidates.beams.to(torch::kCPU);
+    at::Tensor cpu_tokens = candidates.tokens.to(torch::kCPU);
+    auto value = cpu_values.accessor<double, 2>();
+    auto beam = cpu_beams.accessor<int64_t, 2>();
+    auto candidate_token = cpu_tokens.accessor<int64_t, 2>();
+    const int64_t K = width_;
+    NextRows next;
+    std::vector<int64_t> next_alive;
+    for (int64_t b = 0; b < static_cast<int64_t>(alive_.size()); ++b) {
+      auto& done = finished_[alive_[b]];
+      std::vector<int64_t> rows;
+      std::vector<int64_t> tokens;
+      std::vector<double> block_scores;
+      for (int64_t j = 0; j < cpu_values.size(1) && static_cast<int64_t>(rows.size()) < K; ++j) {
+        if (std::isinf(value[b][j])) break;
+        const int64_t parent = b * K + beam[b][j];
+        const int64_t token = candidate_token[b][j];
+        if (token == kEosId) {
+          if (j < K && static_cast<int64_t>(done.size()) < K) done.push_back(finish(parent, value[b][j], history));
+          continue;
+        }
+        rows.push_back(parent);
+        tokens.push_back(token);
+        block_scores.push_back(value[b][j]);
+      }
+      if (static_cast<int64_t>(done.size()) >= K || rows.empty()) continue;  // sentence done
+      while (static_cast<int64_t>(rows.size()) < K) {  // too few live candidates: pad, never chosen
+        rows.push_back(rows.front());
+        tokens.push_back(tokens.front());
+        block_scores.push_back(kMinusInf);
+      }
+      next_alive.push_back(alive_[b]);
+      next.parents.insert(next.parents.end(), rows.begin(), rows.end());
+      next.tokens.insert(next.tokens.end(), tokens.begin(), tokens.end());
+      next.scores.insert(next.scores.end(), block_scores.begin(), block_scores.end());
+    }
+    next.sentences_changed = next_alive.size() != alive_.size();
+    alive_ = std::move(next_alive);
+    std::vector<std::vector<int64_t>> new_row_tokens;
+    new_row_tokens.reserve(next.parents.size());
+    for (size_t r = 0; r < next.parents.size(); ++r) {
+      new_row_tokens.push_back(row_tokens_[next.parents[r]]);
+      new_row_tokens.back().push_back(next.tokens[r]);
+    }
+    row_tokens_ = std::move(new_row_tokens);
+    return next;
+  }
+
+  // Each sentence's finished hypotheses, best first, at most `nbest`.
+  std::vector<std::vector<Hypothesis>> results(int64_t nbest) {
+    for (auto& done : finished_) {
+      std::stable_sort(done.begin(), done.end(),
+                       [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
+      done.resize(std::min<size_t>(done.size(), static_cast<size_t>(nbest)));
+    }
+    return std::move(finished_);
+  }
+
+ private:
+  Hypothesis finish(int64_t row, double log_prob, const at::Tensor& history) const {
+    Hypothesis hypothesis;
+    hypothesis.tokens = row_tokens_[row];
+    hypothesis.log_prob = log_prob;
+    hypothesis.score = penalized_score(log_prob, static_cast<int64_t>(hypothesis.tokens.size()) + 1,
+                                       options_.length_penalty, options_.alpha);
+    if (history.defined()) hypothesis.attention = history[row].to(torch::kCPU);
+    return hypothesis;
+  }
+
+  int64_t width_;
+  const SearchOptions& options_;
+  std::vector<std::vector<Hypothesis>> finished_;
+  std::vector<int64_t> alive_;                   // the sentence of each block of K rows
+  std::vector<std::vector<int64_t>> row_tokens_;
+};
+
 }  // namespace
 
 SearchOptions SearchOptions::from(const DecodeConfig& config) {
@@ -103,11 +211,7 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
   state.record_attention = options.record_attention;
   state.repeat_rows(K);
   const std::vector<int64_t> limits = length_limits(model, src_pad_mask, options);
-
-  std::vector<std::vector<Hypothesis>> finished(static_cast<size_t>(batch));
-  std::vector<int64_t> alive(static_cast<size_t>(batch));  // sentence of each block of K rows
-  std::iota(alive.begin(), alive.end(), 0);
-  std::vector<std::vector<int64_t>> row_tokens(static_cast<size_t>(batch * K));
+  HypothesisBook book(batch, K, options);
   at::Tensor history;  // (R, t, S) attention of each row so far, when recorded
   // Cumulative log-probabilities (R); only hypothesis 0 of each sentence is live at the start.
   at::Tensor scores = torch::full({batch, K}, kMinusInf, torch::TensorOptions().device(device));
@@ -115,96 +219,26 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
   scores = scores.view({-1});
   at::Tensor prev = torch::full({batch * K}, kBosId, torch::TensorOptions(torch::kLong).device(device));
 
-  for (int64_t step = 0; !alive.empty(); ++step) {
+  for (int64_t step = 0; !book.empty(); ++step) {
     at::Tensor log_probs = model.decode_step(prev, state);  // (R, V)
-    const int64_t vocab = log_probs.size(1);
-    std::vector<int64_t> row_limits;
-    for (int64_t s : alive) row_limits.insert(row_limits.end(), static_cast<size_t>(K), limits[s]);
-    apply_constraints(log_probs, step, row_limits, options);
+    apply_constraints(log_probs, step, book.row_limits(limits), options);
     if (options.record_attention && state.attention.defined()) {  // undefined: no attention
       at::Tensor now = step_attention(state, options).unsqueeze(1);
       history = history.defined() ? torch::cat({history, now}, 1) : now;
     }
-    const auto blocks = static_cast<int64_t>(alive.size());
-    StepCandidates candidates =
-        strategy.step(step, log_probs.view({blocks, K, vocab}), scores.view({blocks, K}));
-    at::Tensor cpu_values = candidates.scores.to(torch::kCPU, torch::kDouble);
-    at::Tensor cpu_beams = candidates.beams.to(torch::kCPU);
-    at::Tensor cpu_tokens = candidates.tokens.to(torch::kCPU);
-    auto value = cpu_values.accessor<double, 2>();
-    auto beam = cpu_beams.accessor<int64_t, 2>();
-    auto candidate_token = cpu_tokens.accessor<int64_t, 2>();
-
-    std::vector<int64_t> next_rows;     // parent row of each new row
-    std::vector<int64_t> next_tokens;
-    std::vector<double> next_scores;
-    std::vector<int64_t> next_alive;
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t sentence = alive[b];
-      auto& done = finished[sentence];
-      std::vector<int64_t> rows;
-      std::vector<int64_t> tokens;
-      std::vector<double> block_scores;
-      for (int64_t j = 0; j < cpu_values.size(1) && static_cast<int64_t>(rows.size()) < K; ++j) {
-        if (std::isinf(value[b][j])) break;
-        const int64_t parent = b * K + beam[b][j];
-        const int64_t token = candidate_token[b][j];
-        if (token == kEosId) {
-          if (j < K && static_cast<int64_t>(done.size()) < K) {
-            Hypothesis hypothesis;
-            hypothesis.tokens = row_tokens[parent];
-            hypothesis.log_prob = value[b][j];
-            hypothesis.score = penalized_score(value[b][j],
-                                               static_cast<int64_t>(hypothesis.tokens.size()) + 1,
-                                               options.length_penalty, options.alpha);
-            if (history.defined()) hypothesis.attention = history[parent].to(torch::kCPU);
-            done.push_back(std::move(hypothesis));
-          }
-          continue;
-        }
-        rows.push_back(parent);
-        tokens.push_back(token);
-        block_scores.push_back(value[b][j]);
-      }
-      if (static_cast<int64_t>(done.size()) >= K || rows.empty()) continue;  // sentence done
-      while (static_cast<int64_t>(rows.size()) < K) {  // too few live candidates: pad, never chosen
-        rows.push_back(rows.front());
-        tokens.push_back(tokens.front());
-        block_scores.push_back(kMinusInf);
-      }
-      next_alive.push_back(sentence);
-      next_rows.insert(next_rows.end(), rows.begin(), rows.end());
-      next_tokens.insert(next_tokens.end(), tokens.begin(), tokens.end());
-      next_scores.insert(next_scores.end(), block_scores.begin(), block_scores.end());
-    }
-    if (next_alive.empty()) break;
-
-    std::vector<std::vector<int64_t>> new_row_tokens;
-    new_row_tokens.reserve(next_rows.size());
-    for (size_t r = 0; r < next_rows.size(); ++r) {
-      new_row_tokens.push_back(row_tokens[next_rows[r]]);
-      new_row_tokens.back().push_back(next_tokens[r]);
-    }
-    row_tokens = std::move(new_row_tokens);
-    at::Tensor rows = to_device_index(next_rows, device);
+    const int64_t blocks = log_probs.size(0) / K;
+    NextRows next = book.advance(
+        strategy.step(step, log_probs.view({blocks, K, -1}), scores.view({blocks, K})), history);
+    if (next.parents.empty()) break;
+    at::Tensor rows = to_device_index(next.parents, device);
     // Source entries are identical within a sentence's block: reorder them only when the set of
     // sentences changes.
-    state.reorder(rows, /*source_rows_changed=*/next_alive.size() != alive.size());
+    state.reorder(rows, next.sentences_changed);
     if (history.defined()) history = history.index_select(0, rows);
-    scores = torch::tensor(next_scores, torch::kDouble).to(device, torch::kFloat);
-    prev = to_device_index(next_tokens, device);
-    alive = std::move(next_alive);
+    scores = torch::tensor(next.scores, torch::kDouble).to(device, torch::kFloat);
+    prev = to_device_index(next.tokens, device);
   }
-
-  std::vector<std::vector<Hypothesis>> results(static_cast<size_t>(batch));
-  for (int64_t b = 0; b < batch; ++b) {
-    auto& done = finished[b];
-    std::stable_sort(done.begin(), done.end(),
-                     [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
-    done.resize(std::min<size_t>(done.size(), static_cast<size_t>(options.nbest)));
-    results[b] = std::move(done);
-  }
-  return results;
+  return book.results(options.nbest);
 }
 
 std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model, const at::Tensor& src_tokens,

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Compares two builds' speed side by side, alternating A B A B so the machine's drift hits both
+# (a benchmark, never a test):
+#   scripts/bench_ab.sh BIN_A BIN_B OUT_DIR [--rounds N] [--arch transformer|rnn]
+#                       [--checkpoint CKPT] [--sentences N] [--set KEY=VALUE ...]
+# Each round runs BIN_A/nmtzoo-bench then BIN_B/nmtzoo-bench on the same config (training
+# tokens/s) and, with --checkpoint, the same trained model (greedy, beam 5 and batch-1 decoding
+# of test_2016_flickr), with 2 threads. Prints every run, the best of each build, and B / A.
+set -euo pipefail
+if [[ $# -lt 3 ]]; then sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bin_a="$(cd "$1" && pwd)"; bin_b="$(cd "$2" && pwd)"; out="$3"; shift 3
+rounds=2 arch=transformer checkpoint=() sentences=300 sets=()
+while (($#)); do
+  case "$1" in
+    --rounds) rounds="$2"; shift 2 ;;
+    --arch) arch="$2"; shift 2 ;;
+    --checkpoint) checkpoint=(--checkpoint "$2" --no-uncached); shift 2 ;;
+    --sentences) sentences="$2"; shift 2 ;;
+    --set) sets+=(--set "$2"); shift 2 ;;
+    *) echo "bench_ab.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$out"
+cd "$root"
+for ((round = 1; round <= rounds; ++round)); do
+  for side in a b; do
+    bin="$bin_a"; [[ $side == b ]] && bin="$bin_b"
+    json="$out/$arch.$side.$round.json"
+    echo "== round $round, build ${side^^} ($bin)"
+    "$bin/nmtzoo-bench" --config "configs/multi30k_de_en_$arch.yaml" --threads 2 \
+      --warmup 2 --steps 10 --repeats 2 --sentences "$sentences" "${sets[@]}" "${checkpoint[@]}" \
+      --json "$json" | grep -E "^(machine|training  |           [0-9]|decoding)"
+  done
+done
+/usr/bin/python3 - "$out" "$arch" "$rounds" <<'PY'
+import json, sys
+out, arch, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+runs = {side: [json.load(open(f"{out}/{arch}.{side}.{r}.json")) for r in range(1, rounds + 1)]
+        for side in "ab"}
+def figures(run):
+    f = {"training target tokens/s": run["training"]["tgt_tokens_per_second"],
+         "training MFU": run["training"]["mfu"]}
+    for mode in run.get("decoding", []):
+        f[mode["mode"] + ", sentences/s"] = mode["sentences_per_second"]
+    return f
+print(f"\n{arch}: best of {rounds} runs per build (2 threads)")
+for key in figures(runs["a"][0]):
+    a = [figures(r)[key] for r in runs["a"]]
+    b = [figures(r)[key] for r in runs["b"]]
+    print(f"  {key:<40} A {max(a):9.3f}  B {max(b):9.3f}  B/A {max(b) / max(a):5.3f}"
+          f"   (A runs {', '.join(f'{x:.3f}' for x in a)}; B runs {', '.join(f'{x:.3f}' for x in b)})")
+PY
