@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/tokenizer_choices.h"
+
 struct NmtzooSpm;
 
 namespace nmtzoo {
@@ -16,8 +18,6 @@ namespace nmtzoo {
 struct TokenizerError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-enum class SubwordModel { kBpe, kUnigram };
 
 struct SentencePieceTrainOptions {
   std::string model_prefix;                     // writes <prefix>.model and <prefix>.vocab

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/model_config.h"
-#include "tokenizer/sentencepiece.h"
+#include "common/tokenizer_choices.h"
 
 namespace nmtzoo {
 

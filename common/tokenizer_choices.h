@@ -1,0 +1,9 @@
+// The choices tokenizer keys take, shared by the config (which parses them from YAML) and the
+// SentencePiece front end, so the config does not include the tokenizer.
+#pragma once
+
+namespace nmtzoo {
+
+enum class SubwordModel { kBpe, kUnigram };
+
+}  // namespace nmtzoo
