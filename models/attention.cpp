@@ -83,7 +83,8 @@ std::tuple<Tensor, Tensor> AttentionImpl::forward(const Tensor& query, const Ten
   const bool single_step = query.dim() == 2;
   const Tensor queries = single_step ? query.unsqueeze(1) : query;
   const Tensor compared = projected_keys.defined() ? projected_keys : project_keys(keys);
-  Tensor weights = masked_softmax(score(queries, compared), key_pad_mask);  // (B, T, S)
+  Tensor weights = masked_softmax(score(queries, compared), key_pad_mask, {},  // (B, T, S)
+                                  /*in_place=*/false);
   Tensor context = batched_matmul(weights, keys);                             // (B, T, Dk)
   if (single_step) return {context.squeeze(1), weights.squeeze(1)};
   return {context, weights};

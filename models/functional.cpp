@@ -18,15 +18,23 @@ at::Tensor apply_dropout(const at::Tensor& x, double p, bool training) {
 }
 
 at::Tensor masked_softmax(at::Tensor scores, const at::Tensor& key_pad_mask,
-                          const at::Tensor& attn_mask) {
+                          const at::Tensor& attn_mask, bool in_place) {
   const float minus_inf = -std::numeric_limits<float>::infinity();
-  if (attn_mask.defined()) scores.masked_fill_(attn_mask, minus_inf);
+  auto forbid = [&](const at::Tensor& mask) {
+    if (in_place) {
+      scores.masked_fill_(mask, minus_inf);
+    } else {
+      scores = scores.masked_fill(mask, minus_inf);
+      in_place = true;  // the copy is ours now
+    }
+  };
+  if (attn_mask.defined()) forbid(attn_mask);
   if (key_pad_mask.defined()) {
     // Broadcast (B, S) over every dimension between batch and keys.
     std::vector<int64_t> shape(static_cast<size_t>(scores.dim()), 1);
     shape.front() = key_pad_mask.size(0);
     shape.back() = key_pad_mask.size(1);
-    scores.masked_fill_(key_pad_mask.view(shape), minus_inf);
+    forbid(key_pad_mask.view(shape));
   }
   return scores.softmax(-1);
 }

@@ -13,10 +13,12 @@ at::Tensor apply_dropout(const at::Tensor& x, double p, bool training);
 
 // The one masking rule of every attention: softmax over the last dimension of `scores`
 // (B, ..., T, S) where keys with key_pad_mask (B, S) true, and positions with attn_mask (T, S)
-// true, get exactly zero weight. Both masks are bool, true = forbidden, and optional. `scores`
-// is filled in place (callers pass the temporary they just computed).
+// true, get exactly zero weight. Both masks are bool, true = forbidden, and optional. With
+// `in_place`, `scores` itself is filled (a temporary the caller just computed: multi-head
+// attention's large score tensors), else a copy (the RNN attention's small per-step scores, a
+// view whose in-place fill would put a CopySlices node into autograd's graph at every step).
 at::Tensor masked_softmax(at::Tensor scores, const at::Tensor& key_pad_mask,
-                          const at::Tensor& attn_mask = {});
+                          const at::Tensor& attn_mask = {}, bool in_place = true);
 
 // (T, T) bool mask, true above the diagonal: position t may not attend to positions after t.
 at::Tensor causal_mask(int64_t length, const c10::Device& device);
