@@ -95,6 +95,12 @@ void TransformerImpl::reset() {
   tgt_positions = register_module("tgt_positions", PositionalEncoding(positions));
   encoder = register_module("encoder", TransformerEncoder(options));
   decoder = register_module("decoder", TransformerDecoder(options));
+  layer_slots_.clear();
+  for (int64_t i = 0; i < options.decoder_layers(); ++i) {
+    const auto layer = static_cast<size_t>(i);
+    layer_slots_.push_back({layer_slot("self_k", layer), layer_slot("self_v", layer),
+                            layer_slot("memory_k", layer), layer_slot("memory_v", layer)});
+  }
   if (options.sharing() == EmbeddingSharing::kNone) {
     output_proj = register_module(
         "output_proj",
@@ -125,10 +131,11 @@ DecoderState TransformerImpl::encode(const Tensor& src_tokens, const Tensor& src
   state.set(kMemoryPadMaskSlot, src_pad_mask, SlotKind::kSource);
   for (size_t i = 0; i < decoder->layers->size(); ++i) {
     auto [k, v] = decoder->layers->ptr<TransformerDecoderLayerImpl>(i)->multihead_attn->project_kv(memory);
-    state.set(layer_slot("memory_k", i), k, SlotKind::kSource);
-    state.set(layer_slot("memory_v", i), v, SlotKind::kSource);
-    state.set(layer_slot("self_k", i), Tensor(), SlotKind::kStep);
-    state.set(layer_slot("self_v", i), Tensor(), SlotKind::kStep);
+    const LayerSlots& slots = layer_slots_[i];
+    state.set(slots.memory_k, k, SlotKind::kSource);
+    state.set(slots.memory_v, v, SlotKind::kSource);
+    state.set(slots.self_k, Tensor(), SlotKind::kStep);
+    state.set(slots.self_v, Tensor(), SlotKind::kStep);
   }
   return state;
 }
@@ -138,8 +145,9 @@ Tensor TransformerImpl::decode_step(const Tensor& prev_tokens, DecoderState& sta
   std::vector<DecoderLayerCache> caches;
   caches.reserve(n_layers);
   for (size_t i = 0; i < n_layers; ++i) {
-    caches.push_back({&state[layer_slot("self_k", i)], &state[layer_slot("self_v", i)],
-                      &state[layer_slot("memory_k", i)], &state[layer_slot("memory_v", i)]});
+    const LayerSlots& slots = layer_slots_[i];
+    caches.push_back({&state[slots.self_k], &state[slots.self_v], &state[slots.memory_k],
+                      &state[slots.memory_v]});
   }
   Tensor x = embed(prev_tokens.view({-1, 1}), target_table(), tgt_positions, state.step);
   std::vector<Tensor> cross_weights;

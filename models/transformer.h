@@ -13,6 +13,9 @@
 #include "models/options/transformer_options.h"
 #include "models/transformer_layer.h"
 
+#include <string>
+#include <vector>
+
 namespace nmtzoo {
 
 class TransformerEncoderImpl : public torch::nn::Cloneable<TransformerEncoderImpl> {
@@ -73,6 +76,12 @@ class TransformerImpl : public EncoderDecoder {
                int64_t offset);
   torch::nn::Embedding& target_table() { return tgt_embed ? tgt_embed : src_embed; }
   Tensor encode_memory(const Tensor& src_tokens, const Tensor& src_pad_mask);
+
+  // Each decoder layer's state entry names, made once in reset() rather than at every step.
+  struct LayerSlots {
+    std::string self_k, self_v, memory_k, memory_v;
+  };
+  std::vector<LayerSlots> layer_slots_;
 };
 TORCH_MODULE(Transformer);
 
