@@ -8,8 +8,8 @@
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/trained_model.h"
-#include "models/encoder_decoder.h"
 #include "core/runtime/weights.h"
+#include "models/encoder_decoder.h"
 #include "models/registry.h"
 
 int main(int argc, char** argv) {

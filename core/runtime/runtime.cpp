@@ -7,7 +7,6 @@
 #include <limits>
 #include <thread>
 
-
 namespace nmtzoo {
 
 void configure_threads(int64_t threads) {
