@@ -16,6 +16,7 @@
 #include "apps/common.h"
 #include "core/config/loader.h"
 #include "core/data/corpus.h"
+#include "core/io/atomic_file.h"
 #include "core/io/text_file.h"
 #include "core/runtime/trained_model.h"
 #include "core/search/prefix_recomputing_model.h"
@@ -286,7 +287,9 @@ int main(int argc, char** argv) {
   app.add_option("--steps", cli.steps, "timed updates")->capture_default_str();
   app.add_option("--repeats", cli.repeats, "timed passes over the same updates; the fastest counts")
       ->capture_default_str();
-  app.add_option("--threads", cli.threads, "CPU threads; 0 = all cores")->capture_default_str();
+  app.add_option("--threads", cli.threads, "CPU threads; 0 = all cores")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--sentences", cli.sentences, "decode only the first N test sentences");
   app.add_flag("--no-uncached", cli.no_uncached, "skip the slow no-cache decoding modes");
   app.add_flag("--bf16-decoding", cli.bf16_decoding, "also time greedy and beam 5 with bf16 autocast");

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_checks.h"
 #include "apps/common.h"
 #include "core/io/text_file.h"
 #include "core/metrics/bleu.h"
@@ -77,8 +78,8 @@ struct TextStream {
   std::vector<std::string> lines;  // right-stripped, as sacreBLEU reads them
 };
 
-std::string invalid_utf8_message(const std::string& name, int64_t line, size_t byte) {
-  return fmt::format("{}:{}: invalid UTF-8 at byte {} of the line", name, line, byte + 1);
+std::string text_problem_message(const std::string& name, int64_t line, const TextProblem& problem) {
+  return fmt::format("{}:{}: {} of the line", name, line, problem.describe());
 }
 
 TextStream read_file(const std::string& path) {
@@ -86,8 +87,8 @@ TextStream read_file(const std::string& path) {
   LineReader reader(path);
   std::string line;
   while (reader.next(line)) {
-    if (auto bad = find_invalid_utf8(line)) {
-      throw IoError(invalid_utf8_message(path, reader.line_number(), *bad));
+    if (auto bad = find_text_problem(line)) {
+      throw IoError(text_problem_message(path, reader.line_number(), *bad));
     }
     stream.lines.emplace_back(rstrip_whitespace(line));
   }
@@ -109,8 +110,8 @@ TextStream read_stdin() {
       start = end + ((data[end] == '\r' && end + 1 < data.size() && data[end + 1] == '\n') ? 2 : 1);
     }
     const auto number = static_cast<int64_t>(stream.lines.size()) + 1;
-    if (auto bad = find_invalid_utf8(line)) {
-      throw IoError(invalid_utf8_message(stream.name, number, *bad));
+    if (auto bad = find_text_problem(line)) {
+      throw IoError(text_problem_message(stream.name, number, *bad));
     }
     std::string_view text = rstrip_whitespace(line);
     if (text.find('\t') != std::string_view::npos) {
@@ -391,8 +392,10 @@ int main(int argc, char** argv) {
   bleu_group
       ->add_option("-s,--smooth-method", cli.smooth_method, "BLEU smoothing method (default: exp)")
       ->check(CLI::IsMember({"none", "floor", "add-k", "exp"}));
-  bleu_group->add_option("--smooth-value", cli.smooth_value,
-                         "(-sv) value for floor (default 0.1) and add-k (default 1)");
+  bleu_group
+      ->add_option("--smooth-value", cli.smooth_value,
+                   "(-sv) value for floor (default 0.1) and add-k (default 1)")
+      ->check(finite_non_negative());
   bleu_group->add_flag("--lowercase", cli.lowercase, "(-lc) case-insensitive BLEU");
   bleu_group->add_flag("--force", cli.force, "do not warn about output that looks tokenized");
 
@@ -406,7 +409,7 @@ int main(int argc, char** argv) {
                    "(-cw) word n-gram order (default: 0); 2 gives chrF++")
       ->check(CLI::NonNegativeNumber);
   chrf_group->add_option("--chrf-beta", cli.chrf_beta, "recall weight (default: 2)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_non_negative());
   chrf_group->add_flag("--chrf-whitespace", cli.chrf_whitespace,
                        "keep whitespace in character n-grams");
   chrf_group->add_flag("--chrf-lowercase", cli.chrf_lowercase, "case-insensitive chrF");

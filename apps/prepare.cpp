@@ -44,7 +44,7 @@ void print_split(const std::string& name, const ParallelText& text, const Tokeni
       100.0 * static_cast<double>(src.unknown) / std::max<int64_t>(1, src.tokens),
       100.0 * static_cast<double>(tgt.unknown) / std::max<int64_t>(1, tgt.tokens));
   if (text.invalid_utf8_skipped > 0) {
-    std::cout << fmt::format("{:<18} skipped {} lines of invalid UTF-8\n", "",
+    std::cout << fmt::format("{:<18} skipped {} lines of invalid UTF-8 or with NUL bytes\n", "",
                              text.invalid_utf8_skipped);
   }
   (void)config;

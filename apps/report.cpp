@@ -17,6 +17,7 @@
 
 #include "apps/common.h"
 #include "core/data/corpus.h"
+#include "core/io/atomic_file.h"
 #include "core/io/text_file.h"
 #include "core/metrics/bleu.h"
 #include "core/plot/svg.h"

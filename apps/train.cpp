@@ -7,7 +7,7 @@
 
 #include "apps/common.h"
 #include "core/config/loader.h"
-#include "core/io/text_file.h"
+#include "core/io/atomic_file.h"
 #include "core/runtime/trained_model.h"
 #include "core/train/distributed.h"
 #include "core/train/trainer.h"

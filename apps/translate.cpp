@@ -5,16 +5,19 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "apps/common.h"
 #include "apps/key_aliases.h"
 #include "core/config/aliases.h"
 #include "core/config/loader.h"
 #include "core/data/corpus.h"
+#include "core/io/atomic_file.h"
 #include "core/io/text_file.h"
 #include "core/plot/svg.h"
 #include "core/runtime/runtime.h"
@@ -58,7 +61,9 @@ class AvailableLines {
     if (eof_) return false;
     char buffer[65536];
     ssize_t n = ::read(fd_, buffer, sizeof buffer);
-    if (n <= 0) {
+    while (n < 0 && errno == EINTR) n = ::read(fd_, buffer, sizeof buffer);
+    if (n < 0) throw IoError(std::string("reading stdin failed: ") + std::strerror(errno));
+    if (n == 0) {
       eof_ = true;
       return false;
     }
@@ -114,6 +119,26 @@ TranslatorOptions translator_options(const Options& cli, RunConfig& config) {
   return options;
 }
 
+// --attention-layer and --attention-head against the model, before any decoding.
+void check_attention_choice(const Options& cli, const ModelConfig& model) {
+  const AttentionLayout layout = arch_spec(model.arch).cross_attention(model);
+  if (cli.attention_layer < -1 || cli.attention_layer >= layout.layers) {
+    throw std::invalid_argument(fmt::format(
+        "--attention-layer {}: model {} has {} decoder attention layer(s); give 0..{}, or -1 for "
+        "their mean",
+        cli.attention_layer, model.arch, layout.layers, layout.layers - 1));
+  }
+  if (cli.attention_head != -1 && cli.attention_layer == -1) {
+    throw std::invalid_argument("--attention-head needs --attention-layer: heads are per layer");
+  }
+  if (cli.attention_head < -1 || cli.attention_head >= layout.heads) {
+    throw std::invalid_argument(fmt::format(
+        "--attention-head {}: each layer of model {} has {} head(s); give 0..{}, or -1 for their "
+        "mean",
+        cli.attention_head, model.arch, layout.heads, layout.heads - 1));
+  }
+}
+
 // Returns false when the model recorded no attention (e.g. rnn_encdec has none).
 bool write_heatmap(const std::string& dir, int64_t line_number, const Translation& t,
                    const Translator& translator, const Tokenizers& tokenizers) {
@@ -161,12 +186,35 @@ void write_translations(std::ostream& out, const std::vector<Translation>& trans
   }
 }
 
+// Where translations go: stdout, or a file that replaces `-o` only when everything succeeded.
+class Output {
+ public:
+  // Opens the file before any work, so a bad path fails at once.
+  explicit Output(const std::string& path) {
+    if (!path.empty()) file_.emplace(path);
+  }
+  std::ostream& stream() { return file_ ? file_->stream() : std::cout; }
+  // Checked after every chunk, so a failing stdout (a full disk behind a redirection, a closed
+  // pipe) stops the run instead of losing lines silently.
+  void check_stdout() const {
+    if (!file_ && !std::cout) throw IoError("writing the translations to stdout failed");
+  }
+  void commit() {
+    if (file_) file_->commit();
+  }
+
+ private:
+  std::optional<AtomicFile> file_;
+};
+
 int run(const Options& cli) {
+  Output output(cli.output);
   configure_threads(cli.threads);
   const c10::Device device = resolve_device(parse_device_choice(cli.device), "--device");
   TrainedModel trained = load_trained_model(cli.checkpoint, device);
   RunConfig& config = trained.config;
   TranslatorOptions options = translator_options(cli, config);
+  if (!cli.attention_dir.empty()) check_attention_choice(cli, config.model);
   std::shared_ptr<EncoderDecoder> model = trained.model;
   if (cli.no_cache) model = std::make_shared<PrefixRecomputingModel>(model);
   Translator translator(*model, trained.tokenizers, options, device);
@@ -177,7 +225,8 @@ int run(const Options& cli) {
   int64_t output_tokens = 0;
   bool warned_no_attention = false;
   auto start = std::chrono::steady_clock::now();
-  auto process = [&](const std::vector<std::string>& lines, std::ostream& out) {
+  std::ostream& out = output.stream();
+  auto process = [&](const std::vector<std::string>& lines) {
     auto translations = translator.translate(lines);
     for (size_t i = 0; i < translations.size(); ++i) {
       int64_t number = line_number + 1 + static_cast<int64_t>(i);
@@ -197,6 +246,7 @@ int run(const Options& cli) {
     }
     write_translations(out, translations, line_number + 1, nbest_format);
     out.flush();
+    output.check_stdout();
     line_number += static_cast<int64_t>(lines.size());
     sentences += static_cast<int64_t>(lines.size());
   };
@@ -204,35 +254,25 @@ int run(const Options& cli) {
   if (!cli.input.empty()) {
     // The whole file is checked before anything is written.
     std::vector<std::string> lines = read_sentences(cli.input);
-    auto translate_all = [&](std::ostream& out) {
-      for (size_t begin = 0; begin < lines.size(); begin += cli.buffer_lines) {
-        size_t end = std::min(lines.size(), begin + cli.buffer_lines);
-        process(std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(begin),
-                                         lines.begin() + static_cast<std::ptrdiff_t>(end)),
-                out);
-      }
-    };
-    if (cli.output.empty()) {
-      translate_all(std::cout);
-    } else {
-      write_file_atomically(cli.output, translate_all);
+    for (size_t begin = 0; begin < lines.size(); begin += cli.buffer_lines) {
+      size_t end = std::min(lines.size(), begin + cli.buffer_lines);
+      process(std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(begin),
+                                       lines.begin() + static_cast<std::ptrdiff_t>(end)));
     }
   } else {
     AvailableLines input(STDIN_FILENO);
     std::vector<std::string> lines;
-    std::ofstream file;
-    if (!cli.output.empty()) file.open(cli.output);
-    std::ostream& out = cli.output.empty() ? std::cout : file;
     while (input.next_chunk(lines, cli.buffer_lines)) {
       for (size_t i = 0; i < lines.size(); ++i) {
-        if (auto bad = find_invalid_utf8(lines[i])) {
-          throw std::runtime_error(fmt::format("stdin:{}: invalid UTF-8 at byte {}",
-                                               line_number + 1 + static_cast<int64_t>(i), *bad + 1));
+        if (auto bad = find_text_problem(lines[i])) {
+          throw std::runtime_error(fmt::format("stdin:{}: {}", line_number + 1 + static_cast<int64_t>(i),
+                                               bad->describe()));
         }
       }
-      process(lines, out);
+      process(lines);
     }
   }
+  output.commit();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cerr << fmt::format("translated {} sentences ({} target tokens) in {:.2f} s: {:.1f} "
                            "sentences/s, {:.0f} tokens/s (beam {}, {} threads, {})\n",
@@ -269,16 +309,23 @@ int main(int argc, char** argv) {
   app.add_option("--buffer-lines", cli.buffer_lines, "most lines translated together")
       ->check(CLI::PositiveNumber);
   app.add_option("--device", cli.device, "cpu | cuda | auto")->capture_default_str();
-  app.add_option("--threads", cli.threads, "CPU threads; 0 = all cores")->capture_default_str();
+  app.add_option("--threads", cli.threads, "CPU threads; 0 = all cores")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--stats", cli.stats_path, "also write the speed figures as JSON to this file");
   app.add_flag("--no-cache", cli.no_cache, "recompute the prefix each step (benchmarking only)");
-  app.add_option("--attention-svg", cli.attention_dir,
-                 "write attention heatmaps of the first lines into this folder");
+  auto* attention_svg = app.add_option("--attention-svg", cli.attention_dir,
+                                       "write attention heatmaps of the first lines into this folder");
   app.add_option("--attention-count", cli.attention_count, "how many lines get a heatmap")
+      ->check(CLI::NonNegativeNumber)
+      ->needs(attention_svg)
       ->capture_default_str();
   app.add_option("--attention-layer", cli.attention_layer,
-                 "decoder layer of the heatmap; -1 = mean of all")->capture_default_str();
+                 "decoder layer of the heatmap; -1 = mean of all")
+      ->needs(attention_svg)
+      ->capture_default_str();
   app.add_option("--attention-head", cli.attention_head, "head of that layer; -1 = mean of all")
+      ->needs(attention_svg)
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   nmtzoo::register_builtin_models();

@@ -42,6 +42,13 @@ struct ModelKeyProblem {
   std::string message;
 };
 
+// The decoder's cross-attention as search can record it: `layers` layers of `heads` heads each;
+// no layers for a model without attention.
+struct AttentionLayout {
+  int64_t layers = 0;
+  int64_t heads = 0;
+};
+
 struct ArchSpec {
   std::function<std::shared_ptr<EncoderDecoder>(const ModelConfig&, const VocabSizes&)> build;
   // Checks that need several model keys at once; empty when the config is buildable.
@@ -50,6 +57,7 @@ struct ArchSpec {
   std::function<int64_t(const ModelConfig&)> model_dim;
   // Forward FLOPs (multiply-adds x 2) of one batch, counted analytically.
   std::function<double(const ModelConfig&, int64_t tgt_vocab, const BatchShape&)> forward_flops;
+  std::function<AttentionLayout(const ModelConfig&)> cross_attention;
 };
 
 // Keys are model keys without the "model." prefix; values are YAML text.

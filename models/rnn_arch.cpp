@@ -79,7 +79,10 @@ double forward_flops(const ModelConfig& m, int64_t tgt_vocab, const BatchShape& 
 
 ArchSpec rnn_arch() {
   // The schedule scales by the recurrent state size.
-  return {build, check, [](const ModelConfig& m) { return m.hidden_dim; }, forward_flops};
+  return {build, check, [](const ModelConfig& m) { return m.hidden_dim; }, forward_flops,
+          [](const ModelConfig& m) {
+            return m.attention ? AttentionLayout{1, 1} : AttentionLayout{};
+          }};
 }
 
 }  // namespace nmtzoo

@@ -44,7 +44,8 @@ double forward_flops(const ModelConfig& m, int64_t tgt_vocab, const BatchShape& 
 }  // namespace
 
 ArchSpec transformer_arch() {
-  return {build, check, [](const ModelConfig& m) { return m.d_model; }, forward_flops};
+  return {build, check, [](const ModelConfig& m) { return m.d_model; }, forward_flops,
+          [](const ModelConfig& m) { return AttentionLayout{m.decoder_layers, m.heads}; }};
 }
 
 }  // namespace nmtzoo

@@ -7,7 +7,7 @@
 #include <ostream>
 
 #include "common/edit_distance.h"
-#include "core/io/text_file.h"
+#include "core/io/atomic_file.h"
 
 namespace nmtzoo {
 namespace {

@@ -10,9 +10,8 @@
 namespace nmtzoo {
 namespace {
 
-std::string utf8_error(const LineReader& reader, size_t offset) {
-  return fmt::format("{}:{}: invalid UTF-8 at byte {}", reader.path(), reader.line_number(),
-                     offset + 1);
+std::string text_error(const LineReader& reader, const TextProblem& problem) {
+  return fmt::format("{}:{}: {}", reader.path(), reader.line_number(), problem.describe());
 }
 
 }  // namespace
@@ -39,12 +38,12 @@ ParallelText read_parallel(const std::string& src_path, const std::string& tgt_p
     }
     if (!has_src) break;
     ++text.lines_read;
-    auto src_bad = find_invalid_utf8(src_line);
-    auto tgt_bad = find_invalid_utf8(tgt_line);
+    auto src_bad = find_text_problem(src_line);
+    auto tgt_bad = find_text_problem(tgt_line);
     if (src_bad || tgt_bad) {
       if (policy == InvalidUtf8Policy::kError) {
-        throw DataError(src_bad ? utf8_error(src_reader, *src_bad)
-                                : utf8_error(tgt_reader, *tgt_bad));
+        throw DataError(src_bad ? text_error(src_reader, *src_bad)
+                                : text_error(tgt_reader, *tgt_bad));
       }
       ++text.invalid_utf8_skipped;
       continue;
@@ -61,7 +60,7 @@ std::vector<std::string> read_sentences(const std::string& path) {
   std::vector<std::string> lines;
   std::string line;
   while (reader.next(line)) {
-    if (auto bad = find_invalid_utf8(line)) throw DataError(utf8_error(reader, *bad));
+    if (auto bad = find_text_problem(line)) throw DataError(text_error(reader, *bad));
     lines.push_back(line);
   }
   return lines;

@@ -21,16 +21,18 @@ struct ParallelText {
   std::vector<std::string> tgt;
   std::vector<int64_t> line_numbers;  // 1-based line of each pair in both files
   int64_t lines_read = 0;
-  int64_t invalid_utf8_skipped = 0;
+  int64_t invalid_utf8_skipped = 0;  // lines of invalid UTF-8 or with a NUL byte
   size_t size() const { return src.size(); }
 };
 
 // Reads two line-aligned files (plain or gzip). Unequal line counts are an error naming both
-// files and counts; invalid UTF-8 is an error naming file and line, or a counted skip.
+// files and counts; a line of invalid UTF-8 or with a NUL byte is an error naming file and line,
+// or a counted skip.
 ParallelText read_parallel(const std::string& src_path, const std::string& tgt_path,
                            InvalidUtf8Policy policy = InvalidUtf8Policy::kError);
 
-// Reads one file of sentences for translation; invalid UTF-8 is an error naming the line.
+// Reads one file of sentences for translation; invalid UTF-8 or a NUL byte is an error naming the
+// line.
 std::vector<std::string> read_sentences(const std::string& path);
 
 struct TokenizedCorpus {

@@ -1,21 +1,24 @@
 #include "core/io/text_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 #include <utf8proc.h>
 #include <zlib.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <vector>
 
 namespace nmtzoo {
 
 namespace fs = std::filesystem;
 
+// zlib reads plain files too (gzopen passes them through), so one path serves both.
 struct LineReader::Handle {
   gzFile file = nullptr;
+  std::vector<char> buffer = std::vector<char>(size_t{1} << 17);
+  size_t begin = 0;  // unread bytes are buffer[begin, end)
+  size_t end = 0;
+  bool at_end = false;
   ~Handle() {
     if (file != nullptr) gzclose(file);
   }
@@ -23,36 +26,49 @@ struct LineReader::Handle {
 
 LineReader::LineReader(std::string path) : path_(std::move(path)), handle_(new Handle) {
   std::error_code ec;
-  if (!fs::is_regular_file(path_, ec)) throw IoError("cannot open '" + path_ + "': no such file");
+  if (fs::is_directory(path_, ec)) throw IoError("cannot read '" + path_ + "': it is a directory");
+  if (!fs::exists(path_, ec)) throw IoError("cannot open '" + path_ + "': no such file");
   handle_->file = gzopen(path_.c_str(), "rb");
   if (handle_->file == nullptr) {
     throw IoError("cannot open '" + path_ + "': " + std::strerror(errno));
   }
-  gzbuffer(handle_->file, 1 << 17);
 }
 
 LineReader::LineReader(LineReader&&) noexcept = default;
 LineReader::~LineReader() = default;
 
+// Lines end at '\n' only, whatever bytes they hold (gzgets' C strings would end them at a NUL).
 bool LineReader::next(std::string& line) {
   line.clear();
-  char buffer[8192];
+  Handle& h = *handle_;
   bool any = false;
-  while (gzgets(handle_->file, buffer, sizeof buffer) != nullptr) {
-    any = true;
-    size_t n = std::strlen(buffer);
-    if (n > 0 && buffer[n - 1] == '\n') {
-      line.append(buffer, n - 1);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      ++line_number_;
-      return true;
+  while (true) {
+    if (h.begin == h.end) {
+      if (h.at_end) break;
+      int n = gzread(h.file, h.buffer.data(), static_cast<unsigned>(h.buffer.size()));
+      if (n < 0) {
+        int code = 0;
+        const char* message = gzerror(h.file, &code);
+        throw IoError(path_ + ":" + std::to_string(line_number_ + 1) + ": read error: " + message);
+      }
+      h.begin = 0;
+      h.end = static_cast<size_t>(n);
+      h.at_end = n == 0;
+      continue;
     }
-    line.append(buffer, n);
-  }
-  int code = 0;
-  const char* message = gzerror(handle_->file, &code);
-  if (code != Z_OK && code != Z_STREAM_END) {
-    throw IoError(path_ + ":" + std::to_string(line_number_ + 1) + ": read error: " + message);
+    any = true;
+    const char* start = h.buffer.data() + h.begin;
+    const auto* newline = static_cast<const char*>(std::memchr(start, '\n', h.end - h.begin));
+    if (newline == nullptr) {
+      line.append(start, h.end - h.begin);
+      h.begin = h.end;
+      continue;
+    }
+    line.append(start, static_cast<size_t>(newline - start));
+    h.begin += static_cast<size_t>(newline - start) + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    ++line_number_;
+    return true;
   }
   if (any) ++line_number_;  // a last line without a terminator
   return any;
@@ -80,45 +96,14 @@ std::optional<size_t> find_invalid_utf8(std::string_view text) {
   return std::nullopt;
 }
 
-namespace {
-
-void fsync_path(const fs::path& path, int flags) {
-  int fd = ::open(path.c_str(), flags);
-  if (fd < 0) throw IoError("cannot open '" + path.string() + "': " + std::strerror(errno));
-  int result = ::fsync(fd);
-  int saved = errno;
-  ::close(fd);
-  if (result != 0) throw IoError("cannot fsync '" + path.string() + "': " + std::strerror(saved));
+std::optional<TextProblem> find_text_problem(std::string_view text) {
+  if (auto bad = find_invalid_utf8(text)) return TextProblem{*bad, "invalid UTF-8"};
+  if (size_t nul = text.find('\0'); nul != std::string_view::npos) return TextProblem{nul, "a NUL byte"};
+  return std::nullopt;
 }
 
-}  // namespace
-
-void write_file_atomically(const std::string& path,
-                           const std::function<void(std::ostream&)>& write) {
-  fs::path target(path);
-  fs::path directory = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  fs::create_directories(directory);
-  fs::path temporary = directory / ("." + target.filename().string() + ".tmp." +
-                                    std::to_string(::getpid()));
-  try {
-    {
-      std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-      if (!out) throw IoError("cannot create '" + temporary.string() + "'");
-      write(out);
-      out.flush();
-      if (!out) {
-        throw IoError("writing '" + temporary.string() + "' failed (disk full?): " +
-                      std::strerror(errno));
-      }
-    }
-    fsync_path(temporary, O_RDONLY);
-    fs::rename(temporary, target);
-    fsync_path(directory, O_RDONLY | O_DIRECTORY);
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    throw;
-  }
+std::string TextProblem::describe() const {
+  return std::string(what) + " at byte " + std::to_string(byte + 1);
 }
 
 }  // namespace nmtzoo

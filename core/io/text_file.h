@@ -1,9 +1,7 @@
-// Line-oriented text input (plain or gzip), UTF-8 checks, and crash-safe file replacement.
+// Line-oriented text input (plain or gzip) and UTF-8 checks.
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -18,7 +16,8 @@ struct IoError : std::runtime_error {
 };
 
 // Reads a text file line by line; gzip-compressed files are recognised by content, not name.
-// Line terminators ("\n" or "\r\n") are stripped.
+// Lines end at "\n" only, whatever else they contain (NUL bytes included); the terminator and a
+// "\r" before it are stripped.
 class LineReader {
  public:
   explicit LineReader(std::string path);  // throws IoError naming the file
@@ -40,9 +39,13 @@ std::vector<std::string> read_lines(const std::string& path);
 // Byte offset of the first invalid UTF-8 sequence in `text`, or nullopt if it is valid.
 std::optional<size_t> find_invalid_utf8(std::string_view text);
 
-// Replaces `path` atomically: `write` fills a temporary file beside it, which is flushed, fsynced
-// and renamed over `path`, then the directory is fsynced. A crash at any instant leaves either the
-// old or the new file; a failed write (a full disk) throws IoError and leaves the old one.
-void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
+// Why a line is not usable text: invalid UTF-8, or a NUL byte (in practice a binary or corrupt
+// file; tokenizers and C APIs would silently cut the line there).
+struct TextProblem {
+  size_t byte;       // 0-based offset
+  const char* what;  // "invalid UTF-8" or "a NUL byte"
+  std::string describe() const;  // "a NUL byte at byte 4"
+};
+std::optional<TextProblem> find_text_problem(std::string_view text);
 
 }  // namespace nmtzoo

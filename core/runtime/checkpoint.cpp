@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "core/config/loader.h"
-#include "core/io/text_file.h"
+#include "core/io/atomic_file.h"
 #include "models/encoder_decoder.h"
 
 namespace nmtzoo {
@@ -99,7 +99,14 @@ void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDe
     archive.write("optimizer", optimizer_archive);
   }
   archive.write("rng_cpu", at::detail::getDefaultCPUGenerator().get_state(), /*is_buffer=*/true);
-  write_file_atomically(path, [&](std::ostream& out) { archive.save_to(out); });
+  // Through AtomicFile::write, which cannot throw: the archive writer finalises in its destructor,
+  // where a failed write used to abort the process.
+  AtomicFile file(path);
+  archive.save_to([&](const void* data, size_t size) {
+    file.write(data, size);
+    return size;
+  });
+  file.commit();
 }
 
 CheckpointInfo read_checkpoint_info(const std::string& path) {

@@ -7,7 +7,7 @@
 #include <iterator>
 #include <sstream>
 
-#include "core/io/text_file.h"
+#include "core/io/atomic_file.h"
 
 namespace nmtzoo {
 

@@ -36,8 +36,10 @@ std::vector<int64_t> length_limits(EncoderDecoder& model, const at::Tensor& src_
   const int64_t model_limit = model.max_positions() - 1;  // BOS + tokens fit the positions
   for (int64_t b = 0; b < lengths.size(0); ++b) {
     const double source_length = static_cast<double>(lengths[b].item<int64_t>() - 1);  // no EOS
-    auto limit = static_cast<int64_t>(options.max_len_a * source_length) + options.max_len_b;
-    limits.push_back(std::max<int64_t>(1, std::min(limit, model_limit)));
+    // In double: a huge max_len_b must clamp to the model's limit, not overflow.
+    const double limit = options.max_len_a * source_length + static_cast<double>(options.max_len_b);
+    limits.push_back(std::max<int64_t>(
+        1, static_cast<int64_t>(std::min(limit, static_cast<double>(model_limit)))));
   }
   return limits;
 }

@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "core/io/atomic_file.h"
 #include "core/io/text_file.h"
 #include "core/plot/svg.h"
 

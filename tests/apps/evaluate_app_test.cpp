@@ -50,5 +50,25 @@ TEST_F(EvaluateApp, JsonOutputForMachines) {
   EXPECT_NE(out().find("\"score\": "), std::string::npos) << out();
 }
 
+TEST_F(EvaluateApp, NumericFlagsRefuseNanAndInfinity) {
+  std::string ref = file("ref.txt", "A dog .\n");
+  for (const std::string value : {"nan", "inf", "-1"}) {
+    EXPECT_NE(evaluate({ref, "-s", "floor", "-sv", value}, "A dog .\n"), 0) << value;
+    EXPECT_NE(err().find("--smooth-value: expected a finite number >= 0, got '" + value + "'"),
+              std::string::npos) << err();
+    EXPECT_NE(evaluate({ref, "-m", "chrf", "--chrf-beta", value}, "A dog .\n"), 0) << value;
+    EXPECT_NE(err().find("--chrf-beta: expected a finite number >= 0"), std::string::npos) << err();
+  }
+  ASSERT_EQ(evaluate({ref, "-s", "floor", "-sv", "0.2"}, "A dog .\n"), 0) << err();
+}
+
+TEST_F(EvaluateApp, ANulByteNamesTheLine) {
+  std::string ref = file("ref.txt", "one\ntwo\n");
+  const char raw[] = "one\0x\ntwo\n";
+  std::string hyp = file("hyp.txt", std::string(raw, sizeof raw - 1));
+  EXPECT_EQ(evaluate({ref, "-i", hyp}), 1);
+  EXPECT_NE(err().find("hyp.txt:1: a NUL byte at byte 4"), std::string::npos) << err();
+}
+
 }  // namespace
 }  // namespace nmtzoo

@@ -77,12 +77,110 @@ TEST_F(TranslateApp, DecodingFlagsAreSchemaKeysCheckedOnce) {
   EXPECT_NE(err().find("decoding.*"), std::string::npos) << err();
 }
 
+TEST_F(TranslateApp, EveryFlagIsCheckedBeforeAnyWork) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--beam", "-1"}, "decoding.beam -1 is out of range"},
+      {{"--beam", "100000"}, "decoding.beam 100000 is out of range"},
+      {{"--nbest", "0"}, "decoding.nbest 0 is out of range"},
+      {{"--alpha", "nan"}, "decoding.alpha expects a number, got 'nan'"},
+      {{"--alpha", "inf"}, "decoding.alpha expects a number, got 'inf'"},
+      {{"--alpha", "-1"}, "decoding.alpha -1 is out of range"},
+      {{"--max-len-a", "-1"}, "decoding.max_len_a -1 is out of range"},
+      {{"--max-len-b", "-5"}, "decoding.max_len_b -5 is out of range"},
+      {{"--batch-tokens", "0"}, "decoding.batch_tokens 0 is out of range"},
+      {{"--threads", "-1"}, "--threads"},
+      {{"--attention-layer", "1"}, "--attention-layer requires --attention-svg"},
+      {{"--attention-svg", "plots", "--attention-layer", "-5"},
+       "--attention-layer -5: model transformer has 1 decoder attention layer(s); give 0..0"},
+      {{"--attention-svg", "plots", "--attention-layer", "1"}, "--attention-layer 1: model"},
+      {{"--attention-svg", "plots", "--attention-head", "1"},
+       "--attention-head needs --attention-layer"},
+      {{"--attention-svg", "plots", "--attention-layer", "0", "--attention-head", "2"},
+       "--attention-head 2: each layer of model transformer has 2 head(s); give 0..1"},
+  };
+  for (const auto& [flags, message] : cases) {
+    EXPECT_NE(translate(flags, "alpha\n"), 0) << flags[0];
+    EXPECT_NE(err().find(message), std::string::npos) << err();
+    EXPECT_EQ(err().find("frame #"), std::string::npos) << err();
+    EXPECT_EQ(out(), "");
+  }
+}
+
+TEST_F(TranslateApp, AHugeLengthLimitClampsToTheModelInsteadOfOverflowing) {
+  ASSERT_EQ(translate({"--beam", "1", "--max-len-b", "9223372036854775807"}, "alpha bravo\n"), 0)
+      << err();
+  const std::string clamped = out();
+  ASSERT_EQ(translate({"--beam", "1", "--max-len-b", "1000"}, "alpha bravo\n"), 0) << err();
+  EXPECT_EQ(clamped, out());
+}
+
 TEST_F(TranslateApp, InvalidUtf8NamesTheLineAndWritesNothingForAFile) {
   ASSERT_EQ(translate({"-i", run_.path("input.txt")}, "alpha\nbr\xffvo\n"), 1);
   EXPECT_NE(err().find("input.txt:2: invalid UTF-8"), std::string::npos) << err();
   EXPECT_EQ(out(), "");
   ASSERT_EQ(translate({}, "alpha\nbr\xffvo\n"), 1);
   EXPECT_NE(err().find("stdin:2: invalid UTF-8"), std::string::npos) << err();
+}
+
+TEST_F(TranslateApp, ANulByteNamesTheLineInsteadOfMergingTwoLines) {
+  const char raw[] = "alpha\0bravo\ncharlie\ndelta\n";
+  const std::string input(raw, sizeof raw - 1);
+  ASSERT_EQ(translate({"-i", run_.path("input.txt")}, input), 1);
+  EXPECT_NE(err().find("input.txt:1: a NUL byte at byte 6"), std::string::npos) << err();
+  EXPECT_EQ(out(), "");
+  ASSERT_EQ(translate({}, input), 1);
+  EXPECT_NE(err().find("stdin:1: a NUL byte at byte 6"), std::string::npos) << err();
+}
+
+TEST_F(TranslateApp, AnUnwritableOutputFailsBeforeAnyWorkNamingThePath) {
+  testing::write_text(run_.path("a_file"), "");
+  for (const std::string& path : {run_.path("a_file/x.txt"), std::string("/proc/x.txt"), run_.path("")}) {
+    for (bool from_stdin : {true, false}) {
+      std::vector<std::string> args{"-o", path};
+      if (!from_stdin) args = {"-i", run_.path("input.txt"), "-o", path};
+      EXPECT_EQ(translate(args, "alpha\n"), 1) << path;
+      EXPECT_NE(err().find("error: cannot write '" + path + "'"), std::string::npos) << err();
+      EXPECT_EQ(err().find("translated"), std::string::npos) << err();
+    }
+  }
+}
+
+TEST_F(TranslateApp, AFailedRunOnStdinLeavesTheOldOutputFileIntact) {
+  testing::write_text(run_.path("out.txt"), "old\n");
+  std::string input;
+  for (int i = 0; i < 30; ++i) input += "alpha bravo\n";
+  input += "br\xffvo\n";
+  EXPECT_EQ(translate({"-o", run_.path("out.txt"), "--buffer-lines", "4"}, input), 1);
+  EXPECT_NE(err().find("stdin:31: invalid UTF-8"), std::string::npos) << err();
+  EXPECT_EQ(testing::read_text(run_.path("out.txt")), "old\n");
+  for (const auto& entry : std::filesystem::directory_iterator(run_.path(""))) {
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+  }
+}
+
+TEST_F(TranslateApp, FailingWritesExitNonZeroNamingTheOutput) {
+  testing::write_text(run_.path("input.txt"), "alpha\nbravo\n");
+  testing::write_text(run_.path("out.txt"), "old\n");
+  for (bool from_stdin : {true, false}) {
+    std::vector<std::string> args{testing::bin("nmtzoo-translate"), "-c", checkpoint_, "--threads",
+                                  "1", "-o", run_.path("out.txt")};
+    if (!from_stdin) args.insert(args.end(), {"-i", run_.path("input.txt")});
+    testing::Subprocess app(args, run_.path("input.txt"), run_.path("stdout.txt"),
+                            run_.path("stderr.txt"),
+                            {"LD_PRELOAD=" NMTZOO_WRITE_FAILURE_LIBRARY,
+                             "NMTZOO_FAIL_WRITES_TO=out.txt"});
+    EXPECT_EQ(app.wait(), 1);
+    EXPECT_NE(err().find("error: writing '" + run_.path("out.txt") +
+                         "' failed: No space left on device (disk full?)"),
+              std::string::npos) << err();
+    EXPECT_EQ(testing::read_text(run_.path("out.txt")), "old\n");
+  }
+  // stdout on a full device.
+  EXPECT_EQ(testing::run({testing::bin("nmtzoo-translate"), "-c", checkpoint_, "--threads", "1"},
+                         run_.path("input.txt"), "/dev/full", run_.path("stderr.txt")),
+            1);
+  EXPECT_NE(err().find("error: writing the translations to stdout failed"), std::string::npos)
+      << err();
 }
 
 TEST_F(TranslateApp, VeryLongLinesAreTruncatedWithAWarning) {

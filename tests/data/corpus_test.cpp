@@ -81,6 +81,18 @@ TEST(ReadSentences, InvalidUtf8NamesTheLine) {
   }
 }
 
+TEST(ReadSentences, ANulByteNamesTheLineInsteadOfMergingLines) {
+  TempDir dir;
+  const char raw[] = "Ein\0Hund.\nZwei Katzen.\nDrei.\n";
+  testing::write_text(dir.path("nul.de"), std::string(raw, sizeof raw - 1));
+  try {
+    read_sentences(dir.path("nul.de"));
+    FAIL();
+  } catch (const DataError& e) {
+    EXPECT_EQ(std::string(e.what()), dir.path("nul.de") + ":1: a NUL byte at byte 4");
+  }
+}
+
 TEST(FilterPairs, DropsAndCountsEmptyLongAndUnbalancedPairs) {
   TokenizedCorpus corpus;
   auto add = [&](size_t src_len, size_t tgt_len) {

@@ -52,6 +52,33 @@ TEST(LineReader, MissingFileNamesThePath) {
   }
 }
 
+TEST(LineReader, LinesEndAtNewlinesOnlyAndKeepNulBytes) {
+  TempDir dir;
+  const char raw[] = "Ein\0Hund.\nZwei Katzen.\nDrei.\n";
+  const std::string text(raw, sizeof raw - 1);
+  testing::write_text(dir.path("nul.de"), text);
+  testing::write_gzip(dir.path("nul.de.gz"), text);
+  std::vector<std::string> expected{std::string("Ein\0Hund.", 9), "Zwei Katzen.", "Drei."};
+  EXPECT_EQ(read_lines(dir.path("nul.de")), expected);
+  EXPECT_EQ(read_lines(dir.path("nul.de.gz")), expected);
+}
+
+TEST(LineReader, ADirectoryIsNamedAsOne) {
+  TempDir dir;
+  try {
+    LineReader reader(dir.path());
+    FAIL() << "expected IoError";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot read '" + dir.path() + "': it is a directory");
+  }
+}
+
+TEST(TextProblem, NamesInvalidUtf8FirstThenNulBytes) {
+  EXPECT_FALSE(find_text_problem("Grüße"));
+  EXPECT_EQ(find_text_problem(std::string("Ein\0Hund", 8))->describe(), "a NUL byte at byte 4");
+  EXPECT_EQ(find_text_problem(std::string("a\xff\0", 3))->describe(), "invalid UTF-8 at byte 2");
+}
+
 TEST(Utf8, FindsTheFirstInvalidByte) {
   EXPECT_FALSE(find_invalid_utf8("Zwei Männer spielen Fußball. 日本"));
   EXPECT_FALSE(find_invalid_utf8(""));
@@ -59,43 +86,6 @@ TEST(Utf8, FindsTheFirstInvalidByte) {
   EXPECT_EQ(find_invalid_utf8("a\xc3"), 1u);                // truncated sequence
   EXPECT_EQ(find_invalid_utf8("a\xed\xa0\x80"), 1u);        // UTF-16 surrogate
   EXPECT_EQ(find_invalid_utf8("\xc0\xaf"), 0u);             // overlong encoding
-}
-
-TEST(AtomicWrite, ReplacesTheFile) {
-  TempDir dir;
-  const std::string path = dir.path("out/model.pt");
-  write_file_atomically(path, [](std::ostream& out) { out << "first"; });
-  write_file_atomically(path, [](std::ostream& out) { out << "second"; });
-  EXPECT_EQ(testing::read_text(path), "second");
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path("out")), {}), 1);
-}
-
-TEST(AtomicWrite, FailedWriteKeepsThePreviousFileAndNoTemporary) {
-  TempDir dir;
-  const std::string path = dir.path("model.pt");
-  write_file_atomically(path, [](std::ostream& out) { out << "good"; });
-  EXPECT_THROW(write_file_atomically(path,
-                                     [](std::ostream& out) {
-                                       out << "partial";
-                                       throw IoError("disk full");
-                                     }),
-               IoError);
-  EXPECT_EQ(testing::read_text(path), "good");
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
-}
-
-TEST(AtomicWrite, StreamFailureLikeAFullDiskIsAnErrorAndKeepsThePreviousFile) {
-  TempDir dir;
-  const std::string path = dir.path("model.pt");
-  write_file_atomically(path, [](std::ostream& out) { out << "good"; });
-  // A stream that fails like a full disk: badbit after the first write.
-  EXPECT_THROW(write_file_atomically(path,
-                                     [](std::ostream& out) {
-                                       out << "partial";
-                                       out.setstate(std::ios::badbit);
-                                     }),
-               IoError);
-  EXPECT_EQ(testing::read_text(path), "good");
 }
 
 }  // namespace
