@@ -64,7 +64,7 @@ int run(std::vector<std::string> inputs, const std::string& dir, size_t last,
   }
   for (auto& item : sums) item.value().div_(static_cast<double>(inputs.size()));
   save_checkpoint(output, average.config, *average.model, nullptr, info.progress,
-                  info.tokenizer_fingerprint);
+                  average.tokenizers);
   std::cerr << fmt::format("averaged {} checkpoints ({} ... {}) into {}\n", inputs.size(),
                            inputs.front(), inputs.back(), output);
   return 0;

@@ -89,7 +89,7 @@ std::unique_ptr<torch::autograd::profiler::RecordProfile> start_trace(const Opti
 nlohmann::json bench_training(const Options& cli, double& ceiling) {
   register_builtin_models();
   RunConfig config = load_config(cli.config, cli.overrides);
-  apply_model_preset(config);
+  check_run_config(config);
   if (config.tokenizer.prefix.empty()) config.tokenizer.prefix = config.run_dir() + "/spm";
   fs::path scratch = fs::temp_directory_path() / fmt::format("nmtzoo_bench_{}", ::getpid());
   config.training.output_dir = scratch.string();

@@ -4,6 +4,8 @@
 #include <iostream>
 
 #include "core/config/loader.h"
+#include "core/runtime/trained_model.h"
+#include "models/registry.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Check an nmtzoo run config and print it with every key resolved."};
@@ -24,8 +26,10 @@ int main(int argc, char** argv) {
       std::cerr << app.help();
       return 2;
     }
+    nmtzoo::register_builtin_models();
     auto config = nmtzoo::load_config(path, overrides);
-    nmtzoo::check_config(config);
+    // The checks nmtzoo-train runs before any work, so a config this accepts trains.
+    nmtzoo::check_run_config(config);
     std::cout << nmtzoo::to_yaml(config);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";

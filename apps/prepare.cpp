@@ -10,6 +10,8 @@
 #include "core/data/batching.h"
 #include "core/data/corpus.h"
 #include "core/data/tokenizers.h"
+#include "core/runtime/trained_model.h"
+#include "models/registry.h"
 #include "tokenizer/special_tokens.h"
 
 namespace {
@@ -52,8 +54,9 @@ void print_split(const std::string& name, const ParallelText& text, const Tokeni
 
 int run(const std::string& path, const std::vector<std::string>& overrides) {
   auto start = std::chrono::steady_clock::now();
+  register_builtin_models();
   RunConfig config = load_config(path, overrides);
-  check_config(config);
+  check_run_config(config);
   save_config(config, config.run_dir() + "/config.yaml");
   Tokenizers tokenizers = prepare_tokenizers(config, std::cerr);
 

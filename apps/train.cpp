@@ -22,8 +22,7 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
         double timeout_seconds) {
   register_builtin_models();
   RunConfig config = load_config(path, overrides);
-  apply_model_preset(config);
-  check_config(config);
+  check_run_config(config);
   auto communicator = Communicator::from_environment(
       std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000)));
   install_stop_signal_handlers();

@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
     import_weights(*trained.model, weights);
     CheckpointInfo info = read_checkpoint_info(checkpoint);
     save_checkpoint(output, trained.config, *trained.model, nullptr, info.progress,
-                    info.tokenizer_fingerprint);
+                    trained.tokenizers);
     std::cerr << "wrote " << output << "\n";
     return 0;
   });

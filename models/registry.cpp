@@ -1,5 +1,7 @@
 #include "models/registry.h"
 
+#include <c10/util/Exception.h>
+
 #include <algorithm>
 #include <map>
 #include <stdexcept>
@@ -88,7 +90,24 @@ std::string resolve_arch(const std::string& name) {
 const ArchSpec& arch_spec(const std::string& name) { return registry().archs.at(resolve_arch(name)); }
 
 std::shared_ptr<EncoderDecoder> build_model(const ModelConfig& config, const VocabSizes& vocab) {
-  return arch_spec(config.arch).build(config, vocab);
+  auto out_of_memory = [&] {
+    using std::to_string;
+    return std::runtime_error(
+        "model " + config.arch + " does not fit in memory: model.d_model " + to_string(config.d_model) +
+        ", model.ffn_dim " + to_string(config.ffn_dim) + ", model.hidden_dim " +
+        to_string(config.hidden_dim) + ", model.encoder_layers " + to_string(config.encoder_layers) +
+        ", model.decoder_layers " + to_string(config.decoder_layers) + ", vocabularies " +
+        to_string(vocab.src) + " and " + to_string(vocab.tgt));
+  };
+  try {
+    return arch_spec(config.arch).build(config, vocab);
+  } catch (const std::bad_alloc&) {
+    throw out_of_memory();
+  } catch (const c10::Error& e) {
+    // LibTorch reports a failed allocation as an enforce failure in its allocator.
+    if (std::string(e.what()).find("alloc") != std::string::npos) throw out_of_memory();
+    throw;
+  }
 }
 
 double training_flops(const ModelConfig& config, int64_t tgt_vocab, const BatchShape& shape) {

@@ -9,7 +9,7 @@ packages=(
   libtorch-dev libopenblas0-openmp
   libsentencepiece-dev sentencepiece
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libutf8proc-dev libgloo-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libutf8proc-dev libgloo-dev libzip-dev
 )
 [[ "${1:-}" == "--with-python" ]] && packages+=(python3-torch python3-numpy)
 

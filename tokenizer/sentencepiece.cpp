@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <sstream>
 #include <utility>
@@ -153,12 +155,16 @@ void train_sentencepiece(const SentencePieceTrainOptions& options, const Sentenc
   }
 }
 
-SentencePiece::SentencePiece(NmtzooSpm* handle, std::string path)
-    : handle_(handle), path_(std::move(path)), vocab_size_(shim().vocab_size(handle)) {}
+SentencePiece::SentencePiece(NmtzooSpm* handle, std::string path, std::string serialized)
+    : handle_(handle),
+      path_(std::move(path)),
+      serialized_(std::move(serialized)),
+      vocab_size_(shim().vocab_size(handle)) {}
 
 SentencePiece::SentencePiece(SentencePiece&& other) noexcept
     : handle_(std::exchange(other.handle_, nullptr)),
       path_(std::move(other.path_)),
+      serialized_(std::move(other.serialized_)),
       vocab_size_(other.vocab_size_) {}
 
 SentencePiece& SentencePiece::operator=(SentencePiece&& other) noexcept {
@@ -166,6 +172,7 @@ SentencePiece& SentencePiece::operator=(SentencePiece&& other) noexcept {
     if (handle_ != nullptr) shim().free(handle_);
     handle_ = std::exchange(other.handle_, nullptr);
     path_ = std::move(other.path_);
+    serialized_ = std::move(other.serialized_);
     vocab_size_ = other.vocab_size_;
   }
   return *this;
@@ -177,16 +184,27 @@ SentencePiece::~SentencePiece() {
 
 SentencePiece SentencePiece::load(const std::string& model_path) {
   std::error_code ec;
+  if (fs::is_directory(model_path, ec)) {
+    throw TokenizerError("tokenizer model '" + model_path + "' is a directory");
+  }
   if (!fs::is_regular_file(model_path, ec)) {
     throw TokenizerError("tokenizer model '" + model_path + "' does not exist");
   }
+  std::ifstream in(model_path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw TokenizerError("cannot read tokenizer model '" + model_path + "'");
+  return from_serialized(std::move(bytes), model_path);
+}
+
+SentencePiece SentencePiece::from_serialized(std::string serialized, std::string name) {
+  const std::string& model_path = name;
   ErrorBuffer error;
-  NmtzooSpm* handle = shim().load(model_path.c_str(), error.data(), error.size());
+  NmtzooSpm* handle = shim().load(serialized.data(), serialized.size(), error.data(), error.size());
   if (handle == nullptr) {
     throw TokenizerError("cannot load tokenizer model '" + model_path +
                          "' (corrupt or not a SentencePiece model): " + error.data());
   }
-  SentencePiece model(handle, model_path);
+  SentencePiece model(handle, name, std::move(serialized));
   const std::array<std::pair<const char*, int64_t>, 4> expected{
       {{"pad", kPadId}, {"unk", kUnkId}, {"bos", kBosId}, {"eos", kEosId}}};
   for (int which = 0; which < 4; ++which) {

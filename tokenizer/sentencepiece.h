@@ -39,13 +39,16 @@ class SentencePiece {
  public:
   // Throws TokenizerError naming the file when it is missing, corrupt or has other special ids.
   static SentencePiece load(const std::string& model_path);
+  // From the bytes of a .model file (e.g. embedded in a checkpoint); `name` is for messages.
+  static SentencePiece from_serialized(std::string model, std::string name);
 
   SentencePiece(SentencePiece&&) noexcept;
   SentencePiece& operator=(SentencePiece&&) noexcept;
   ~SentencePiece();
 
   int64_t vocab_size() const { return vocab_size_; }
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return path_; }  // or the name given to from_serialized
+  const std::string& serialized() const { return serialized_; }  // the .model file's bytes
   std::vector<int32_t> encode(std::string_view text) const;
   std::vector<std::string> encode_pieces(std::string_view text) const;
   // Control ids (pad, bos, eos) decode to nothing.
@@ -53,9 +56,10 @@ class SentencePiece {
   std::string piece(int64_t id) const;
 
  private:
-  SentencePiece(NmtzooSpm* handle, std::string path);
+  SentencePiece(NmtzooSpm* handle, std::string path, std::string serialized);
   NmtzooSpm* handle_ = nullptr;
   std::string path_;
+  std::string serialized_;
   int64_t vocab_size_ = 0;
 };
 

@@ -56,15 +56,15 @@ class CallbackSentences : public sentencepiece::SentenceIterator {
 
 extern "C" {
 
-NmtzooSpm* nmtzoo_spm_load(const char* model_path, char* error, size_t error_size) {
+NmtzooSpm* nmtzoo_spm_load(const char* model, size_t size, char* error, size_t error_size) {
   try {
-    auto model = std::make_unique<NmtzooSpm>();
-    auto status = model->processor.Load(model_path);
+    auto loaded = std::make_unique<NmtzooSpm>();
+    auto status = loaded->processor.LoadFromSerializedProto(std::string(model, size));
     if (!status.ok()) {
       fail(error, error_size, status.ToString());
       return nullptr;
     }
-    return model.release();
+    return loaded.release();
   } catch (const std::exception& e) {
     fail(error, error_size, e.what());
     return nullptr;

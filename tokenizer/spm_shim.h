@@ -23,7 +23,8 @@ typedef int (*NmtzooSpmSentenceSource)(void* context, const char** data, size_t*
 
 // Every function reporting failure writes a NUL-terminated message into `error` (capacity
 // `error_size`) and returns NULL or a negative value.
-NmtzooSpm* nmtzoo_spm_load(const char* model_path, char* error, size_t error_size);
+// Loads a model from the bytes of its .model file (a serialized ModelProto).
+NmtzooSpm* nmtzoo_spm_load(const char* model, size_t size, char* error, size_t error_size);
 void nmtzoo_spm_free(NmtzooSpm* model);
 int nmtzoo_spm_vocab_size(const NmtzooSpm* model);
 // which: 0 = pad, 1 = unk, 2 = bos, 3 = eos. Returns -1 when the model defines none.

@@ -339,13 +339,17 @@ std::vector<OptionSpec> build_schema() {
              "model path prefix (<prefix>.model, or <prefix>.<lang>.model when not joint); "
              "empty = <run dir>/spm; trained when missing");
 
+  // Far beyond any trainable model, and small enough that a typo fails here, naming the key,
+  // instead of as an allocation failure while the model is built.
+  const Range model_size{1, 1 << 18};
+  const Range layer_count{1, 1000};
   SectionBuilder<ModelConfig> model(options, "model", &RunConfig::model);
   model.string("arch", &ModelConfig::arch, "transformer_small",
                "architecture or preset name (see the model registry); presets fill unset keys");
-  model.integer("d_model", &ModelConfig::d_model, 512, positive, "Transformer model size");
-  model.integer("ffn_dim", &ModelConfig::ffn_dim, 2048, positive,
+  model.integer("d_model", &ModelConfig::d_model, 512, model_size, "Transformer model size");
+  model.integer("ffn_dim", &ModelConfig::ffn_dim, 2048, model_size,
                 "Transformer feed-forward inner size");
-  model.integer("heads", &ModelConfig::heads, 8, positive, "Transformer attention heads");
+  model.integer("heads", &ModelConfig::heads, 8, Range{1, 1024}, "Transformer attention heads");
   model.real("attention_dropout", &ModelConfig::attention_dropout, 0.0, probability,
              "Transformer dropout on attention weights");
   model.real("activation_dropout", &ModelConfig::activation_dropout, 0.0, probability,
@@ -360,10 +364,10 @@ std::vector<OptionSpec> build_schema() {
                                  {{"sinusoidal", PositionEncoding::kSinusoidal},
                                   {"learned", PositionEncoding::kLearned}},
                                  "Transformer positional encoding");
-  model.integer("max_positions", &ModelConfig::max_positions, 1024, positive,
+  model.integer("max_positions", &ModelConfig::max_positions, 1024, Range{1, 1 << 20},
                 "longest sequence the model accepts, in tokens");
-  model.integer("emb_dim", &ModelConfig::emb_dim, 620, positive, "RNN word embedding size");
-  model.integer("hidden_dim", &ModelConfig::hidden_dim, 1000, positive, "RNN hidden state size");
+  model.integer("emb_dim", &ModelConfig::emb_dim, 620, model_size, "RNN word embedding size");
+  model.integer("hidden_dim", &ModelConfig::hidden_dim, 1000, model_size, "RNN hidden state size");
   model.choice<RnnCell>("cell", &ModelConfig::cell, RnnCell::kGru,
                         {{"gru", RnnCell::kGru}, {"lstm", RnnCell::kLstm}}, "RNN cell type");
   model.choice<std::optional<AttentionScore>>(
@@ -374,7 +378,7 @@ std::vector<OptionSpec> build_schema() {
        {"scaled_dot", AttentionScore::kScaledDot},
        {"none", std::nullopt}},
       "RNN attention scoring; none = fixed context from the encoder (Cho et al. 2014)");
-  model.integer("attention_dim", &ModelConfig::attention_dim, 1000, positive,
+  model.integer("attention_dim", &ModelConfig::attention_dim, 1000, model_size,
                 "RNN additive attention hidden size");
   model.choice<AttentionQuery>("attention_query", &ModelConfig::attention_query,
                                AttentionQuery::kPrevious,
@@ -387,8 +391,8 @@ std::vector<OptionSpec> build_schema() {
                         "RNN deep output before the softmax");
   model.integer("readout_dim", &ModelConfig::readout_dim, 500, positive,
                 "RNN deep output size (after maxout)");
-  model.integer("encoder_layers", &ModelConfig::encoder_layers, 6, positive, "encoder layers");
-  model.integer("decoder_layers", &ModelConfig::decoder_layers, 6, positive, "decoder layers");
+  model.integer("encoder_layers", &ModelConfig::encoder_layers, 6, layer_count, "encoder layers");
+  model.integer("decoder_layers", &ModelConfig::decoder_layers, 6, layer_count, "decoder layers");
   model.real("dropout", &ModelConfig::dropout, 0.1, probability, "dropout probability");
   model.choice<SharingChoice>("share_embeddings", &ModelConfig::share_embeddings,
                               SharingChoice::kAuto, kSharing,

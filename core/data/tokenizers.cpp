@@ -1,5 +1,6 @@
 #include "core/data/tokenizers.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -73,6 +74,16 @@ Tokenizers prepare_tokenizers(const RunConfig& config, std::ostream& log) {
     }
   }
   return load_tokenizers(config);
+}
+
+std::string tokenizer_fingerprint(const Tokenizers& tokenizers) {
+  uint64_t hash = 1469598103934665603ULL;
+  auto mix = [&](const std::string& bytes) {
+    for (char byte : bytes) hash = (hash ^ static_cast<unsigned char>(byte)) * 1099511628211ULL;
+  };
+  mix(tokenizers.src->serialized());
+  if (!tokenizers.joint()) mix(tokenizers.tgt->serialized());
+  return fmt::format("{:016x}", hash);
 }
 
 }  // namespace nmtzoo

@@ -72,8 +72,7 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   fs::path directory = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   fs::create_directories(directory, ec);
   if (ec) throw IoError("cannot write '" + path_ + "': " + ec.message());
-  temporary_ = (directory / ("." + target.filename().string() + ".tmp." +
-                             std::to_string(::getpid()))).string();
+  temporary_ = temporary_path_beside(path_);
   fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd_ < 0) fail("cannot write", errno);
   buffer_ = std::make_unique<StreamBuffer>(*this);
@@ -132,6 +131,12 @@ void AtomicFile::commit() {
     ::fsync(dir_fd);
     ::close(dir_fd);
   }
+}
+
+std::string temporary_path_beside(const std::string& path) {
+  const fs::path target(path);
+  return (target.parent_path() / ("." + target.filename().string() + ".tmp." +
+                                  std::to_string(::getpid()))).string();
 }
 
 void write_file_atomically(const std::string& path,

@@ -47,6 +47,10 @@ class AtomicFile {
   std::unique_ptr<std::ostream> stream_;
 };
 
+// Where this process writes what will replace `path`: ".<name>.tmp.<pid>" beside it, the name
+// remove_stale_temporary_files() recognises.
+std::string temporary_path_beside(const std::string& path);
+
 // Replaces `path` atomically with what `write` puts into the stream (see AtomicFile).
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 

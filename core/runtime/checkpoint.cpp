@@ -4,9 +4,12 @@
 #include <torch/torch.h>
 
 #include <fmt/format.h>
+#include <zip.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <sstream>
 
 #include "core/config/loader.h"
@@ -16,7 +19,22 @@
 namespace nmtzoo {
 namespace {
 
-constexpr int64_t kFormatVersion = 1;
+// Version 2 embeds the tokenizer models; version 1 checkpoints name them by path.
+constexpr int64_t kFormatVersion = 2;
+constexpr int64_t kOldestReadableVersion = 1;
+
+at::Tensor bytes_tensor(const std::string& bytes) {
+  return torch::from_blob(const_cast<char*>(bytes.data()), {static_cast<int64_t>(bytes.size())},
+                          torch::kUInt8)
+      .clone();
+}
+
+std::string read_bytes(torch::serialize::InputArchive& archive, const std::string& key) {
+  at::Tensor tensor;
+  if (!archive.try_read(key, tensor, /*is_buffer=*/true)) return {};
+  tensor = tensor.contiguous();
+  return std::string(static_cast<const char*>(tensor.data_ptr()), static_cast<size_t>(tensor.numel()));
+}
 
 void write_progress(torch::serialize::OutputArchive& archive, const TrainingProgress& p) {
   archive.write("progress.step", c10::IValue(p.step));
@@ -58,9 +76,51 @@ TrainingProgress read_progress(torch::serialize::InputArchive& archive, const st
   return p;
 }
 
+// LibTorch writes a checkpoint as a zip whose every record carries the CRC-32 of its bytes, but
+// its reader never checks them (it builds miniz without CRC checks), so a flipped bit in a
+// tensor would load silently. libzip checks each record's CRC when the record has been read to
+// its end. Saving costs nothing extra: the writer computes the CRCs anyway.
+void verify_checksums(const std::string& path) {
+  int error_code = 0;
+  zip_t* zip = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &error_code);
+  if (zip == nullptr) {
+    zip_error_t error;
+    zip_error_init_with_code(&error, error_code);
+    std::string message = zip_error_strerror(&error);
+    zip_error_fini(&error);
+    throw std::runtime_error("'" + path + "' is not a readable nmtzoo checkpoint (truncated or "
+                             "corrupt?): " + message);
+  }
+  std::unique_ptr<zip_t, void (*)(zip_t*)> closer(zip, zip_discard);
+  std::vector<char> buffer(1 << 20);
+  const zip_int64_t records = zip_get_num_entries(zip, 0);
+  for (zip_int64_t i = 0; i < records; ++i) {
+    zip_file_t* record = zip_fopen_index(zip, static_cast<zip_uint64_t>(i), 0);
+    zip_int64_t n = record == nullptr ? -1 : 0;
+    while (record != nullptr && (n = zip_fread(record, buffer.data(), buffer.size())) > 0) {
+    }
+    if (n < 0) {
+      const zip_error_t* error = record != nullptr ? zip_file_get_error(record) : zip_get_error(zip);
+      const bool crc = zip_error_code_zip(error) == ZIP_ER_CRC;
+      std::string message = zip_error_strerror(const_cast<zip_error_t*>(error));
+      const char* name = zip_get_name(zip, static_cast<zip_uint64_t>(i), 0);
+      if (record != nullptr) zip_fclose(record);
+      throw std::runtime_error("checkpoint '" + path + "' is corrupt: " +
+                               (crc ? std::string("checksum mismatch") : message) + " in record '" +
+                               (name != nullptr ? name : "?") + "'");
+    }
+    zip_fclose(record);
+  }
+}
+
 void open_archive(torch::serialize::InputArchive& archive, const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw std::runtime_error("checkpoint '" + path + "' is a directory, not a checkpoint file");
+  }
   std::ifstream probe(path, std::ios::binary);
   if (!probe) throw std::runtime_error("checkpoint '" + path + "' does not exist");
+  verify_checksums(path);
   try {
     archive.load_from(path);
   } catch (const c10::Error& e) {
@@ -68,9 +128,10 @@ void open_archive(torch::serialize::InputArchive& archive, const std::string& pa
                              "corrupt?): " + e.what_without_backtrace());
   }
   c10::IValue version;
-  if (!archive.try_read("nmtzoo_checkpoint_version", version) || version.toInt() != kFormatVersion) {
-    throw std::runtime_error("'" + path + "' is not an nmtzoo checkpoint of format version " +
-                             std::to_string(kFormatVersion));
+  if (!archive.try_read("nmtzoo_checkpoint_version", version) || !version.isInt() ||
+      version.toInt() < kOldestReadableVersion || version.toInt() > kFormatVersion) {
+    throw std::runtime_error(fmt::format("'{}' is not an nmtzoo checkpoint of format version {} to {}",
+                                         path, kOldestReadableVersion, kFormatVersion));
   }
 }
 
@@ -78,7 +139,7 @@ void open_archive(torch::serialize::InputArchive& archive, const std::string& pa
 
 void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDecoder& model,
                      torch::optim::Optimizer* optimizer, const TrainingProgress& progress,
-                     const std::string& fingerprint) {
+                     const Tokenizers& tokenizers) {
   for (const auto& item : model.named_parameters()) {
     if (!torch::isfinite(item.value()).all().item<bool>()) {
       throw std::runtime_error("refusing to save non-finite weights (" + item.key() + ") to '" +
@@ -88,7 +149,11 @@ void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDe
   torch::serialize::OutputArchive archive;
   archive.write("nmtzoo_checkpoint_version", c10::IValue(kFormatVersion));
   archive.write("config", c10::IValue(to_yaml(config)));
-  archive.write("tokenizer_fingerprint", c10::IValue(fingerprint));
+  archive.write("tokenizer_fingerprint", c10::IValue(tokenizer_fingerprint(tokenizers)));
+  archive.write("tokenizer.src_model", bytes_tensor(tokenizers.src->serialized()), /*is_buffer=*/true);
+  if (!tokenizers.joint()) {
+    archive.write("tokenizer.tgt_model", bytes_tensor(tokenizers.tgt->serialized()), /*is_buffer=*/true);
+  }
   write_progress(archive, progress);
   torch::serialize::OutputArchive model_archive;
   model.save(model_archive);
@@ -122,6 +187,8 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
   }
   info.tokenizer_fingerprint = read_value(archive, "tokenizer_fingerprint", path).toStringRef();
   info.progress = read_progress(archive, path);
+  info.src_tokenizer_model = read_bytes(archive, "tokenizer.src_model");
+  info.tgt_tokenizer_model = read_bytes(archive, "tokenizer.tgt_model");
   torch::serialize::InputArchive optimizer_archive;
   info.has_optimizer = archive.try_read("optimizer", optimizer_archive);
   return info;
@@ -155,20 +222,6 @@ void load_checkpoint_state(const std::string& path, EncoderDecoder& model,
       generator.set_state(state);
     }
   }
-}
-
-std::string tokenizer_fingerprint(const RunConfig& config) {
-  uint64_t hash = 1469598103934665603ULL;
-  auto mix = [&](const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read tokenizer model '" + path + "'");
-    for (std::istreambuf_iterator<char> it(in), end; it != end; ++it) {
-      hash = (hash ^ static_cast<unsigned char>(*it)) * 1099511628211ULL;
-    }
-  };
-  mix(config.tokenizer_model(config.data.src_lang));
-  if (!config.tokenizer.joint) mix(config.tokenizer_model(config.data.tgt_lang));
-  return fmt::format("{:016x}", hash);
 }
 
 }  // namespace nmtzoo

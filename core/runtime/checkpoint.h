@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/config/config.h"
+#include "core/data/tokenizers.h"
 
 namespace torch::optim {
 class Optimizer;
@@ -34,23 +35,26 @@ struct CheckpointInfo {
   TrainingProgress progress;
   std::string tokenizer_fingerprint;
   bool has_optimizer = false;
+  // The SentencePiece models, embedded since format version 2 (empty before; the target's also
+  // when the vocabulary is joint).
+  std::string src_tokenizer_model;
+  std::string tgt_tokenizer_model;
 };
 
-// Writes atomically: a crash at any instant leaves the previous file at `path` intact. Refuses
-// (std::runtime_error) to write non-finite weights.
+// Writes atomically: a crash at any instant leaves the previous file at `path` intact; a failed
+// write throws IoError naming `path`. Refuses (std::runtime_error) to write non-finite weights.
+// The tokenizer models are embedded, so the checkpoint translates from anywhere.
 void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDecoder& model,
                      torch::optim::Optimizer* optimizer, const TrainingProgress& progress,
-                     const std::string& tokenizer_fingerprint);
+                     const Tokenizers& tokenizers);
 
-// Reads everything but the tensors. Errors name the file.
+// Reads everything but the model tensors, after checking the CRC-32 of every record ("checksum
+// mismatch" names the file). Errors name the file.
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
 // Loads the weights (and the optimizer state and RNG state, when given) into objects built from
 // the checkpoint's config.
 void load_checkpoint_state(const std::string& path, EncoderDecoder& model,
                            torch::optim::Optimizer* optimizer = nullptr, bool restore_rng = false);
-
-// A fingerprint of the tokenizer model files (FNV-1a of their bytes), to detect mismatches.
-std::string tokenizer_fingerprint(const RunConfig& config);
 
 }  // namespace nmtzoo

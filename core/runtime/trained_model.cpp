@@ -2,7 +2,9 @@
 
 #include <torch/torch.h>
 
+#include <filesystem>
 #include <stdexcept>
+#include <vector>
 
 #include "core/config/loader.h"
 #include "core/runtime/checkpoint.h"
@@ -31,22 +33,67 @@ void apply_model_preset(RunConfig& config) {
   if (!problems.empty()) throw ConfigError(problems);
 }
 
+void check_run_config(RunConfig& config) {
+  apply_model_preset(config);
+  check_config(config);
+}
+
 VocabSizes vocab_sizes(const Tokenizers& tokenizers) {
   return {tokenizers.src->vocab_size(), tokenizers.tgt->vocab_size(), tokenizers.joint()};
 }
+
+std::string resolve_tokenizer_prefix(const RunConfig& config, const std::string& checkpoint_path) {
+  namespace fs = std::filesystem;
+  const fs::path prefix = config.tokenizer.prefix.empty() ? fs::path(config.run_dir()) / "spm"
+                                                          : fs::path(config.tokenizer.prefix);
+  std::error_code ec;
+  if (prefix.is_absolute() || fs::exists(config.tokenizer_model(config.data.src_lang), ec)) {
+    return prefix.string();
+  }
+  // <training folder>/<training.output_dir>/checkpoints/<file>
+  fs::path root = fs::absolute(checkpoint_path, ec).parent_path().parent_path();
+  const fs::path output_dir = fs::path(config.training.output_dir).lexically_normal();
+  if (output_dir.is_absolute()) return prefix.string();
+  std::vector<fs::path> components(output_dir.begin(), output_dir.end());
+  for (auto it = components.rbegin(); it != components.rend(); ++it) {
+    if (it->empty() || *it == ".") continue;
+    if (root.filename() != *it) return prefix.string();
+    root = root.parent_path();
+  }
+  return (root / prefix).string();
+}
+
+namespace {
+
+Tokenizers checkpoint_tokenizers(const CheckpointInfo& info, const std::string& checkpoint_path) {
+  if (!info.src_tokenizer_model.empty()) {
+    auto src = std::make_shared<const SentencePiece>(SentencePiece::from_serialized(
+        info.src_tokenizer_model, checkpoint_path + " (embedded source tokenizer)"));
+    if (info.tgt_tokenizer_model.empty()) return {src, src};
+    auto tgt = std::make_shared<const SentencePiece>(SentencePiece::from_serialized(
+        info.tgt_tokenizer_model, checkpoint_path + " (embedded target tokenizer)"));
+    return {src, tgt};
+  }
+  // Format version 1: the models by path.
+  RunConfig config = info.config;
+  config.tokenizer.prefix = resolve_tokenizer_prefix(config, checkpoint_path);
+  return load_tokenizers(config);
+}
+
+}  // namespace
 
 TrainedModel load_trained_model(const std::string& checkpoint_path, const c10::Device& device) {
   CheckpointInfo info = read_checkpoint_info(checkpoint_path);
   TrainedModel trained;
   trained.config = info.config;
   try {
-    trained.tokenizers = load_tokenizers(info.config);
+    trained.tokenizers = checkpoint_tokenizers(info, checkpoint_path);
   } catch (const std::exception& e) {
     throw std::runtime_error("the tokenizer of checkpoint '" + checkpoint_path +
                              "' cannot be loaded: " + e.what());
   }
-  if (tokenizer_fingerprint(info.config) != info.tokenizer_fingerprint) {
-    throw std::runtime_error("tokenizer '" + info.config.tokenizer_model(info.config.data.src_lang) +
+  if (tokenizer_fingerprint(trained.tokenizers) != info.tokenizer_fingerprint) {
+    throw std::runtime_error("tokenizer '" + trained.tokenizers.src->path() +
                              "' is not the one checkpoint '" + checkpoint_path +
                              "' was trained with (its contents changed)");
   }

@@ -21,7 +21,17 @@ class EncoderDecoder;
 // registered (register_builtin_models(), which apps call).
 void apply_model_preset(RunConfig& config);
 
+// Every check of a run config, the same in every app and before any work: apply_model_preset,
+// then check_config's rules across keys. Throws ConfigError listing every problem.
+void check_run_config(RunConfig& config);
+
 VocabSizes vocab_sizes(const Tokenizers& tokenizers);
+
+// Where the tokenizer prefix of a checkpoint of format version 1, which names its tokenizer
+// models by a path relative to the folder training ran in, points from the current directory:
+// unchanged when it resolves already, else relative to that folder, found by taking
+// training.output_dir off the checkpoint's run folder.
+std::string resolve_tokenizer_prefix(const RunConfig& config, const std::string& checkpoint_path);
 
 struct TrainedModel {
   RunConfig config;

@@ -1,13 +1,14 @@
 #include "core/train/checkpoint_folder.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <regex>
 #include <utility>
 #include <vector>
+
+#include "core/io/atomic_file.h"
 
 namespace nmtzoo {
 namespace {
@@ -16,8 +17,7 @@ namespace fs = std::filesystem;
 
 // Points `link` at `target`'s contents atomically (a hard link renamed into place).
 void link_atomically(const fs::path& target, const fs::path& link) {
-  fs::path temporary = link;
-  temporary += ".tmp" + std::to_string(::getpid());
+  const fs::path temporary = temporary_path_beside(link.string());
   std::error_code ec;
   fs::remove(temporary, ec);
   fs::create_hard_link(target, temporary, ec);

@@ -171,8 +171,7 @@ ValidationResult TrainingEngine::validate() {
 }
 
 void TrainingEngine::save_checkpoint(const std::string& path) {
-  nmtzoo::save_checkpoint(path, config_, *model_, optimizer_.get(), progress_,
-                          data_.tokenizer_fingerprint);
+  nmtzoo::save_checkpoint(path, config_, *model_, optimizer_.get(), progress_, data_.tokenizers);
 }
 
 void TrainingEngine::restore_checkpoint(const std::string& path) {

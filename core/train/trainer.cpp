@@ -12,7 +12,10 @@
 
 #include "core/config/loader.h"
 #include "core/data/batching.h"
+#include "core/io/atomic_file.h"
+#include "core/io/directory_lock.h"
 #include "core/runtime/runtime.h"
+#include "core/runtime/trained_model.h"
 #include "core/train/distributed.h"
 #include "core/train/reporter.h"
 #include "models/encoder_decoder.h"
@@ -84,12 +87,16 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
   // The stored config must not depend on the file name it was loaded from.
   config_.training.output_dir = config_.run_dir();
   if (config_.tokenizer.prefix.empty()) config_.tokenizer.prefix = config_.run_dir() + "/spm";
-  if (config_.training.best_metric == SelectionMetric::kBleu && !config_.training.valid_bleu) {
-    throw ConfigError({config_.where("training.best_metric") +
-                       ": training.best_metric is bleu, which needs training.valid_bleu: true"});
-  }
+  check_run_config(config_);
   const c10::Device device = resolve_device(config_.training.device);
   configure_threads(config_.training.threads);
+  if (is_main()) {
+    run_lock_ = std::make_unique<DirectoryLock>(config_.run_dir(), "nmtzoo-train");
+    // Temporary files of a run killed mid-write; the lock guarantees none is being written.
+    const size_t stale = remove_stale_temporary_files(config_.run_dir()) +
+                         remove_stale_temporary_files(folder_.dir());
+    if (stale > 0) log_ << fmt::format("removed {} partial file(s) left by a killed run\n", stale);
+  }
   const std::string last = folder_.last();
   if (!resume && fs::exists(last)) {
     throw std::runtime_error("run folder '" + config_.run_dir() + "' already holds checkpoints; " +

@@ -19,6 +19,7 @@
 namespace nmtzoo {
 
 class Communicator;
+class DirectoryLock;
 class EncoderDecoder;
 class TrainingReporter;
 
@@ -63,6 +64,7 @@ class Trainer {
   std::ostream& log_;
   std::shared_ptr<Communicator> communicator_;
   CheckpointFolder folder_;
+  std::unique_ptr<DirectoryLock> run_lock_;  // held by the main process for the whole run
   TrainingData data_;
   std::unique_ptr<TrainingEngine> engine_;
   std::unique_ptr<TrainingReporter> reporter_;

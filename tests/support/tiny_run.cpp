@@ -69,8 +69,7 @@ TinyRun::TinyRun(const std::string& arch, const std::vector<std::string>& overri
   config_path_ = dir_.path("run.yaml");
   write_text(config_path_, yaml.str());
   config_ = load_config(config_path_, overrides);
-  apply_model_preset(config_);
-  check_config(config_);
+  check_run_config(config_);
   // The file the apps read holds the overrides too.
   save_config(config_, config_path_);
   std::ostringstream log;
@@ -83,7 +82,7 @@ std::string TinyRun::save_untrained_checkpoint(const std::string& name) const {
   auto model = build_model(config_.model, {tokenizers.src->vocab_size(),
                                            tokenizers.tgt->vocab_size(), tokenizers.joint()});
   std::string path = dir_.path(name);
-  save_checkpoint(path, config_, *model, nullptr, TrainingProgress{}, tokenizer_fingerprint(config_));
+  save_checkpoint(path, config_, *model, nullptr, TrainingProgress{}, tokenizers);
   return path;
 }
 

@@ -1,0 +1,23 @@
+// An exclusive, advisory lock on a folder, held for the lifetime of the object.
+#pragma once
+
+#include <string>
+
+namespace nmtzoo {
+
+// Locks `dir` through flock() on "<dir>/.lock", which records the holder's PID. The kernel drops
+// the lock when the process ends however it ends, so a killed holder never leaves it stale.
+class DirectoryLock {
+ public:
+  // Creates `dir` if needed. Throws IoError when another process holds the lock, naming it:
+  // "run folder 'runs/x' is in use by process 1234 (<what>)".
+  DirectoryLock(const std::string& dir, const std::string& what);
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+  ~DirectoryLock();
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace nmtzoo
