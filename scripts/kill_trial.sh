@@ -33,6 +33,7 @@ YAML
 
 checkpoint=runs/kill/checkpoints/checkpoint_last.pt
 survived=0
+mid_save=0
 for ((trial = 1; trial <= trials; trial++)); do
   resume=(); [[ -f "$checkpoint" ]] && resume=(--resume)
   "$bin/nmtzoo-train" --config run.yaml "${resume[@]}" > "train.log" 2>&1 &
@@ -44,6 +45,7 @@ for ((trial = 1; trial <= trials; trial++)); do
     echo "trial $trial: the trainer ended before the kill:"; tail -3 train.log; exit 1
   fi
   wait "$pid" 2>/dev/null || true
+  [[ -n $(find runs -name '.*.tmp.*' -print -quit) ]] && mid_save=$((mid_save + 1))
   if echo "alpha bravo" | "$bin/nmtzoo-translate" -c "$checkpoint" --threads 1 > translate.out 2> translate.err \
       && [[ $(wc -l < translate.out) -eq 1 ]]; then
     survived=$((survived + 1))
@@ -53,6 +55,7 @@ for ((trial = 1; trial <= trials; trial++)); do
 done
 step=$("$bin/nmtzoo-train" --config run.yaml --resume --set training.max_steps=1 2>&1 | grep -o 'resumed from [^ ]* at step [0-9]*' || true)
 leftovers=$(find runs -name '*.tmp.*' | wc -l)
-echo "kill trial: $trials SIGKILLs, $survived left a checkpoint that loads and translates;" \
-     "last resume: ${step:-none}; partial files left after that resume: $leftovers"
+echo "kill trial: $trials SIGKILLs ($mid_save mid-save, leaving partial files), $survived left a" \
+     "checkpoint that loads and translates; last resume: ${step:-none}; partial files left after" \
+     "that resume: $leftovers"
 [[ $survived -eq $trials && -n "$step" && $leftovers -eq 0 ]]

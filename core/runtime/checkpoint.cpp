@@ -120,7 +120,6 @@ void open_archive(torch::serialize::InputArchive& archive, const std::string& pa
   }
   std::ifstream probe(path, std::ios::binary);
   if (!probe) throw std::runtime_error("checkpoint '" + path + "' does not exist");
-  verify_checksums(path);
   try {
     archive.load_from(path);
   } catch (const c10::Error& e) {
@@ -177,6 +176,7 @@ void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDe
 CheckpointInfo read_checkpoint_info(const std::string& path) {
   torch::serialize::InputArchive archive;
   open_archive(archive, path);
+  verify_checksums(path);
   CheckpointInfo info;
   std::string yaml = read_value(archive, "config", path).toStringRef();
   try {

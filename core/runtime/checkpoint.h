@@ -53,7 +53,8 @@ void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDe
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
 // Loads the weights (and the optimizer state and RNG state, when given) into objects built from
-// the checkpoint's config.
+// the checkpoint's config. Verifies nothing: read_checkpoint_info, which every load starts with
+// (it gives the config to build from), has checked the file.
 void load_checkpoint_state(const std::string& path, EncoderDecoder& model,
                            torch::optim::Optimizer* optimizer = nullptr, bool restore_rng = false);
 
