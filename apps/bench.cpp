@@ -9,7 +9,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -35,6 +34,10 @@ namespace {
 using namespace nmtzoo;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+void write_json(const std::string& path, const nlohmann::json& value) {
+  write_file_atomically(path, [&](std::ostream& out) { out << value.dump(); });
+}
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -147,7 +150,7 @@ nlohmann::json bench_training(const Options& cli, double& ceiling) {
       shapes.push_back({{"rows", s.rows}, {"src_len", s.src_len}, {"tgt_len", s.tgt_len},
                         {"src_tokens", s.src_tokens}, {"tgt_tokens", s.tgt_tokens}});
     }
-    std::ofstream(cli.export_dir + "/train_shapes.json") << shapes.dump();
+    write_json(cli.export_dir + "/train_shapes.json", shapes);
   }
   std::error_code ignored;
   fs::remove_all(scratch, ignored);
@@ -221,10 +224,10 @@ nlohmann::json bench_decoding(const Options& cli) {
     export_weights(*trained.model, cli.export_dir + "/weights.pt");
     nlohmann::json ids = nlohmann::json::array();
     for (const auto& source : sources) ids.push_back(trained.tokenizers.src->encode(source));
-    std::ofstream(cli.export_dir + "/test_src.json") << ids.dump();
-    std::ofstream(cli.export_dir + "/greedy_ids.json") << greedy_ids.dump();
-    std::ofstream(cli.export_dir + "/model.json")
-        << nlohmann::json{{"arch", resolve_arch(config.model.arch)},
+    write_json(cli.export_dir + "/test_src.json", ids);
+    write_json(cli.export_dir + "/greedy_ids.json", greedy_ids);
+    write_json(cli.export_dir + "/model.json",
+               nlohmann::json{{"arch", resolve_arch(config.model.arch)},
                           {"d_model", config.model.d_model}, {"heads", config.model.heads},
                           {"ffn_dim", config.model.ffn_dim},
                           {"encoder_layers", config.model.encoder_layers},
@@ -232,8 +235,7 @@ nlohmann::json bench_decoding(const Options& cli) {
                           {"vocab", trained.tokenizers.tgt->vocab_size()},
                           {"max_len_a", config.decoding.max_len_a},
                           {"max_len_b", config.decoding.max_len_b},
-                          {"max_tokens", config.training.max_tokens}}
-               .dump();
+                          {"max_tokens", config.training.max_tokens}});
   }
   return results;
 }

@@ -1,25 +1,42 @@
 #include "core/data/tokenizers.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <ostream>
 
 #include "core/data/corpus.h"
+#include "core/io/atomic_file.h"
 
 namespace nmtzoo {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Trains to a temporary prefix and renames, so an interrupted run leaves no half-written model.
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Trains to a scratch prefix beside the model, then writes the model with checked atomic writes:
+// SentencePiece reports no failed write (a full disk leaves a truncated model and "success"), so
+// the model is read back and loaded before it replaces anything.
 void train_model(const RunConfig& config, const std::string& model_path,
                  const std::vector<const std::vector<std::string>*>& sides, std::ostream& log) {
   auto start = std::chrono::steady_clock::now();
   std::string prefix = model_path.substr(0, model_path.size() - std::string(".model").size());
-  std::string temporary = prefix + ".tmp" + std::to_string(::getpid());
+  const std::string temporary = temporary_path_beside(prefix);
+  struct RemoveScratch {
+    const std::string& prefix;
+    ~RemoveScratch() {
+      std::error_code ignored;
+      fs::remove(prefix + ".model", ignored);
+      fs::remove(prefix + ".vocab", ignored);
+    }
+  } remove_scratch{temporary};
   SentencePieceTrainOptions options;
   options.model_prefix = temporary;
   options.model_type = config.tokenizer.model_type;
@@ -40,8 +57,16 @@ void train_model(const RunConfig& config, const std::string& model_path,
     }
     return false;
   });
-  fs::rename(temporary + ".vocab", prefix + ".vocab");
-  fs::rename(temporary + ".model", model_path);
+  std::string model = read_file(temporary + ".model");
+  try {
+    SentencePiece::from_serialized(model, model_path);
+  } catch (const TokenizerError& e) {
+    throw TokenizerError("writing tokenizer model '" + model_path + "' failed (disk full?): " +
+                         e.what());
+  }
+  const std::string vocab = read_file(temporary + ".vocab");
+  write_file_atomically(prefix + ".vocab", [&](std::ostream& out) { out << vocab; });
+  write_file_atomically(model_path, [&](std::ostream& out) { out << model; });
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   log << "trained tokenizer " << model_path << " in " << seconds << " s\n";
 }

@@ -147,7 +147,8 @@ void write_file_atomically(const std::string& path,
 }
 
 size_t remove_stale_temporary_files(const std::string& dir) {
-  static const std::regex kTemporaryName(R"(\..+\.tmp\.([0-9]+))");
+  // ".<name>.tmp.<pid>", and ".<name>.tmp.<pid>.<ext>" for tools that add an extension.
+  static const std::regex kTemporaryName(R"(\..+\.tmp\.([0-9]+)(\.[a-z]+)?)");
   size_t removed = 0;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {

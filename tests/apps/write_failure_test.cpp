@@ -69,6 +69,21 @@ TEST(WriteFailure, AFileSizeLimitDuringACheckpointSaveIsAnErrorNotAnAbort) {
   EXPECT_EQ(temporary_files(run.config().training.output_dir), std::vector<std::string>{});
 }
 
+TEST(WriteFailure, ATruncatedTokenizerModelIsAnErrorAndNeverReplacesAnything) {
+  testing::TinyRun run("transformer");
+  // SentencePiece itself reports no failed write: the model (~240 KB) is cut at the limit.
+  const std::string prefix = run.path("new_spm/spm");
+  std::vector<std::string> args{"/bin/bash", "-c", "trap '' XFSZ; ulimit -f 100; exec \"$@\"",
+                                "bash", testing::bin("nmtzoo-prepare"), run.config_path(), "--set",
+                                "tokenizer.prefix=" + prefix};
+  EXPECT_EQ(testing::run(args, "", run.path("out.txt"), run.path("err.txt")), 1);
+  const std::string err = testing::read_text(run.path("err.txt"));
+  EXPECT_NE(err.find("error: writing tokenizer model '" + prefix + ".model' failed (disk full?)"),
+            std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(prefix + ".model"));
+  EXPECT_EQ(temporary_files(run.path("new_spm")), std::vector<std::string>{});
+}
+
 TEST(WriteFailure, AverageAndWeightsImportReportAFullDiskAndLeaveNoFile) {
   testing::TinyRun run("transformer");
   const std::string checkpoint = run.save_untrained_checkpoint();
