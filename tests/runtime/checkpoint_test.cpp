@@ -5,7 +5,6 @@
 #include <torch/torch.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "core/config/loader.h"
 #include "core/runtime/trained_model.h"
@@ -17,15 +16,6 @@ namespace nmtzoo {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
 
 bool same_weights(EncoderDecoder& a, EncoderDecoder& b) {
   auto theirs = b.named_parameters();
@@ -41,12 +31,12 @@ TEST(Checkpoint, AFlippedByteNeverLoadsSilentlyAsOtherWeights) {
   testing::TinyRun run("transformer");
   const std::string path = run.save_untrained_checkpoint();
   TrainedModel original = load_trained_model(path, torch::kCPU);
-  const std::string bytes = read_bytes(path);
+  const std::string bytes = testing::read_text(path);
   int checksum_errors = 0;
   for (size_t position = 7; position < bytes.size(); position += bytes.size() / 61) {
     std::string damaged = bytes;
     damaged[position] = static_cast<char>(damaged[position] ^ 0x10);
-    write_bytes(run.path("damaged.pt"), damaged);
+    testing::write_text(run.path("damaged.pt"), damaged);
     try {
       TrainedModel loaded = load_trained_model(run.path("damaged.pt"), torch::kCPU);
       EXPECT_TRUE(same_weights(*original.model, *loaded.model)) << "byte " << position;
