@@ -10,6 +10,7 @@
 #   core/search/                   search and translation (no concrete model, no training)
 #   core/train/                    training
 #   apps/                          programs
+#   fuzz/                          fuzz targets of the torch-free parsers
 #
 #   scripts/check_layers.sh [SOURCE_ROOT]     exit status 1 and one line per violation
 set -euo pipefail
@@ -30,8 +31,9 @@ declare -A allowed=(
   [core/runtime]="common/ core/config/ core/io/ core/data/ models/ tokenizer/"
   [core/search]="common/ core/config/ core/io/ core/data/ core/runtime/ models/encoder_decoder.h models/registry.h tokenizer/"
   [core/train]="common/ core/config/ core/io/ core/data/ core/metrics/ core/plot/ core/runtime/ core/search/ models/encoder_decoder.h models/registry.h tokenizer/"
+  [fuzz]="common/ core/config/ core/io/ core/metrics/ core/data/"
 )
-torch_free=(common tokenizer core/io core/metrics core/plot core/config core/data)
+torch_free=(common tokenizer core/io core/metrics core/plot core/config core/data fuzz)
 torch_free_exceptions="core/data/batch.h core/data/batch.cpp"
 max_lines=350
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs every system package nmtzoo needs from Debian's registry, then checks the BLAS in use.
 # Idempotent: prints nothing and changes nothing when everything is already present.
-# Usage: scripts/setup.sh [--with-python]   (--with-python adds python3-torch, for benchmarks only)
+# Usage: scripts/setup.sh [--with-python] [--with-fuzz]
+#   --with-python adds python3-torch, for benchmarks only; --with-fuzz adds clang and its libFuzzer
+#   runtime, for scripts/fuzz.sh only.
 set -euo pipefail
 
 packages=(
@@ -11,7 +13,13 @@ packages=(
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libutf8proc-dev libgloo-dev libzip-dev
 )
-[[ "${1:-}" == "--with-python" ]] && packages+=(python3-torch python3-numpy)
+for option in "$@"; do
+  case "$option" in
+    --with-python) packages+=(python3-torch python3-numpy) ;;
+    --with-fuzz) packages+=(clang libclang-rt-14-dev) ;;
+    *) echo "setup.sh: unknown option '$option' (--with-python, --with-fuzz)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -72,8 +72,15 @@ void read_yaml(const YAML::Node& root, const std::string& path, RunConfig& confi
                                      "training, decoding)");
     return;
   }
+  // YAML also allows lists and mappings as keys, which as<std::string>() would throw on.
+  auto is_name = [&](const YAML::Node& key) {
+    if (!key.IsSequence() && !key.IsMap()) return true;
+    problems.push_back(where(key) + ": a key must be a name, not a list or a mapping");
+    return false;
+  };
   std::set<std::string> seen;
   for (const auto& section_entry : root) {
+    if (!is_name(section_entry.first)) continue;
     const std::string section = section_entry.first.as<std::string>();
     const auto& known = config_sections();
     if (std::find(known.begin(), known.end(), section) == known.end()) {
@@ -91,6 +98,7 @@ void read_yaml(const YAML::Node& root, const std::string& path, RunConfig& confi
       continue;
     }
     for (const auto& entry : section_entry.second) {
+      if (!is_name(entry.first)) continue;
       const std::string key = section + "." + entry.first.as<std::string>();
       if (!seen.insert(key).second) {
         problems.push_back(where(entry.first) + ": duplicate key '" + key + "'");

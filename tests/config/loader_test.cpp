@@ -131,6 +131,13 @@ TEST(Config, DuplicateKeyIsRejected) {
   EXPECT_NE(error.find("run.yaml:3: duplicate key 'model.dropout'"), std::string::npos) << error;
 }
 
+// yaml-cpp's conversion of such a key to a string used to throw past the loader.
+TEST(Config, ListOrMappingAsAKeyIsAConfigError) {
+  EXPECT_EQ(load_error("[data]: {}\n"), "run.yaml:1: a key must be a name, not a list or a mapping");
+  EXPECT_EQ(load_error("model:\n  ? {dropout: 0.1}\n  : 0.2\n  heads: 4\n"),
+            "run.yaml:2: a key must be a name, not a list or a mapping");
+}
+
 TEST(Config, YamlSyntaxErrorNamesTheLine) {
   std::string error = load_error("model:\n  dropout: [0.1\n");
   EXPECT_NE(error.find("YAML syntax error"), std::string::npos) << error;
