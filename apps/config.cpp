@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "apps/common.h"
 #include "core/config/loader.h"
 #include "core/runtime/trained_model.h"
 #include "models/registry.h"
@@ -17,7 +18,7 @@ int main(int argc, char** argv) {
       ->type_name("KEY=VALUE");
   app.add_flag("--reference", reference, "print the Markdown reference of every key");
   CLI11_PARSE(app, argc, argv);
-  try {
+  return nmtzoo::run_app([&] {
     if (reference) {
       std::cout << nmtzoo::config_reference_markdown();
       return 0;
@@ -31,9 +32,6 @@ int main(int argc, char** argv) {
     // The checks nmtzoo-train runs before any work, so a config this accepts trains.
     nmtzoo::check_run_config(config);
     std::cout << nmtzoo::to_yaml(config);
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

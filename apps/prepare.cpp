@@ -6,6 +6,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "apps/common.h"
 #include "core/config/loader.h"
 #include "core/data/batching.h"
 #include "core/data/corpus.h"
@@ -125,10 +126,5 @@ int main(int argc, char** argv) {
   app.add_option("--set", overrides, "override a key, e.g. --set tokenizer.vocab_size=16000")
       ->type_name("KEY=VALUE");
   CLI11_PARSE(app, argc, argv);
-  try {
-    return run(path, overrides);
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
-  }
+  return nmtzoo::run_app([&] { return run(path, overrides); });
 }

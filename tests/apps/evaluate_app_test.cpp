@@ -62,6 +62,15 @@ TEST_F(EvaluateApp, NumericFlagsRefuseNanAndInfinity) {
   ASSERT_EQ(evaluate({ref, "-s", "floor", "-sv", "0.2"}, "A dog .\n"), 0) << err();
 }
 
+TEST_F(EvaluateApp, AFailingStdoutIsAnError) {
+  std::string ref = file("ref.txt", "A dog .\n");
+  testing::write_text(dir_.path("stdin.txt"), "A dog .\n");
+  EXPECT_EQ(testing::run({testing::bin("nmtzoo-evaluate"), ref}, dir_.path("stdin.txt"), "/dev/full",
+                         dir_.path("err.txt")),
+            1);
+  EXPECT_NE(err().find("error: writing to stdout failed"), std::string::npos) << err();
+}
+
 TEST_F(EvaluateApp, ANulByteNamesTheLine) {
   std::string ref = file("ref.txt", "one\ntwo\n");
   const char raw[] = "one\0x\ntwo\n";
