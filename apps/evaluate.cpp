@@ -22,7 +22,7 @@ namespace {
 using namespace nmtzoo;
 
 const char* const kDescription =
-    "Score one system's detokenised output with BLEU and/or chrF exactly as sacreBLEU 2.3.1\n"
+    "Score one system's detokenised output with BLEU and/or chrF exactly as sacreBLEU 2.6.0\n"
     "does (same tokenizers, smoothing, rounding and flags), without Python:\n"
     "    nmtzoo-evaluate REF [REF ...] -i HYP [-m bleu chrf] [options]\n"
     "    cat HYP | nmtzoo-evaluate REF\n"
@@ -30,13 +30,13 @@ const char* const kDescription =
     "\n"
     "Differences from the sacrebleu command:\n"
     "  * Output is sacreBLEU's text format by default (sacrebleu -f text), one line per metric:\n"
-    "      BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.3.1+nmtzoo = 35.2 ...\n"
+    "      BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0+nmtzoo = 35.2 ...\n"
     "    --json (or -f json) prints sacreBLEU's default JSON instead; with --sentence-level it\n"
-    "    prints one JSON object per line. The version 2.3.1+nmtzoo marks this implementation.\n"
+    "    prints one JSON object per line. The version 2.6.0+nmtzoo marks this implementation.\n"
     "  * One system only; no test-set download (-t), significance tests or TER.\n"
-    "  * Tokenizers: 13a (default), intl, char, none.\n"
+    "  * Tokenizers: 13a (default), intl, char, none, zh; not ja-mecab, ko-mecab, spm, flores*.\n"
     "As in sacreBLEU, --lowercase applies to BLEU only; chrF has --chrf-lowercase. sacreBLEU's\n"
-    "short aliases work: -lc -tok -s -sv -cc -cw -sl -sh -nr -w -b -f -m -i -q.";
+    "short aliases work: -lc -tok -s -sv -cc -cw -sl -sh -nr -w -b -f -m -i -q -l.";
 
 // sacreBLEU's multi-letter single-dash aliases, which CLI11 cannot declare as names.
 const std::map<std::string, std::string>& aliases() {
@@ -53,7 +53,8 @@ struct Cli {
   std::vector<std::string> input;
   std::vector<std::string> metrics{"bleu"};
   int num_refs = 1;
-  std::string tokenize = "13a";
+  std::optional<std::string> tokenize;  // unset: 13a, or what -l's target language asks for
+  std::string language_pair;
   std::string smooth_method = "exp";
   std::optional<double> smooth_value;
   bool lowercase = false;
@@ -162,19 +163,6 @@ void check_lengths(const TextStream& hypotheses, const std::vector<TextStream>& 
           "line counts differ: hypotheses '{}' have {} lines, but "
           "reference '{}' has {}",
           hypotheses.name, hypotheses.lines.size(), reference.name, reference.lines.size()));
-    }
-  }
-  for (size_t i = 0; i < hypotheses.lines.size(); ++i) {
-    bool any = std::any_of(references.begin(), references.end(), [&](const TextStream& reference) {
-      return !reference.lines[i].empty();
-    });
-    if (!any) {
-      std::string names;
-      for (const auto& reference : references) {
-        names += (names.empty() ? "'" : ", '") + reference.name + "'";
-      }
-      throw IoError(
-          fmt::format("line {}: empty reference in {} (sacreBLEU refuses those)", i + 1, names));
     }
   }
 }
@@ -287,6 +275,38 @@ void warn_if_tokenized(const TextStream& hypotheses, const Cli& cli) {
   }
 }
 
+// BLEU.__init__'s choice: --tokenize if given, else by -l's target language (zh -> zh, ja ->
+// ja-mecab, ko -> ko-mecab), else 13a; with a mismatch between the two, sacreBLEU's warning.
+std::string bleu_tokenizer_name(const Cli& cli) {
+  std::string target;
+  if (!cli.language_pair.empty()) {
+    size_t dash = cli.language_pair.find('-');
+    if (dash == std::string::npos) {
+      throw IoError("--language-pair '" + cli.language_pair + "' is not of the form SRC-TRG");
+    }
+    target = cli.language_pair.substr(dash + 1);
+  }
+  const std::map<std::string, std::string> by_language = {
+      {"zh", "zh"}, {"ja", "ja-mecab"}, {"ko", "ko-mecab"}};
+  auto best = by_language.find(target);
+  if (!cli.tokenize) {
+    if (best == by_language.end()) return "13a";
+    if (best->second != "zh") {
+      throw IoError(fmt::format(
+          "-l {} selects sacreBLEU's {} tokenizer, which needs MeCab and is not in "
+          "nmtzoo-evaluate; choose one with --tokenize (13a, intl, char, none, zh)",
+          cli.language_pair, best->second));
+    }
+    return best->second;
+  }
+  if (best != by_language.end() && *cli.tokenize != best->second && !cli.quiet) {
+    const char* language = target == "zh" ? "Chinese" : target == "ja" ? "Japanese" : "Korean";
+    std::cerr << fmt::format("nmtzoo-evaluate: consider using the '{}' or 'spm' tokenizer for {}.\n",
+                             best->second, language);
+  }
+  return *cli.tokenize;
+}
+
 int run(const Cli& cli) {
   if (cli.refs.empty()) throw IoError("give at least one reference file before -i");
   if (cli.input.size() > 1) {
@@ -301,7 +321,7 @@ int run(const Cli& cli) {
   }
 
   BleuOptions bleu_options;
-  bleu_options.tokenizer = parse_bleu_tokenizer(cli.tokenize);
+  bleu_options.tokenizer = parse_bleu_tokenizer(bleu_tokenizer_name(cli));
   bleu_options.smooth = parse_bleu_smooth(cli.smooth_method);
   bleu_options.smooth_value = cli.smooth_value;
   bleu_options.lowercase = cli.lowercase;
@@ -382,13 +402,16 @@ int main(int argc, char** argv) {
   app.add_option("-i,--input", cli.input, "system output; stdin when absent")->type_name("HYP");
   app.add_option("-m,--metrics", cli.metrics, "metrics to compute (default: bleu)")
       ->check(CLI::IsMember({"bleu", "chrf"}));
+  app.add_option("-l,--language-pair", cli.language_pair,
+                 "SRC-TRG: a zh target selects the zh BLEU tokenizer unless --tokenize is given")
+      ->type_name("SRC-TRG");
   app.add_option("--num-refs", cli.num_refs,
                  "(-nr) split the single reference file on tabs into this many references")
       ->check(CLI::PositiveNumber);
 
   auto* bleu_group = app.add_option_group("BLEU");
   bleu_group->add_option("--tokenize", cli.tokenize, "(-tok) BLEU tokenizer (default: 13a)")
-      ->check(CLI::IsMember({"none", "13a", "intl", "char"}));
+      ->check(CLI::IsMember({"none", "13a", "intl", "char", "zh"}));
   bleu_group
       ->add_option("-s,--smooth-method", cli.smooth_method, "BLEU smoothing method (default: exp)")
       ->check(CLI::IsMember({"none", "floor", "add-k", "exp"}));

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <unordered_map>
+#include <utility>
 
 #include "core/metrics/text_normalize.h"
 
@@ -88,6 +90,23 @@ bool is_13a_symbol(char c) {
          (c >= '(' && c <= '+') || (c >= ':' && c <= '@') || c == '/';
 }
 
+// tokenizer_zh.py's _UCODE_RANGES, compared as Python compares strings. Two of its bounds are
+// typos that Python reads as two-character strings: u'\u20000' is U+2000 followed by '0' and
+// u'\u2a6d6' is U+2A6D then '6', so that "range" holds U+2001..U+2A6D (general punctuation,
+// currency, arrows, ... as well); likewise u'\u2f800'..u'\u2fa1d' holds U+2F81..U+2FA1.
+// Extension B itself (U+20000..) is not in it.
+bool is_zh_character(char32_t c) {
+  static constexpr std::pair<char32_t, char32_t> kRanges[] = {
+      {0x3400, 0x4db5}, {0x4e00, 0x9fa5}, {0x9fa6, 0x9fbb}, {0xf900, 0xfa2d}, {0xfa30, 0xfa6a},
+      {0xfa70, 0xfad9}, {0x2001, 0x2a6d}, {0x2f81, 0x2fa1}, {0xff00, 0xffef}, {0x2e80, 0x2eff},
+      {0x3000, 0x303f}, {0x31c0, 0x31ef}, {0x2f00, 0x2fdf}, {0x2ff0, 0x2fff}, {0x3100, 0x312f},
+      {0x31a0, 0x31bf}, {0xfe10, 0xfe1f}, {0xfe30, 0xfe4f}, {0x2600, 0x26ff}, {0x2700, 0x27bf},
+      {0x3200, 0x32ff}, {0x3300, 0x33ff},
+  };
+  return std::any_of(std::begin(kRanges), std::end(kRanges),
+                     [c](const auto& range) { return range.first <= c && c <= range.second; });
+}
+
 const char* tokenizer_name(BleuTokenizer tokenizer) {
   switch (tokenizer) {
     case BleuTokenizer::kNone:
@@ -98,6 +117,8 @@ const char* tokenizer_name(BleuTokenizer tokenizer) {
       return "intl";
     case BleuTokenizer::kChar:
       return "char";
+    case BleuTokenizer::kZh:
+      return "zh";
   }
   return "?";
 }
@@ -130,10 +151,11 @@ double floored_log(double x) { return x == 0.0 ? -9999999999.0 : std::log(x); }
 
 BleuTokenizer parse_bleu_tokenizer(const std::string& name) {
   for (auto tokenizer :
-       {BleuTokenizer::kNone, BleuTokenizer::k13a, BleuTokenizer::kIntl, BleuTokenizer::kChar}) {
+       {BleuTokenizer::kNone, BleuTokenizer::k13a, BleuTokenizer::kIntl, BleuTokenizer::kChar,
+        BleuTokenizer::kZh}) {
     if (name == tokenizer_name(tokenizer)) return tokenizer;
   }
-  throw MetricError("unknown BLEU tokenizer '" + name + "' (nmtzoo has none, 13a, intl, char)");
+  throw MetricError("unknown BLEU tokenizer '" + name + "' (nmtzoo has none, 13a, intl, char, zh)");
 }
 
 BleuSmooth parse_bleu_smooth(const std::string& name) {
@@ -179,23 +201,16 @@ std::string format_score_line(const std::string& name, double score, int width,
   return line;
 }
 
-// tokenizer_13a.py then tokenizer_re.py. The regexes work on code points and this scan on bytes;
-// they agree because every class involved is ASCII, and UTF-8 continuation bytes are never ASCII:
-// a multi-byte character matches [^0-9] through its last byte exactly when it would as a whole.
-std::string tokenize_13a(std::string_view line) {
-  std::string text(line);
-  replace_all(text, "<skipped>", "");
-  replace_all(text, "-\n", "");
-  replace_all(text, "\n", " ");
-  replace_all(text, "&quot;", "\"");
-  replace_all(text, "&amp;", "&");
-  replace_all(text, "&lt;", "<");
-  replace_all(text, "&gt;", ">");
+namespace {
 
-  // " {line} ", then every symbol of the first class gets a space on each side.
+// tokenizer_re.py, the regular expressions that 13a and zh share. They work on code points and
+// this scan on bytes; they agree because every class involved is ASCII, and UTF-8 continuation
+// bytes are never ASCII: a multi-byte character matches [^0-9] through its last byte exactly when
+// it would as a whole.
+std::string tokenize_regexp(std::string_view text) {
+  // Every symbol of the first class gets a space on each side.
   std::string spaced;
-  spaced.reserve(text.size() * 2 + 2);
-  spaced.push_back(' ');
+  spaced.reserve(text.size() * 2);
   for (char c : text) {
     if (is_13a_symbol(c)) {
       spaced.push_back(' ');
@@ -205,8 +220,6 @@ std::string tokenize_13a(std::string_view line) {
       spaced.push_back(c);
     }
   }
-  spaced.push_back(' ');
-
   const std::string none, space = " ";
   auto is_period_or_comma = [](char c) { return c == '.' || c == ','; };
   auto is_not_digit = [](char c) { return !is_ascii_digit(c); };
@@ -218,6 +231,48 @@ std::string tokenize_13a(std::string_view line) {
   spaced = substitute_pairs(
       spaced, is_ascii_digit, [](char c) { return c == '-'; }, none, space, space);
   return join_words(spaced);
+}
+
+}  // namespace
+
+// tokenizer_13a.py: mteval-v13a's entities and line joins, then the shared regular expressions on
+// " {line} ".
+std::string tokenize_13a(std::string_view line) {
+  std::string text = " ";
+  text += line;
+  replace_all(text, "<skipped>", "");
+  replace_all(text, "-\n", "");
+  replace_all(text, "\n", " ");
+  replace_all(text, "&quot;", "\"");
+  replace_all(text, "&amp;", "&");
+  replace_all(text, "&lt;", "<");
+  replace_all(text, "&gt;", ">");
+  text.push_back(' ');
+  return tokenize_regexp(text);
+}
+
+// tokenizer_zh.py: line.strip(), a space on each side of every Chinese character, then the shared
+// regular expressions (without 13a's entities and outer spaces).
+std::string tokenize_zh(std::string_view line) {
+  std::string spaced;
+  spaced.reserve(line.size() * 2);
+  // An invalid byte is a piece of its own that decodes to U+FFFD: neither space nor Chinese.
+  std::vector<std::string_view> pieces = split_code_points(line);
+  auto code_point = [&](size_t i) { return decode_utf8(pieces[i]).front(); };
+  size_t begin = 0;
+  size_t end = pieces.size();
+  while (begin < end && is_python_space(code_point(begin))) ++begin;
+  while (end > begin && is_python_space(code_point(end - 1))) --end;
+  for (size_t i = begin; i < end; ++i) {
+    if (is_zh_character(code_point(i))) {
+      spaced.push_back(' ');
+      spaced.append(pieces[i]);
+      spaced.push_back(' ');
+    } else {
+      spaced.append(pieces[i]);
+    }
+  }
+  return tokenize_regexp(spaced);
 }
 
 // tokenizer_intl.py (mteval-v14 international tokenization), on code points.
@@ -267,6 +322,8 @@ std::string tokenize_bleu(std::string_view line, BleuTokenizer tokenizer) {
       return tokenize_intl(line);
     case BleuTokenizer::kChar:
       return tokenize_char(line);
+    case BleuTokenizer::kZh:
+      return tokenize_zh(line);
   }
   return std::string(line);
 }
@@ -346,23 +403,14 @@ std::vector<std::vector<std::string>> references_by_segment(
                                     references[r].size(), num_segments));
     }
   }
+  // An empty reference is a reference of no tokens, as in sacreBLEU since 2.2.0 (its issue #161):
+  // Metric._cache_references drops only None, which its command line never produces.
   std::vector<std::vector<std::string>> segments(num_segments);
-  int common = -2;  // -2: no segment seen yet; -1: the count varies
   for (size_t i = 0; i < num_segments; ++i) {
-    for (const auto& stream : references) {
-      if (!stream[i].empty()) segments[i].push_back(stream[i]);
-    }
-    if (segments[i].empty()) {
-      throw MetricError(fmt::format("segment {} has only empty references", i + 1));
-    }
-    int n = static_cast<int>(segments[i].size());
-    if (common == -2) {
-      common = n;
-    } else if (common != n) {
-      common = -1;
-    }
+    segments[i].reserve(references.size());
+    for (const auto& stream : references) segments[i].push_back(stream[i]);
   }
-  if (num_refs != nullptr) *num_refs = common == -2 ? static_cast<int>(references.size()) : common;
+  if (num_refs != nullptr) *num_refs = static_cast<int>(references.size());
   return segments;
 }
 

@@ -15,10 +15,10 @@ namespace nmtzoo {
 
 // The sacreBLEU release whose behaviour core/metrics reproduces, and the `version` written in
 // every signature: "+nmtzoo" marks scores computed by this C++ port rather than by sacreBLEU.
-inline constexpr char kSacrebleuVersion[] = "2.3.1";
-inline constexpr char kSignatureVersion[] = "2.3.1+nmtzoo";
+inline constexpr char kSacrebleuVersion[] = "2.6.0";
+inline constexpr char kSignatureVersion[] = "2.6.0+nmtzoo";
 
-// Bad metric input or options, e.g. a segment whose references are all empty.
+// Bad metric input or options, e.g. reference streams of another length than the hypotheses.
 struct MetricError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -28,6 +28,7 @@ enum class BleuTokenizer {
   k13a,   // "13a": mteval-v13a.pl, sacreBLEU's default
   kIntl,  // "intl": mteval-v14.pl --international-tokenization
   kChar,  // "char": every character a token
+  kZh,    // "zh": every Chinese character a token, the rest as 13a's regular expressions
 };
 enum class BleuSmooth {
   kNone,   // "none"
@@ -74,7 +75,7 @@ struct BleuScore {
   // "67.2/43.1/29.8/21.0 (BP = 0.981 ratio = 0.981 hyp_len = 14000 ref_len = 14270)"
   std::string verbose() const;
   // sacreBLEU's line: "BLEU = 35.21 67.2/..." with the score to `width` decimals; with a signature
-  // "BLEU|nrefs:1|...|version:2.3.1+nmtzoo = 35.21 67.2/...".
+  // "BLEU|nrefs:1|...|version:2.6.0+nmtzoo = 35.21 67.2/...".
   std::string format(int width = 2, const std::string& signature = "") const;
 };
 
@@ -82,6 +83,7 @@ struct BleuScore {
 std::string tokenize_13a(std::string_view line);
 std::string tokenize_intl(std::string_view line);
 std::string tokenize_char(std::string_view line);
+std::string tokenize_zh(std::string_view line);
 std::string tokenize_bleu(std::string_view line, BleuTokenizer tokenizer);
 
 // The reference length compared with a hypothesis of `hyp_len` tokens: the closest one, and the
@@ -98,9 +100,8 @@ class Bleu {
   explicit Bleu(BleuOptions options = {});
 
   // `references[r][i]` is reference stream r's i-th segment; every stream has one segment per
-  // hypothesis. Empty reference segments are skipped, so segments may have different numbers of
-  // references (the signature then says nrefs:var); a segment without any is a MetricError, as
-  // are streams of a length other than the hypotheses'.
+  // hypothesis (a MetricError otherwise). An empty reference segment is a reference of no tokens,
+  // as in sacreBLEU since 2.2.0.
   BleuScore corpus_score(const std::vector<std::string>& hypotheses,
                          const std::vector<std::vector<std::string>>& references) const;
   // One segment against its references, with the options as given (sacreBLEU's sentence_score;
@@ -114,7 +115,7 @@ class Bleu {
                           const std::vector<std::string>& references) const;
   BleuScore score_from_stats(const BleuStats& stats) const;
 
-  // "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.3.1+nmtzoo"; num_refs -1 = "var";
+  // "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0+nmtzoo"; num_refs -1 = "var";
   // `short_form` uses sacreBLEU's abbreviations ("#:1|c:mixed|e:no|tok:13a|s:exp|v:...").
   std::string signature(int num_refs = 1, bool short_form = false) const;
   const BleuOptions& options() const { return options_; }
@@ -128,9 +129,8 @@ BleuScore sentence_bleu(const std::string& hypothesis, const std::vector<std::st
                         BleuOptions options = BleuOptions{BleuTokenizer::k13a, BleuSmooth::kExp,
                                                           std::nullopt, false, true});
 
-// The non-empty references of each segment (shared by BLEU and chrF): throws MetricError when a
-// stream's length differs from `num_segments` or when a segment has no non-empty reference.
-// `*num_refs` receives the common count, or -1 when it varies.
+// The references of each segment (shared by the metrics): throws MetricError when a stream's
+// length differs from `num_segments`. `*num_refs` receives the number of streams.
 std::vector<std::vector<std::string>> references_by_segment(
     const std::vector<std::vector<std::string>>& references, size_t num_segments, int* num_refs);
 

@@ -33,7 +33,7 @@ struct ChrfScore {
   int num_refs = 1;  // references per segment; -1 = it varies
 
   std::string name() const;  // "chrF2", "chrF2++"
-  // "chrF2 = 59.52", or "chrF2|nrefs:1|...|version:2.3.1+nmtzoo = 59.52" with a signature.
+  // "chrF2 = 59.52", or "chrF2|nrefs:1|...|version:2.6.0+nmtzoo = 59.52" with a signature.
   std::string format(int width = 2, const std::string& signature = "") const;
 };
 
@@ -41,7 +41,7 @@ class Chrf {
  public:
   explicit Chrf(ChrfOptions options = {});
 
-  // References as for Bleu::corpus_score: references[r][i], empty segments skipped.
+  // References as for Bleu::corpus_score: references[r][i].
   ChrfScore corpus_score(const std::vector<std::string>& hypotheses,
                          const std::vector<std::vector<std::string>>& references) const;
   ChrfScore sentence_score(const std::string& hypothesis,
@@ -52,7 +52,7 @@ class Chrf {
                           const std::vector<std::string>& references) const;
   double f_score(const ChrfStats& stats) const;  // 0..100
 
-  // "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.3.1+nmtzoo"; num_refs -1 = "var".
+  // "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0+nmtzoo"; num_refs -1 = "var".
   std::string signature(int num_refs = 1, bool short_form = false) const;
   const ChrfOptions& options() const { return options_; }
 

@@ -28,10 +28,40 @@ TEST_F(EvaluateApp, PerfectHypothesesFromStdinScoreHundred) {
   std::string ref = file("ref.txt", "A dog runs on the grass .\nTwo men talk .\n");
   ASSERT_EQ(evaluate({ref, "-m", "bleu", "chrf"}, "A dog runs on the grass .\nTwo men talk .\n"), 0)
       << err();
-  EXPECT_NE(out().find("BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.3.1+nmtzoo = 100.0"),
+  EXPECT_NE(out().find("BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0+nmtzoo = 100.0"),
             std::string::npos)
       << out();
   EXPECT_NE(out().find("chrF2|"), std::string::npos) << out();
+}
+
+TEST_F(EvaluateApp, EmptyReferenceLinesAreScoredAsSacrebleuDoes) {
+  // sacreBLEU >= 2.2.0 scores them (its issue #161); figures from sacreBLEU 2.6.0 on these files.
+  std::string ref = file("ref.txt", "A dog runs .\n\nTwo men talk .\n");
+  std::string hyp = file("hyp.txt", "A dog runs .\nsomething\nTwo men talk .\n");
+  ASSERT_EQ(evaluate({ref, "-i", hyp, "-m", "bleu", "chrf"}), 0) << err();
+  EXPECT_EQ(out(),
+            "  BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0+nmtzoo = 97.1 "
+            "88.9/100.0/100.0/100.0 (BP = 1.000 ratio = 1.125 hyp_len = 9 ref_len = 8)\n"
+            "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0+nmtzoo = 100.0\n");
+}
+
+TEST_F(EvaluateApp, ChineseTargetSelectsTheZhTokenizer) {
+  std::string ref = file("ref.txt", "我们是中国人。\n");
+  std::string hyp = file("hyp.txt", "我们是人。\n");
+  ASSERT_EQ(evaluate({ref, "-i", hyp, "-l", "en-zh"}), 0) << err();
+  EXPECT_EQ(out(),  // sacreBLEU 2.6.0 -l en-zh
+            "BLEU|nrefs:1|case:mixed|eff:no|tok:zh|smooth:exp|version:2.6.0+nmtzoo = 33.5 "
+            "100.0/75.0/33.3/25.0 (BP = 0.670 ratio = 0.714 hyp_len = 5 ref_len = 7)\n");
+  ASSERT_EQ(evaluate({ref, "-i", hyp, "-l", "en-zh", "-tok", "13a"}), 0) << err();
+  EXPECT_NE(out().find("tok:13a"), std::string::npos) << out();
+  EXPECT_NE(err().find("consider using the 'zh' or 'spm' tokenizer for Chinese"), std::string::npos)
+      << err();
+  EXPECT_EQ(evaluate({ref, "-i", hyp, "-l", "en-ja"}), 1);
+  EXPECT_NE(err().find("-l en-ja selects sacreBLEU's ja-mecab tokenizer"), std::string::npos)
+      << err();
+  EXPECT_EQ(evaluate({ref, "-i", hyp, "-l", "zh"}), 1);
+  EXPECT_NE(err().find("--language-pair 'zh' is not of the form SRC-TRG"), std::string::npos)
+      << err();
 }
 
 TEST_F(EvaluateApp, LineCountMismatchIsAClearError) {

@@ -1,4 +1,4 @@
-// BLEU as sacreBLEU 2.3.1, and the Unicode helpers under it.
+// BLEU as sacreBLEU 2.6.0 (as 2.3.1 but for empty references), and the Unicode helpers under it.
 //
 // Where the expected values come from:
 // - "by hand": derived in the comment from the definitions in sacrebleu/metrics/bleu.py
@@ -115,6 +115,25 @@ TEST(TokenizerIntl, KeepsPunctuationAfterANumberAtTheEnd) {
   // a number before it (first rule fails) and nothing after it (second rule fails).
   EXPECT_EQ(tokenize_intl("Im Jahr 2019."), "Im Jahr 2019.");
   EXPECT_EQ(tokenize_intl("5%"), "5%");
+}
+
+// zh tokenizer: outputs printed by sacreBLEU 2.6.0's TokenizerZh.
+TEST(TokenizerZh, SeparatesChineseCharactersThenAppliesTheRegexps) {
+  EXPECT_EQ(tokenize_zh("我们是中国人。"), "我 们 是 中 国 人 。");
+  EXPECT_EQ(tokenize_zh("“你好”，他说—— 3.5 元 .5%"), "“ 你 好 ” ， 他 说 — — 3.5 元 . 5 %");
+  // No 13a padding: a leading ".5" stays one token where 13a would split it.
+  EXPECT_EQ(tokenize_zh("  hello, world.  "), "hello , world .");
+  EXPECT_EQ(tokenize_zh(".5 x"), ".5 x");
+  EXPECT_EQ(tokenize_13a(".5 x"), ". 5 x");
+}
+
+TEST(TokenizerZh, ReproducesTheTwoCharacterRangeBoundsOfTheSource) {
+  // u'\u20000' and u'\u2a6d6' are two-character strings in Python: the "range" is U+2001..U+2A6D
+  // (U+2001 is whitespace, so it vanishes); Extension B (U+20000) is not in it.
+  EXPECT_EQ(tokenize_zh("\u2000x\u2001y\U00020000z"), "x y\U00020000z");
+  EXPECT_EQ(tokenize_zh("a\u20acb"), "a \u20ac b");  // the euro sign counts as Chinese
+  EXPECT_EQ(tokenize_zh("a\u2a6eb\u2a6dc"), "a\u2a6eb \u2a6d c");
+  EXPECT_EQ(tokenize_zh("a\u2f80b\u2f81c\u2fa1d\u2fa2e"), "a \u2f80 b \u2f81 c \u2fa1 d \u2fa2 e");
 }
 
 TEST(TokenizerChar, PutsASpaceBetweenAllCodePoints) {
@@ -363,19 +382,24 @@ TEST(Bleu, IntlTokenizerSplitsCjkPunctuation) {
   EXPECT_EQ(corpus_bleu({"日本語のテスト。"}, {{"日本語のテスト、です。"}}).sys_len, 1);
 }
 
-TEST(Bleu, EmptyReferencesAreSkippedAndMakeNrefsVar) {
-  // Line 1 has two references, line 2 one (the other is empty): nrefs:var, as sacreBLEU.
+TEST(Bleu, EmptyReferencesAreReferencesOfNoTokens) {
+  // sacreBLEU >= 2.2.0 keeps '' references (issue #161): nrefs stays 2 and the empty reference
+  // of line 2 is one of its references (sacreBLEU 2.6.0: 100.00, hyp_len 8, ref_len 8, nrefs:2).
   Bleu bleu;
   BleuScore score = bleu.corpus_score({"a b c d", "e f g h"}, {{"a b c d", "e f g h"}, {"x", ""}});
-  EXPECT_EQ(score.num_refs, -1);
+  EXPECT_EQ(score.num_refs, 2);
   EXPECT_NEAR(score.score, 100.0, 1e-9);
   EXPECT_EQ(
       bleu.signature(score.num_refs),
-      std::string("nrefs:var|case:mixed|eff:no|tok:13a|smooth:exp|version:") + kSignatureVersion);
+      std::string("nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:") + kSignatureVersion);
+  // A segment whose only reference is empty: ref_len 0 there (sacreBLEU 2.6.0: 0.00, 50.0/0.0/0.0/
+  // 0.0, ratio 2.000, hyp_len 2, ref_len 1).
+  BleuScore lone = corpus_bleu({"a", "b"}, {{"a", ""}});
+  EXPECT_EQ(lone.format(2),
+            "BLEU = 0.00 50.0/0.0/0.0/0.0 (BP = 1.000 ratio = 2.000 hyp_len = 2 ref_len = 1)");
 }
 
-TEST(Bleu, SegmentWithoutAnyReferenceIsAnError) {
-  EXPECT_THROW(corpus_bleu({"a", "b"}, {{"a", ""}, {"a", ""}}), MetricError);
+TEST(Bleu, StreamsOfAnotherLengthAreAnError) {
   EXPECT_THROW(corpus_bleu({"a", "b"}, {{"a"}}), MetricError);  // stream shorter than hypotheses
   EXPECT_THROW(corpus_bleu({}, {{}}), MetricError);
 }
@@ -404,7 +428,8 @@ TEST(Bleu, SignatureNamesEveryOption) {
             "nrefs:1|case:mixed|eff:no|tok:13a|smooth:floor[0.25]|version:" + version);
   EXPECT_EQ(parse_bleu_tokenizer("intl"), BleuTokenizer::kIntl);
   EXPECT_EQ(parse_bleu_smooth("add-k"), BleuSmooth::kAddK);
-  EXPECT_THROW(parse_bleu_tokenizer("zh"), MetricError);
+  EXPECT_EQ(parse_bleu_tokenizer("zh"), BleuTokenizer::kZh);
+  EXPECT_THROW(parse_bleu_tokenizer("ja-mecab"), MetricError);
 }
 
 // The Multi30k 2016 test set (English and German) against itself with every fifth word dropped,
