@@ -34,7 +34,7 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
       "{} {:.2f} at step {}; checkpoints in {}\n",
       result.stop_reason, p.step, p.epoch, p.wall_seconds,
       static_cast<double>(p.tokens_seen) / std::max(1e-9, p.train_seconds),
-      config.training.best_metric == SelectionMetric::kBleu ? "BLEU" : "loss", p.best_score,
+      selection_metric_name(config.training.best_metric), p.best_score,
       p.best_step, trainer.checkpoint_dir());
   if (!result.interrupted) {
     // Marks the run finished (scripts/compare.sh reuses finished runs; nmtzoo-report reads it).
@@ -48,7 +48,7 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
         {"train_seconds", p.train_seconds},
         {"target_tokens", p.tokens_seen},
         {"target_tokens_per_second", static_cast<double>(p.tokens_seen) / std::max(1e-9, p.train_seconds)},
-        {"best_metric", config.training.best_metric == SelectionMetric::kBleu ? "bleu" : "loss"},
+        {"best_metric", selection_metric_name(config.training.best_metric)},
         {"best_score", p.best_score},
         {"best_step", p.best_step}};
     write_file_atomically(config.run_dir() + "/training_summary.json",

@@ -18,7 +18,11 @@ enum class InvalidUtf8Policy { kError, kSkip };
 enum class DeviceChoice { kCpu, kCuda, kAuto };
 enum class OptimizerKind { kAdam, kAdamW };
 enum class LrSchedule { kInverseSqrt, kConstant, kPlateau };
-enum class SelectionMetric { kBleu, kLoss };
+// The validation score that picks checkpoint_best and drives early stopping.
+enum class SelectionMetric { kBleu, kChrf, kLoss };
+inline const char* selection_metric_name(SelectionMetric metric) {
+  return metric == SelectionMetric::kBleu ? "bleu" : metric == SelectionMetric::kChrf ? "chrf" : "loss";
+}
 enum class LengthPenalty { kNone, kAverage, kWu };
 
 struct DataConfig {

@@ -212,9 +212,11 @@ void check_config(const RunConfig& config) {
                  fmt::format("({}) must cover data.max_len ({}) plus BOS/EOS",
                              config.model.max_positions, config.data.max_len));
   add_problem_if(problems,
-                 config.training.best_metric == SelectionMetric::kBleu && !config.training.valid_bleu,
+                 config.training.best_metric != SelectionMetric::kLoss && !config.training.valid_bleu,
                  config, "training.best_metric",
-                 "is bleu, which needs training.valid_bleu: true");
+                 fmt::format("is {}, which needs training.valid_bleu: true (it decodes the "
+                             "validation set)",
+                             selection_metric_name(config.training.best_metric)));
   add_problem_if(problems, config.decoding.nbest > config.decoding.beam, config, "decoding.nbest",
                  fmt::format("({}) exceeds decoding.beam ({})", config.decoding.nbest,
                              config.decoding.beam));

@@ -442,11 +442,14 @@ std::vector<OptionSpec> build_schema() {
   train.duration("max_time", &TrainConfig::max_time, 0, "stop after this much training time; 0 = no limit");
   train.integer("valid_every", &TrainConfig::valid_every, 1000, non_negative,
                 "validate and checkpoint every this many updates, and at each epoch end; 0 = epochs only");
-  train.boolean("valid_bleu", &TrainConfig::valid_bleu, true, "decode the validation set and score BLEU");
+  train.boolean("valid_bleu", &TrainConfig::valid_bleu, true, "decode the validation set and score BLEU and chrF2");
   train.integer("valid_beam", &TrainConfig::valid_beam, 1, positive, "beam size for validation BLEU");
   train.choice<SelectionMetric>("best_metric", &TrainConfig::best_metric, SelectionMetric::kBleu,
-                                {{"bleu", SelectionMetric::kBleu}, {"loss", SelectionMetric::kLoss}},
-                                "validation metric choosing checkpoint_best and early stopping");
+                                {{"bleu", SelectionMetric::kBleu},
+                                 {"chrf", SelectionMetric::kChrf},
+                                 {"loss", SelectionMetric::kLoss}},
+                                "validation metric choosing checkpoint_best and early stopping "
+                                "(BLEU, chrF2 or label-smoothed loss)");
   train.integer("patience", &TrainConfig::patience, 0, non_negative,
                 "stop after this many validations without improvement; 0 = never");
   train.integer("keep_last", &TrainConfig::keep_last, 5, positive, "numbered checkpoints kept");

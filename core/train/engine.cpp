@@ -10,6 +10,7 @@
 #include "core/data/batch.h"
 #include "core/data/batching.h"
 #include "core/metrics/bleu.h"
+#include "core/metrics/chrf.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/trained_model.h"
 #include "core/search/translator.h"
@@ -165,6 +166,7 @@ ValidationResult TrainingEngine::validate() {
       hypotheses.push_back(std::move(translation.texts[0]));
     }
     result.bleu = Bleu().corpus_score(hypotheses, {data_.valid_references}).score;
+    result.chrf = Chrf().corpus_score(hypotheses, {data_.valid_references}).score;
   }
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return result;

@@ -33,6 +33,7 @@ struct ValidationResult {
   double nll = 0;   // per target token
   double ppl = 0;
   double bleu = -1;  // -1 when not computed
+  double chrf = -1;  // chrF2; -1 when not computed
   double seconds = 0;
 };
 
@@ -63,7 +64,7 @@ class TrainingEngine {
   // over ranks, divided by the target token count, clipped). A non-finite loss or gradient skips
   // the update with a warning; training.max_bad_steps of them in a row throw.
   StepStats train_step(const std::vector<std::vector<int64_t>>& batches);
-  // Loss on the validation set and, with training.valid_bleu, its BLEU.
+  // Loss on the validation set and, with training.valid_bleu, its BLEU and chrF2.
   ValidationResult validate();
 
   // Checkpoint of the weights, optimizer, RNG and progress (atomic; refuses non-finite weights).

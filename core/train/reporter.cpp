@@ -93,7 +93,7 @@ void TrainingReporter::validation(const ValidationResult& v, const TrainingProgr
   log_ << fmt::format("valid | epoch {} | step {} | loss {:.3f} | nll {:.3f} | ppl {:.2f}{} | "
                       "best {:.2f} at step {} | {:.1f}s\n",
                       epoch, progress.step, v.loss, v.nll, v.ppl,
-                      v.bleu >= 0 ? fmt::format(" | BLEU {:.2f}", v.bleu) : "",
+                      v.bleu >= 0 ? fmt::format(" | BLEU {:.2f} | chrF2 {:.2f}", v.bleu, v.chrf) : "",
                       progress.best_score, progress.best_step, v.seconds);
   if (!is_main_) return;
   nlohmann::json record{{"type", "valid"}, {"step", progress.step}, {"epoch", progress.epoch},
@@ -101,6 +101,7 @@ void TrainingReporter::validation(const ValidationResult& v, const TrainingProgr
                         {"wall_seconds", progress.wall_seconds},
                         {"train_seconds", progress.train_seconds}};
   if (v.bleu >= 0) record["bleu"] = v.bleu;
+  if (v.chrf >= 0) record["chrf"] = v.chrf;
   metrics_.append(record);
 }
 

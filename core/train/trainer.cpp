@@ -153,10 +153,10 @@ ValidationResult Trainer::validate_and_save(const std::string& reason) {
   const TrainConfig& t = config_.training;
   TrainingProgress& progress = engine_->progress();
   ValidationResult v = engine_->validate();
-  const bool by_bleu = t.best_metric == SelectionMetric::kBleu;
-  const double score = by_bleu ? v.bleu : v.loss;
+  const bool by_loss = t.best_metric == SelectionMetric::kLoss;
+  const double score = by_loss ? v.loss : t.best_metric == SelectionMetric::kBleu ? v.bleu : v.chrf;
   const bool improved = std::isnan(progress.best_score) ||
-                        (by_bleu ? score > progress.best_score : score < progress.best_score);
+                        (by_loss ? score < progress.best_score : score > progress.best_score);
   if (improved) {
     progress.best_score = score;
     progress.best_step = progress.step;

@@ -138,6 +138,24 @@ TEST(Trainer, ConfigProblemsAreFoundBeforeTraining) {
   }
 }
 
+TEST(Trainer, BestMetricChrfKeepsTheValidationWithTheHighestChrf) {
+  testing::TinyRun run("transformer", {"training.max_steps=8", "training.valid_every=2",
+                                       "training.best_metric=chrf"});
+  std::ostringstream log;
+  TrainResult result = Trainer(run.config(), false, log).train();
+  double best = -1;
+  int64_t best_step = -1;
+  for (const auto& record : records(run.config().training.output_dir, "valid")) {
+    if (record.at("chrf").get<double>() > best) {
+      best = record.at("chrf").get<double>();
+      best_step = record.at("step").get<int64_t>();
+    }
+  }
+  EXPECT_DOUBLE_EQ(result.progress.best_score, best);
+  EXPECT_EQ(result.progress.best_step, best_step);
+  EXPECT_NE(log.str().find("chrF2 "), std::string::npos) << log.str();
+}
+
 TEST(Trainer, RefusesToOverwriteARunWithoutResume) {
   testing::TinyRun run("transformer", {"training.max_steps=2", "training.valid_bleu=false",
                                        "training.best_metric=loss"});
@@ -165,7 +183,7 @@ TEST(Trainer, WritesMetricsCurvesAndKeepsTheLastCheckpoints) {
   EXPECT_EQ(records(dir, "train").size(), 6u);
   auto valid = records(dir, "valid");
   ASSERT_EQ(valid.size(), 4u);
-  EXPECT_TRUE(valid[0].contains("bleu"));
+  for (const char* key : {"bleu", "chrf", "loss"}) EXPECT_TRUE(valid[0].contains(key)) << key;
   EXPECT_TRUE(fs::exists(dir + "/curve_train_loss.svg"));
   EXPECT_TRUE(fs::exists(dir + "/curve_valid_bleu.svg"));
   EXPECT_TRUE(fs::exists(dir + "/config.yaml"));
