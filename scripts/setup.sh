@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs every system package nmtzoo needs from Debian's registry, then checks the BLAS in use.
 # Idempotent: prints nothing and changes nothing when everything is already present.
-# Usage: scripts/setup.sh [--with-python] [--with-fuzz]
+# Usage: scripts/setup.sh [--with-python] [--with-fuzz] [--with-sacrebleu]
+#   python3-numpy is always installed: a test checks nmtzoo's port of numpy's generator against it.
 #   --with-python adds python3-torch, for benchmarks only; --with-fuzz adds clang and its libFuzzer
-#   runtime, for scripts/fuzz.sh only.
+#   runtime, for scripts/fuzz.sh only; --with-sacrebleu adds what sacreBLEU imports, to run it from
+#   its source in scripts/make_*goldens* (the goldens are committed; tests never run sacreBLEU).
 set -euo pipefail
 
 packages=(
@@ -12,12 +14,16 @@ packages=(
   libsentencepiece-dev sentencepiece
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libutf8proc-dev libgloo-dev libzip-dev
+  python3-numpy
 )
 for option in "$@"; do
   case "$option" in
-    --with-python) packages+=(python3-torch python3-numpy) ;;
+    --with-python) packages+=(python3-torch) ;;
     --with-fuzz) packages+=(clang libclang-rt-14-dev) ;;
-    *) echo "setup.sh: unknown option '$option' (--with-python, --with-fuzz)" >&2; exit 2 ;;
+    --with-sacrebleu)
+      packages+=(python3-regex python3-tabulate python3-colorama python3-portalocker python3-lxml) ;;
+    *) echo "setup.sh: unknown option '$option' (--with-python, --with-fuzz, --with-sacrebleu)" >&2
+       exit 2 ;;
   esac
 done
 

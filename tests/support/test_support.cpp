@@ -1,9 +1,11 @@
 #include "tests/support/test_support.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -55,6 +57,29 @@ std::string multi30k(const std::string& file) {
                      "does) or set NMTZOO_TEST_DATA";
   }
   return path.string();
+}
+
+bool require_all() {
+  const char* value = std::getenv("NMTZOO_REQUIRE_ALL");
+  return value != nullptr && std::string(value) == "1";
+}
+
+CommandResult run_command(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  size_t got = 0;
+  while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, got);
+  int status = pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+bool python_numpy_available() {
+  static const bool available =
+      run_command("/usr/bin/python3 -c 'import numpy' 2>/dev/null").status == 0;
+  return available;
 }
 
 }  // namespace nmtzoo::testing
