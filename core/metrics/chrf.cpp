@@ -99,23 +99,29 @@ Chrf::Chrf(ChrfOptions options) : options_(options) {
   }
 }
 
+namespace {
+
 // chrf.py's _compute_f_score, operation for operation so that ties between references and the
-// last digits come out as in Python.
-double Chrf::f_score(const ChrfStats& stats) const {
+// last digits come out as in Python. `Number` is the type sacreBLEU's statistics have on the path
+// taken: Python ints (double here: precision and recall are true divisions), or the numpy
+// float32 scalars of bootstrap resampling, whose precision and recall are float32 quotients that
+// the rest of the formula (Python ints and floats mixed in) widens to float64.
+template <typename Number>
+double f_score_of(const ChrfOptions& options, const Number* stats) {
   const double eps = 1e-16;
-  const int order = options_.char_order + options_.word_order;
-  const double factor = static_cast<double>(options_.beta) * options_.beta;
+  const int order = options.char_order + options.word_order;
+  const double factor = static_cast<double>(options.beta) * options.beta;
   double score = 0.0;
   double avg_prec = 0.0;
   double avg_rec = 0.0;
   int effective_order = 0;
   for (int i = 0; i < order; ++i) {
-    auto n_hyp = static_cast<double>(stats[3 * i]);
-    auto n_ref = static_cast<double>(stats[3 * i + 1]);
-    auto n_match = static_cast<double>(stats[3 * i + 2]);
-    double prec = n_hyp > 0 ? n_match / n_hyp : eps;
-    double rec = n_ref > 0 ? n_match / n_ref : eps;
-    double denom = factor * prec + rec;
+    const Number n_hyp = stats[3 * i];
+    const Number n_ref = stats[3 * i + 1];
+    const Number n_match = stats[3 * i + 2];
+    const double prec = n_hyp > 0 ? static_cast<double>(Number(n_match / n_hyp)) : eps;
+    const double rec = n_ref > 0 ? static_cast<double>(Number(n_match / n_ref)) : eps;
+    const double denom = factor * prec + rec;
     score += denom > 0 ? (1 + factor) * prec * rec / denom : eps;
     if (n_hyp > 0 && n_ref > 0) {
       avg_prec += prec;
@@ -123,7 +129,7 @@ double Chrf::f_score(const ChrfStats& stats) const {
       ++effective_order;
     }
   }
-  if (options_.eps_smoothing) return 100 * score / order;
+  if (options.eps_smoothing) return 100 * score / order;
   if (effective_order == 0) {
     avg_prec = avg_rec = 0.0;
   } else {
@@ -137,6 +143,17 @@ double Chrf::f_score(const ChrfStats& stats) const {
   }
   return 0.0;
 }
+
+}  // namespace
+
+double Chrf::f_score(const ChrfStats& stats) const {
+  std::vector<double> values(stats.begin(), stats.end());
+  return f_score_of(options_, values.data());
+}
+
+double Chrf::f_score(const double* stats) const { return f_score_of(options_, stats); }
+
+double Chrf::f_score_float32(const float* stats) const { return f_score_of(options_, stats); }
 
 ChrfStats Chrf::segment_stats(const std::string& hypothesis,
                               const std::vector<std::string>& references) const {

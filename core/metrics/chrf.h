@@ -51,6 +51,10 @@ class Chrf {
   ChrfStats segment_stats(const std::string& hypothesis,
                           const std::vector<std::string>& references) const;
   double f_score(const ChrfStats& stats) const;  // 0..100
+  double f_score(const double* stats) const;     // the same statistics as Python numbers
+  // The same statistics as numpy float32 values (sacreBLEU's bootstrap resampling): precision and
+  // recall are float32 quotients.
+  double f_score_float32(const float* stats) const;
 
   // "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0+nmtzoo"; num_refs -1 = "var".
   std::string signature(int num_refs = 1, bool short_form = false) const;
