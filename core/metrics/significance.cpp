@@ -333,7 +333,10 @@ std::unique_ptr<TestedMetric> make_tested_metric(const TerOptions& options) {
 SacrebleuSeed SacrebleuSeed::parse(const std::string& text) {
   SacrebleuSeed seed;
   seed.text = lowercase_ascii(text);
-  if (seed.text == "none") return seed;
+  if (seed.text == "none") {
+    seed.value.reset();
+    return seed;
+  }
   // int(text) in Python: surrounding whitespace, a sign and underscores between digits are
   // accepted; numpy refuses negative seeds, and nmtzoo's generator takes up to 64 bits.
   std::string digits;

@@ -49,7 +49,7 @@ std::unique_ptr<TestedMetric> make_tested_metric(const TerOptions& options);
 
 // SACREBLEU_SEED as sacreBLEU reads it: an integer (default 12345) or "none" (OS entropy).
 struct SacrebleuSeed {
-  std::optional<uint64_t> value;  // nullopt: "none"
+  std::optional<uint64_t> value = 12345;  // nullopt: "none"
   std::string text = "12345";     // as given, lowercased: --confidence's signature shows it so
 
   // Reads the environment; a value that is neither a non-negative integer below 2^64 nor "none"

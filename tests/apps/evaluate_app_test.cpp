@@ -64,6 +64,69 @@ TEST_F(EvaluateApp, ChineseTargetSelectsTheZhTokenizer) {
       << err();
 }
 
+TEST_F(EvaluateApp, TabsOnStdinAreSystemsAsInSacrebleu) {
+  std::string ref = file("ref.txt", "a dog runs .\ntwo men talk .\n");
+  ASSERT_EQ(evaluate({ref, "-m", "bleu", "ter"}, "a dog runs .\ta cat runs .\ntwo men talk .\tmen talk\n"),
+            0)
+      << err();
+  EXPECT_NE(out().find("│ System 1 │"), std::string::npos) << out();
+  EXPECT_NE(out().find("│ System 2 │"), std::string::npos) << out();
+  EXPECT_NE(out().find(" - TER        nrefs:1|case:lc|tok:tercom|"), std::string::npos) << out();
+  ASSERT_EQ(evaluate({ref, "--paired-bs", "--paired-bs-n", "10"},
+                     "a dog runs .\ta cat runs .\ntwo men talk .\tmen talk\n"),
+            0)
+      << err();
+  EXPECT_NE(out().find("│ Baseline │"), std::string::npos) << out();
+  EXPECT_NE(out().find("Paired bootstrap resampling test with 10 resampling trials"),
+            std::string::npos)
+      << out();
+  EXPECT_EQ(evaluate({ref}, "a\tb\nc\n"), 1);
+  EXPECT_NE(err().find("<stdin>:2: 1 tab-separated systems, but the first line has 2"),
+            std::string::npos)
+      << err();
+}
+
+TEST_F(EvaluateApp, StatisticalTestsRefuseWhatSacrebleuRefuses) {
+  std::string ref = file("ref.txt", "a dog runs .\ntwo men talk .\n");
+  std::string a = file("a.txt", "a dog runs .\ntwo men talk .\n");
+  std::string b = file("b.txt", "a cat runs .\nmen talk\n");
+  std::string short_system = file("short.txt", "a cat runs .\n");
+  EXPECT_EQ(evaluate({ref, "-i", a, "--paired-bs"}), 1);
+  EXPECT_NE(err().find("paired tests need several systems"), std::string::npos) << err();
+  EXPECT_EQ(evaluate({ref, "-i", a, b, "--confidence"}), 1);
+  EXPECT_NE(err().find("--confidence is for one system"), std::string::npos) << err();
+  EXPECT_EQ(evaluate({ref, "-i", a, b, "--sentence-level"}), 1);
+  EXPECT_NE(err().find("only one system can be evaluated in sentence-level mode"), std::string::npos)
+      << err();
+  EXPECT_EQ(evaluate({ref, "-i", a, "--sentence-level", "--confidence"}), 1);
+  EXPECT_NE(err().find("statistical tests are unavailable in sentence-level mode"), std::string::npos)
+      << err();
+  EXPECT_NE(evaluate({ref, "-i", a, b, "--paired-bs", "--paired-ar"}), 0);
+  EXPECT_NE(err().find("excludes"), std::string::npos) << err();
+  EXPECT_EQ(evaluate({ref, "-i", a, short_system, "--paired-bs"}), 1);
+  EXPECT_NE(err().find("hypotheses '" + short_system + "' have 1 lines"), std::string::npos) << err();
+  EXPECT_EQ(evaluate({ref, "-i", a, b, a}), 1);
+  EXPECT_NE(err().find("is given twice"), std::string::npos) << err();
+  // As in sacreBLEU, a paired test drops a repeat of the baseline.
+  EXPECT_EQ(evaluate({ref, "-i", a, b, a, "--paired-ar", "--paired-ar-n", "20", "-f", "json"}), 0)
+      << err();
+  EXPECT_EQ(out().find("\"system\": \"" + a + "\""), std::string::npos) << out();
+  EXPECT_EQ(evaluate({ref, "-i", a, b, "-f", "latex"}), 1);
+  EXPECT_NE(err().find("-f latex is not supported"), std::string::npos) << err();
+}
+
+TEST_F(EvaluateApp, ABadSacrebleuSeedIsAnErrorNamingTheVariable) {
+  std::string ref = file("ref.txt", "a dog runs .\n");
+  testing::write_text(dir_.path("stdin.txt"), "");
+  testing::Subprocess process({testing::bin("nmtzoo-evaluate"), ref, "-i", ref, "--confidence"},
+                              dir_.path("stdin.txt"), dir_.path("out.txt"), dir_.path("err.txt"),
+                              {"SACREBLEU_SEED=-3"});
+  EXPECT_EQ(process.wait(), 1);
+  EXPECT_NE(err().find("SACREBLEU_SEED='-3': expected a non-negative integer below 2^64, or 'none'"),
+            std::string::npos)
+      << err();
+}
+
 TEST_F(EvaluateApp, LineCountMismatchIsAClearError) {
   std::string ref = file("ref.txt", "one\ntwo\nthree\n");
   std::string hyp = file("hyp.txt", "one\ntwo\n");
