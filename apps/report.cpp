@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "apps/common.h"
@@ -20,12 +21,16 @@
 #include "core/io/atomic_file.h"
 #include "core/io/text_file.h"
 #include "core/metrics/bleu.h"
+#include "core/metrics/significance.h"
 #include "core/plot/svg.h"
 
 namespace {
 
 using namespace nmtzoo;
 using nlohmann::json;
+
+// The scores the report compares, as nmtzoo-evaluate names them.
+constexpr const char* kMetrics[] = {"BLEU", "chrF2", "TER"};
 
 struct ModelResults {
   std::string name;
@@ -34,8 +39,7 @@ struct ModelResults {
   int64_t updates = 0;
   double wall_minutes = 0;
   double target_tokens_per_second = 0;
-  std::map<std::string, double> bleu;  // by test set
-  std::map<std::string, double> chrf;
+  std::map<std::string, std::map<std::string, double>> scores;  // by metric, then test set
   std::map<std::string, double> sentences_per_second;
   PlotSeries valid_bleu;
   PlotSeries train_loss;
@@ -80,10 +84,13 @@ ModelResults load_model(const std::string& out, const std::string& name,
     const std::string scores_path = fmt::format("{}/{}.scores.json", dir, test);
     for (const auto& score : read_json(scores_path)) {
       const auto metric = get<std::string>(score, "name", scores_path);
-      (metric == "BLEU" ? model.bleu : model.chrf)[test] = get<double>(score, "score", scores_path);
+      model.scores[metric][test] = get<double>(score, "score", scores_path);
     }
-    if (!model.bleu.count(test) || !model.chrf.count(test)) {
-      throw std::runtime_error(scores_path + ": needs a BLEU and a chrF score");
+    for (const char* metric : kMetrics) {
+      if (!model.scores[metric].count(test)) {
+        throw std::runtime_error(fmt::format("{}: has no {} score (scripts/compare.sh scores "
+                                             "BLEU, chrF2 and TER)", scores_path, metric));
+      }
     }
     const std::string speed_path = fmt::format("{}/{}.speed.json", dir, test);
     model.sentences_per_second[test] = get<double>(read_json(speed_path), "sentences_per_second", speed_path);
@@ -185,18 +192,129 @@ std::string bleu_by_length(const std::vector<ModelResults>& models, const std::v
   return table;
 }
 
-int run(const std::string& out, const std::vector<std::string>& names,
-        const std::vector<std::string>& tests, const std::string& title,
-        const std::string& data_dir, const std::string& src, const std::string& tgt) {
+// Paired bootstrap resampling (sacreBLEU 2.6.0's --paired-bs, default seed) of every model
+// against `baseline` on each test set, for BLEU, chrF2 and TER: Markdown tables of score, 95%
+// confidence interval and p-value, a count of the comparisons and of those significant, and the
+// numbers as JSON in significance.json.
+std::string significance_section(const std::vector<std::string>& names, const std::string& baseline,
+                                 const std::vector<std::string>& tests, const std::string& out,
+                                 const std::string& data_dir, const std::string& tgt,
+                                 int64_t samples) {
+  std::vector<std::string> systems_order{baseline};
+  for (const auto& name : names) {
+    if (name != baseline) systems_order.push_back(name);
+  }
+  std::vector<std::unique_ptr<TestedMetric>> metrics;
+  metrics.push_back(make_tested_metric(BleuOptions{}));
+  metrics.push_back(make_tested_metric(ChrfOptions{}));
+  metrics.push_back(make_tested_metric(TerOptions{}));
+  std::vector<const TestedMetric*> tested;
+  for (const auto& metric : metrics) tested.push_back(metric.get());
+  PairedTestOptions options;
+  options.samples = samples;
+
+  std::string text;
+  json numbers = json::object();
+  int comparisons = 0;
+  int significant = 0;
+  int significant_corrected = 0;
+  const int planned = static_cast<int>((systems_order.size() - 1) * metrics.size() * tests.size());
+  const double corrected_threshold = 0.05 / std::max(planned, 1);
+  for (const auto& test : tests) {
+    const std::string reference_path = fmt::format("{}/{}.{}.gz", data_dir, test, tgt);
+    const ReferenceStreams references{read_lines(reference_path)};
+    std::vector<std::vector<std::string>> systems;
+    for (const auto& name : systems_order) {
+      const std::string path = fmt::format("{}/{}/{}.hyp", out, name, test);
+      systems.push_back(read_lines(path));
+      if (systems.back().size() != references[0].size()) {
+        throw std::runtime_error(fmt::format("{} has {} lines, {} has {}", path, systems.back().size(),
+                                             reference_path, references[0].size()));
+      }
+    }
+    const PairedTestReport report = paired_test(systems, references, tested, options);
+    numbers["signatures"] = report.signatures;
+    text += fmt::format("\n### {}\n\n| model |", test);
+    for (const auto& metric : report.metric_names) text += fmt::format(" {} (95% CI) | p |", metric);
+    text += "\n|---|";
+    for (size_t m = 0; m < metrics.size(); ++m) text += "---:|---:|";
+    text += "\n";
+    for (size_t s = 0; s < systems.size(); ++s) {
+      text += "| " + systems_order[s] + (s == 0 ? " (baseline)" : "") + " |";
+      for (size_t m = 0; m < metrics.size(); ++m) {
+        const PairedResult& r = report.results[s][m];
+        text += fmt::format(" {:.2f} ({:.2f} ± {:.2f}) |", r.score, *r.mean, *r.ci);
+        if (!r.p_value) {
+          text += " - |";
+          continue;
+        }
+        ++comparisons;
+        significant += *r.p_value < 0.05;
+        significant_corrected += *r.p_value < corrected_threshold;
+        text += fmt::format(" {:.4f}{} |", *r.p_value, *r.p_value < 0.05 ? "*" : "");
+        numbers[test][systems_order[s]][report.metric_names[m]]["p_value"] = *r.p_value;
+      }
+      for (size_t m = 0; m < metrics.size(); ++m) {
+        json& entry = numbers[test][systems_order[s]][report.metric_names[m]];
+        entry["score"] = report.results[s][m].score;
+        entry["mean"] = *report.results[s][m].mean;
+        entry["ci"] = *report.results[s][m].ci;
+      }
+      text += "\n";
+    }
+  }
+  numbers["baseline"] = baseline;
+  numbers["samples"] = samples;
+  write_file_atomically(out + "/significance.json",
+                        [&](std::ostream& stream) { stream << numbers.dump(1) << "\n"; });
+  return fmt::format(
+             "\n## Significance against {0}\n\n"
+             "Paired bootstrap resampling (Koehn 2004) as sacreBLEU 2.6.0's `--paired-bs` computes "
+             "it (nmtzoo-evaluate gives the same numbers): {1} resamples of the test set, seed "
+             "12345; each cell gives the corpus score, then the bootstrap mean ± the half-width of "
+             "its 95% confidence interval; p is the probability of a difference at least as large "
+             "as the observed one by chance (`*`: p < 0.05). TER is an error rate: lower is "
+             "better. The report makes {2} comparisons ({3} model{10} × {4} metrics × {5} test "
+             "set{11} against {0}); {6} of them are significant at p < 0.05 (about {7:.1f} would be by "
+             "chance alone if no model differed), {8} at the Bonferroni-corrected p < {9:.4f}.\n",
+             baseline, samples, comparisons, systems_order.size() - 1, metrics.size(), tests.size(),
+             significant, 0.05 * comparisons, significant_corrected, corrected_threshold,
+             systems_order.size() == 2 ? "" : "s", tests.size() == 1 ? "" : "s") +
+         text;
+}
+
+struct ReportOptions {
+  std::string out;
+  std::vector<std::string> models;
+  std::vector<std::string> tests;
+  std::string title = "Comparison";
+  std::string data_dir = "data/multi30k";
+  std::string src = "de";
+  std::string tgt = "en";
+  std::string baseline;  // default: transformer when it is one of the models, else the first
+  int64_t samples = 1000;
+};
+
+int run(const ReportOptions& options) {
+  const std::string& out = options.out;
+  const std::vector<std::string>& names = options.models;
+  const std::vector<std::string>& tests = options.tests;
+  std::string baseline = options.baseline;
+  if (baseline.empty()) {
+    const bool has_transformer = std::find(names.begin(), names.end(), "transformer") != names.end();
+    baseline = has_transformer ? "transformer" : names.front();
+  } else if (std::find(names.begin(), names.end(), baseline) == names.end()) {
+    throw std::runtime_error("--baseline '" + baseline + "' is not one of --models");
+  }
   std::vector<ModelResults> models;
   for (const auto& name : names) models.push_back(load_model(out, name, tests));
   std::string header = "| model | arch | parameters | updates | training time | training tokens/s |";
   std::string rule = "|---|---|---:|---:|---:|---:|";
   std::string csv = "model,arch,parameters,updates,train_minutes,train_tgt_tokens_per_second";
   for (const auto& test : tests) {
-    header += fmt::format(" {} BLEU | {} chrF2 | {} sent/s |", test, test, test);
-    rule += "---:|---:|---:|";
-    csv += fmt::format(",{0}_bleu,{0}_chrf2,{0}_sentences_per_second", test);
+    header += fmt::format(" {0} BLEU | {0} chrF2 | {0} TER | {0} sent/s |", test);
+    rule += "---:|---:|---:|---:|";
+    csv += fmt::format(",{0}_bleu,{0}_chrf2,{0}_ter,{0}_sentences_per_second", test);
   }
   std::string table = header + "\n" + rule + "\n";
   csv += "\n";
@@ -207,9 +325,11 @@ int run(const std::string& out, const std::vector<std::string>& names,
     csv += fmt::format("{},{},{},{},{:.2f},{:.0f}", m.name, m.arch, m.parameters, m.updates,
                        m.wall_minutes, m.target_tokens_per_second);
     for (const auto& test : tests) {
-      table += fmt::format(" {:.2f} | {:.2f} | {:.1f} |", m.bleu.at(test), m.chrf.at(test),
+      table += fmt::format(" {:.2f} | {:.2f} | {:.2f} | {:.1f} |", m.scores.at("BLEU").at(test),
+                           m.scores.at("chrF2").at(test), m.scores.at("TER").at(test),
                            m.sentences_per_second.at(test));
-      csv += fmt::format(",{:.2f},{:.2f},{:.2f}", m.bleu.at(test), m.chrf.at(test),
+      csv += fmt::format(",{:.2f},{:.2f},{:.2f},{:.2f}", m.scores.at("BLEU").at(test),
+                         m.scores.at("chrF2").at(test), m.scores.at("TER").at(test),
                          m.sentences_per_second.at(test));
     }
     table += "\n";
@@ -228,11 +348,17 @@ int run(const std::string& out, const std::vector<std::string>& names,
   save("train_loss_vs_step.svg", line_chart_svg(loss_curves, "Training loss (label-smoothed)",
                                                 "update step", "loss per target token"));
   save("results.csv", csv);
-  const std::string by_length = bleu_by_length(models, tests, out, data_dir, src, tgt);
-  std::string markdown = "# " + title + "\n\n" + table +
-                         "\nBLEU and chrF2: nmtzoo-evaluate (sacreBLEU 2.3.1 definitions, cased, 13a), "
-                         "averaged checkpoints, beam 5. Training time is wall-clock, validation "
-                         "included; tokens/s counts non-pad target tokens while training.\n\n"
+  const std::string by_length =
+      bleu_by_length(models, tests, out, options.data_dir, options.src, options.tgt);
+  const std::string significance =
+      names.size() > 1 ? significance_section(names, baseline, tests, out, options.data_dir,
+                                              options.tgt, options.samples)
+                       : "";
+  std::string markdown = "# " + options.title + "\n\n" + table +
+                         "\nBLEU, chrF2 and TER: nmtzoo-evaluate (sacreBLEU 2.6.0 definitions, "
+                         "cased, BLEU tokenizer 13a, TER tercom), averaged checkpoints, beam 5. "
+                         "Training time is wall-clock, validation included; tokens/s counts non-pad "
+                         "target tokens while training.\n" + significance + "\n"
                          "![validation BLEU](valid_bleu_vs_time.svg)\n![training loss](train_loss_vs_step.svg)\n\n"
                          "## BLEU by source sentence length\n\n" + by_length +
                          "\n![BLEU by length](bleu_by_length.svg)\n";
@@ -244,22 +370,23 @@ int run(const std::string& out, const std::vector<std::string>& names,
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Write a comparison report (Markdown, CSV, SVG) of finished models from the files "
-               "scripts/compare.sh keeps in the report folder, one folder per model."};
-  std::string out;
-  std::vector<std::string> models;
-  std::vector<std::string> tests;
-  std::string title = "Comparison";
-  std::string data_dir = "data/multi30k";
-  std::string src = "de";
-  std::string tgt = "en";
-  app.add_option("-o,--out", out, "report folder (holds <model>/training_summary.json, ...)")->required();
-  app.add_option("--models", models, "model names, one folder each in the report folder")->required();
-  app.add_option("--tests", tests, "test split names")->required();
-  app.add_option("--title", title, "report title");
-  app.add_option("--data", data_dir, "folder of the test sets")->capture_default_str();
-  app.add_option("--src", src, "source language")->capture_default_str();
-  app.add_option("--tgt", tgt, "target language")->capture_default_str();
+  CLI::App app{"Write a comparison report (Markdown, CSV, SVG, significance.json) of finished "
+               "models from the files scripts/compare.sh keeps in the report folder, one folder "
+               "per model, with every model's 95% confidence intervals and paired-bootstrap "
+               "p-values against a baseline."};
+  ReportOptions o;
+  app.add_option("-o,--out", o.out, "report folder (holds <model>/training_summary.json, ...)")->required();
+  app.add_option("--models", o.models, "model names, one folder each in the report folder")->required();
+  app.add_option("--tests", o.tests, "test split names")->required();
+  app.add_option("--title", o.title, "report title");
+  app.add_option("--data", o.data_dir, "folder of the test sets")->capture_default_str();
+  app.add_option("--src", o.src, "source language")->capture_default_str();
+  app.add_option("--tgt", o.tgt, "target language")->capture_default_str();
+  app.add_option("--baseline", o.baseline,
+                 "model the others are tested against (default: transformer, else the first)");
+  app.add_option("--samples", o.samples, "bootstrap resamples of the paired test")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
-  return nmtzoo::run_app([&] { return run(out, models, tests, title, data_dir, src, tgt); });
+  return nmtzoo::run_app([&] { return run(o); });
 }

@@ -3,10 +3,11 @@
 #   scripts/compare.sh [--pair de_en|en_de] [--models "transformer rnn rnn_encdec rnn_luong"] [--fresh]
 # For each model: trains from scratch with configs/multi30k_<pair>_<model>.yaml (an interrupted
 # run in runs/ is resumed), averages the last 5 checkpoints, picks the length penalty on val
-# (scripts/tune_decoding.sh), translates the three test sets with beam 5, scores BLEU and chrF,
-# draws attention heatmaps of the same three test sentences, and keeps all of it in
-# reports/multi30k_<pair>/<model>/; then writes the report (results.md, results.csv, SVG plots)
-# from those folders. A model whose folder is complete is not retrained (the folders are
+# (scripts/tune_decoding.sh), translates the three test sets with beam 5, draws attention
+# heatmaps of the same three test sentences, and keeps all of it in reports/multi30k_<pair>/<model>/;
+# then scores every model's outputs (BLEU, chrF2, TER) and writes the report (results.md with
+# confidence intervals and paired-bootstrap p-values against the Transformer, results.csv,
+# significance.json, SVG plots) from those folders. A model whose folder is complete is not retrained (the folders are
 # committed, so a model can be added without rerunning the others); --fresh reruns the models.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -60,14 +61,20 @@ for model in $models; do
     "$bin/nmtzoo-translate" -c "$run/averaged.pt" -i "data/multi30k/$test.$src.gz" \
       -o "$results/$test.hyp" --beam 5 --length-penalty "$penalty" --alpha "$alpha" \
       --stats "$results/$test.speed.json" 2>/dev/null
-    "$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$results/$test.hyp" \
-      -m bleu chrf -w 2 --json > "$results/$test.scores.json"
-    echo "$model $test: $("$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$results/$test.hyp" -m bleu chrf -w 2 | tr '\n' ' ')"
   done
   "$bin/nmtzoo-translate" -c "$run/averaged.pt" -i "$report/attention_sources.txt" --beam 5 \
     --attention-svg "$results/attention" --attention-count 3 >/dev/null 2>&1
   cp "$run/metrics.jsonl" "$results/metrics.jsonl"
   cp "$run/training_summary.json" "$results/training_summary.json"
+done
+# Every model's test outputs are scored again, so kept folders get today's metrics too.
+for model in $models; do
+  for test in "${tests[@]}"; do
+    scores="$report/$model/$test.scores.json"
+    "$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$model/$test.hyp" \
+      -m bleu chrf ter -w 2 --json > "$scores.tmp" && mv "$scores.tmp" "$scores"
+    echo "$model $test: $("$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$model/$test.hyp" -m bleu chrf ter -w 2 | tr '\n' ' ')"
+  done
 done
 # shellcheck disable=SC2086  # $models is a list
 "$bin/nmtzoo-report" --out "$report" --models $models --tests "${tests[@]}" \

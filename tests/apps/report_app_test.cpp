@@ -1,6 +1,8 @@
 // nmtzoo-report as scripts/compare.sh runs it: everything comes from the per-model folders.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 
 #include "tests/support/subprocess.h"
@@ -41,14 +43,16 @@ class ReportApp : public ::testing::Test {
     testing::write_text(dir + "/test.hyp", hypotheses);
     testing::write_text(dir + "/test.scores.json",
                         "[{\"name\": \"BLEU\", \"score\": " + std::to_string(bleu) +
-                            "}, {\"name\": \"chrF2\", \"score\": 61.5}]");
+                            "}, {\"name\": \"chrF2\", \"score\": 61.5}, {\"name\": \"TER\", "
+                            "\"score\": 20.25}]");
     testing::write_text(dir + "/test.speed.json", R"({"sentences_per_second": 120.5})");
   }
 
-  int report(const std::vector<std::string>& models) {
+  int report(const std::vector<std::string>& models, const std::vector<std::string>& extra = {}) {
     std::vector<std::string> command{testing::bin("nmtzoo-report"), "--out", dir_.path("report"),
                                      "--tests", "test", "--data", dir_.path("data"), "--models"};
     command.insert(command.end(), models.begin(), models.end());
+    command.insert(command.end(), extra.begin(), extra.end());
     return testing::run(command, "", dir_.path("out.txt"), dir_.path("err.txt"));
   }
   std::string file(const std::string& name) const { return testing::read_text(dir_.path(name)); }
@@ -68,11 +72,11 @@ TEST_F(ReportApp, TablesComeFromTheModelFoldersAndBleuByLengthFromTheHypotheses)
 
   EXPECT_EQ(file("report/results.csv"),
             "model,arch,parameters,updates,train_minutes,train_tgt_tokens_per_second,test_bleu,"
-            "test_chrf2,test_sentences_per_second\n"
-            "perfect,rnn_luong,7170000,2400,60.00,2100,100.00,61.50,120.50\n"
-            "partial,rnn_luong,7170000,2400,60.00,2100,55.25,61.50,120.50\n");
+            "test_chrf2,test_ter,test_sentences_per_second\n"
+            "perfect,rnn_luong,7170000,2400,60.00,2100,100.00,61.50,20.25,120.50\n"
+            "partial,rnn_luong,7170000,2400,60.00,2100,55.25,61.50,20.25,120.50\n");
   const std::string markdown = file("report/results.md");
-  EXPECT_NE(markdown.find("| perfect | rnn_luong | 7.17M | 2400 | 60.0 min | 2100 | 100.00 | 61.50 | 120.5 |"),
+  EXPECT_NE(markdown.find("| perfect | rnn_luong | 7.17M | 2400 | 60.0 min | 2100 | 100.00 | 61.50 | 20.25 | 120.5 |"),
             std::string::npos)
       << markdown;
   // One sentence per bucket, each scored alone; empty buckets show "-".
@@ -87,6 +91,51 @@ TEST_F(ReportApp, TablesComeFromTheModelFoldersAndBleuByLengthFromTheHypotheses)
   for (const char* plot : {"valid_bleu_vs_time.svg", "train_loss_vs_step.svg", "bleu_by_length.svg"}) {
     EXPECT_NE(file(std::string("report/") + plot).find("<svg"), std::string::npos) << plot;
   }
+}
+
+TEST_F(ReportApp, ModelsAreTestedAgainstTheBaselineWithIntervalsAndPValues) {
+  add_model("perfect", kReferences, 100.0);
+  add_model("partial",
+            "a dog runs fast\n"
+            "completely different words here now\n"
+            "a woman with a hat sits on a bench in a park\n",
+            55.25);
+  ASSERT_EQ(report({"perfect", "partial"}, {"--samples", "200"}), 0) << err();
+  const std::string markdown = file("report/results.md");
+  // The first model is the baseline when there is no "transformer"; scores are computed from the
+  // hypotheses (a perfect system: BLEU 100, TER 0, interval width 0).
+  EXPECT_NE(markdown.find("## Significance against perfect"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("makes 3 comparisons (1 model × 3 metrics × 1 test set against perfect)"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| perfect (baseline) | 100.00 (100.00 ± 0.00) | - |"), std::string::npos)
+      << markdown;
+  const auto numbers = nlohmann::json::parse(file("report/significance.json"));
+  EXPECT_EQ(numbers.at("baseline"), "perfect");
+  EXPECT_EQ(numbers.at("samples"), 200);
+  const auto& partial = numbers.at("test").at("partial");
+  for (const char* metric : {"BLEU", "chrF2", "TER"}) {
+    const double p = partial.at(metric).at("p_value").get<double>();
+    EXPECT_GT(p, 0.0) << metric;
+    EXPECT_LE(p, 1.0) << metric;
+  }
+  EXPECT_LT(partial.at("BLEU").at("score").get<double>(), 100.0);
+  EXPECT_GT(partial.at("TER").at("score").get<double>(), 0.0);
+  EXPECT_EQ(numbers.at("signatures").at(0).get<std::string>().substr(0, 26),
+            "nrefs:1|bs:200|seed:12345|");
+
+  ASSERT_EQ(report({"perfect", "partial"}, {"--baseline", "partial"}), 0) << err();
+  EXPECT_NE(file("report/results.md").find("| partial (baseline) |"), std::string::npos);
+  EXPECT_EQ(report({"perfect", "partial"}, {"--baseline", "absent"}), 1);
+  EXPECT_NE(err().find("--baseline 'absent' is not one of --models"), std::string::npos) << err();
+}
+
+TEST_F(ReportApp, AScoresFileWithoutTerNamesTheFile) {
+  add_model("luong", kReferences, 100.0);
+  testing::write_text(dir_.path("report/luong/test.scores.json"),
+                      R"([{"name": "BLEU", "score": 1.0}, {"name": "chrF2", "score": 2.0}])");
+  EXPECT_EQ(report({"luong"}), 1);
+  EXPECT_NE(err().find("luong/test.scores.json: has no TER score"), std::string::npos) << err();
 }
 
 TEST_F(ReportApp, AMissingSummaryKeyNamesTheFileAndTheKey) {
