@@ -42,10 +42,17 @@ void run_parallel(size_t count, int threads, const Task& task) {
   if (failure) std::rethrow_exception(failure);
 }
 
-std::vector<std::vector<std::string>> segment_references(const ReferenceStreams& references,
-                                                         size_t segments) {
+// Row-major statistics: append_row(hypothesis, its references, rows) appends one segment's.
+template <typename AppendRow>
+std::vector<double> statistics_rows(const std::vector<std::string>& hypotheses,
+                                    const ReferenceStreams& references, size_t width,
+                                    const AppendRow& append_row) {
   int num_refs = 0;
-  return references_by_segment(references, segments, &num_refs);
+  const auto segments = references_by_segment(references, hypotheses.size(), &num_refs);
+  std::vector<double> rows;
+  rows.reserve(hypotheses.size() * width);
+  for (size_t i = 0; i < hypotheses.size(); ++i) append_row(hypotheses[i], segments[i], rows);
+  return rows;
 }
 
 class TestedBleu : public TestedMetric {
@@ -62,17 +69,15 @@ class TestedBleu : public TestedMetric {
   size_t statistics_size() const override { return 2 + 2 * kBleuMaxOrder; }
   std::vector<double> segment_statistics(const std::vector<std::string>& hypotheses,
                                          const ReferenceStreams& references) const override {
-    auto segments = segment_references(references, hypotheses.size());
-    std::vector<double> rows;
-    rows.reserve(hypotheses.size() * statistics_size());
-    for (size_t i = 0; i < hypotheses.size(); ++i) {
-      BleuStats stats = bleu_.segment_stats(hypotheses[i], segments[i]);
-      rows.push_back(static_cast<double>(stats.sys_len));
-      rows.push_back(static_cast<double>(stats.ref_len));
-      for (int64_t count : stats.correct) rows.push_back(static_cast<double>(count));
-      for (int64_t count : stats.total) rows.push_back(static_cast<double>(count));
-    }
-    return rows;
+    return statistics_rows(hypotheses, references, statistics_size(),
+                           [&](const std::string& hypothesis, const std::vector<std::string>& refs,
+                               std::vector<double>& rows) {
+                             const BleuStats stats = bleu_.segment_stats(hypothesis, refs);
+                             rows.push_back(static_cast<double>(stats.sys_len));
+                             rows.push_back(static_cast<double>(stats.ref_len));
+                             for (int64_t n : stats.correct) rows.push_back(static_cast<double>(n));
+                             for (int64_t n : stats.total) rows.push_back(static_cast<double>(n));
+                           });
   }
   double score(const double* sums, bool integer_rows) const override {
     return (integer_rows ? integer_rows_bleu_ : bleu_).score_from_stats(to_stats(sums)).score;
@@ -120,15 +125,13 @@ class TestedChrf : public TestedMetric {
   }
   std::vector<double> segment_statistics(const std::vector<std::string>& hypotheses,
                                          const ReferenceStreams& references) const override {
-    auto segments = segment_references(references, hypotheses.size());
-    std::vector<double> rows;
-    rows.reserve(hypotheses.size() * statistics_size());
-    for (size_t i = 0; i < hypotheses.size(); ++i) {
-      for (int64_t count : chrf_.segment_stats(hypotheses[i], segments[i])) {
-        rows.push_back(static_cast<double>(count));
-      }
-    }
-    return rows;
+    return statistics_rows(hypotheses, references, statistics_size(),
+                           [&](const std::string& hypothesis, const std::vector<std::string>& refs,
+                               std::vector<double>& rows) {
+                             for (int64_t n : chrf_.segment_stats(hypothesis, refs)) {
+                               rows.push_back(static_cast<double>(n));
+                             }
+                           });
   }
   double score(const double* sums, bool /*integer_rows*/) const override {
     return chrf_.f_score(sums);
@@ -149,15 +152,13 @@ class TestedTer : public TestedMetric {
   size_t statistics_size() const override { return 2; }
   std::vector<double> segment_statistics(const std::vector<std::string>& hypotheses,
                                          const ReferenceStreams& references) const override {
-    auto segments = segment_references(references, hypotheses.size());
-    std::vector<double> rows;
-    rows.reserve(hypotheses.size() * 2);
-    for (size_t i = 0; i < hypotheses.size(); ++i) {
-      TerStats stats = ter_.segment_stats(hypotheses[i], segments[i]);
-      rows.push_back(stats.edits);
-      rows.push_back(stats.ref_length);
-    }
-    return rows;
+    return statistics_rows(hypotheses, references, statistics_size(),
+                           [&](const std::string& hypothesis, const std::vector<std::string>& refs,
+                               std::vector<double>& rows) {
+                             const TerStats stats = ter_.segment_stats(hypothesis, refs);
+                             rows.push_back(stats.edits);
+                             rows.push_back(stats.ref_length);
+                           });
   }
   double score(const double* sums, bool /*integer_rows*/) const override {
     return ter_.score_from_stats(TerStats{sums[0], sums[1]}).score;

@@ -21,6 +21,7 @@
 #include "core/metrics/bleu.h"
 #include "core/metrics/chrf.h"
 #include "core/metrics/text_normalize.h"
+#include "tests/metrics/sacrebleu_goldens.h"
 
 namespace nmtzoo {
 namespace {
@@ -280,17 +281,8 @@ TEST(SacrebleuSuiteChrf, SentenceLevel) {  // test_chrf_sentence_level: sentence
 
 // Goldens from sacreBLEU 2.6.0 ------------------------------------------------------------------
 
-std::string golden_path(const std::string& name) {
-  return std::string(NMTZOO_SOURCE_DIR) + "/tests/data/sacrebleu/" + name;
-}
-
-std::vector<std::string> read_stream(const std::string& name) {
-  std::vector<std::string> lines;
-  for (const auto& line : read_lines(golden_path(name))) {
-    lines.emplace_back(rstrip_whitespace(line));
-  }
-  return lines;
-}
+using testing::golden_path;
+using testing::read_stream;
 
 // sacreBLEU's signature says version:2.6.0 where nmtzoo's says version:2.6.0+nmtzoo.
 std::string as_nmtzoo_line(std::string line) {

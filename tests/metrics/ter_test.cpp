@@ -18,6 +18,7 @@
 
 #include "core/io/text_file.h"
 #include "core/metrics/text_normalize.h"
+#include "tests/metrics/sacrebleu_goldens.h"
 
 namespace nmtzoo {
 namespace {
@@ -184,17 +185,8 @@ TEST(Ter, SignatureAsTerSignature) {
 
 // Goldens from sacreBLEU 2.6.0 --------------------------------------------------------------------
 
-std::string golden_path(const std::string& name) {
-  return std::string(NMTZOO_SOURCE_DIR) + "/tests/data/sacrebleu/" + name;
-}
-
-std::vector<std::string> read_stream(const std::string& name) {
-  std::vector<std::string> lines;
-  for (const auto& line : read_lines(golden_path(name))) {
-    lines.emplace_back(rstrip_whitespace(line));
-  }
-  return lines;
-}
+using testing::golden_path;
+using testing::read_stream;
 
 std::vector<nlohmann::json> read_jsonl(const std::string& name) {
   std::ifstream in(golden_path(name));
