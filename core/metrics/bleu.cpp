@@ -394,6 +394,14 @@ BleuScore compute_bleu(const BleuStats& stats, BleuSmooth smooth,
   return result;
 }
 
+std::vector<std::vector<std::string>> single_segment_streams(
+    const std::vector<std::string>& references) {
+  std::vector<std::vector<std::string>> streams;
+  streams.reserve(references.size());
+  for (const auto& reference : references) streams.push_back({reference});
+  return streams;
+}
+
 std::vector<std::vector<std::string>> references_by_segment(
     const std::vector<std::vector<std::string>>& references, size_t num_segments, int* num_refs) {
   if (references.empty()) throw MetricError("no references given");
@@ -475,9 +483,7 @@ BleuScore Bleu::corpus_score(const std::vector<std::string>& hypotheses,
 
 BleuScore Bleu::sentence_score(const std::string& hypothesis,
                                const std::vector<std::string>& references) const {
-  std::vector<std::vector<std::string>> streams;
-  for (const auto& reference : references) streams.push_back({reference});
-  return corpus_score({hypothesis}, streams);
+  return corpus_score({hypothesis}, single_segment_streams(references));
 }
 
 std::string Bleu::signature(int num_refs, bool short_form) const {

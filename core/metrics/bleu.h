@@ -131,6 +131,11 @@ BleuScore sentence_bleu(const std::string& hypothesis, const std::vector<std::st
 
 // The references of each segment (shared by the metrics): throws MetricError when a stream's
 // length differs from `num_segments`. `*num_refs` receives the number of streams.
+// One segment's references as streams of one segment each (sacreBLEU's sentence_score passes
+// [[r] for r in refs]), for the metrics' sentence_score.
+std::vector<std::vector<std::string>> single_segment_streams(
+    const std::vector<std::string>& references);
+
 std::vector<std::vector<std::string>> references_by_segment(
     const std::vector<std::vector<std::string>>& references, size_t num_segments, int* num_refs);
 

@@ -210,9 +210,7 @@ ChrfScore Chrf::corpus_score(const std::vector<std::string>& hypotheses,
 
 ChrfScore Chrf::sentence_score(const std::string& hypothesis,
                                const std::vector<std::string>& references) const {
-  std::vector<std::vector<std::string>> streams;
-  for (const auto& reference : references) streams.push_back({reference});
-  return corpus_score({hypothesis}, streams);
+  return corpus_score({hypothesis}, single_segment_streams(references));
 }
 
 std::string Chrf::signature(int num_refs, bool short_form) const {
