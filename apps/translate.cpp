@@ -1,11 +1,13 @@
 // nmtzoo-translate: translates text with a trained checkpoint, one output line per input line.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <poll.h>
 #include <torch/torch.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -22,7 +24,11 @@
 #include "core/plot/svg.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/trained_model.h"
+#include "core/io/progress.h"
+#include "core/search/alignment.h"
+#include "core/search/ensemble.h"
 #include "core/search/prefix_recomputing_model.h"
+#include "core/search/translation_input.h"
 #include "core/search/translator.h"
 #include "models/encoder_decoder.h"
 #include "models/registry.h"
@@ -88,7 +94,15 @@ class AvailableLines {
 };
 
 struct Options {
-  std::string checkpoint;
+  std::vector<std::string> checkpoints;
+  std::vector<double> weights;
+  std::string ensemble_mode = "prob";
+  std::string input_format = "text";
+  std::string output_format = "plain";
+  std::string alignment;         // "", hard, soft
+  int64_t alignment_layer = -2;  // -2: the penultimate decoder layer of each model
+  int64_t alignment_heads = 0;   // the mean of the first N heads; 0 = all
+  bool quiet = false;
   std::string input;
   std::string output;
   std::string device = "auto";
@@ -110,38 +124,153 @@ TranslatorOptions translator_options(const Options& cli, RunConfig& config) {
                                        [](const KeyValue& v) { return v.key == "decoding.nbest"; });
   apply_key_values(config, cli.decoding);
   // A smaller beam from the command line narrows the checkpoint's n-best list with it.
-  if (!nbest_given) config.decoding.nbest = std::min(config.decoding.nbest, config.decoding.beam);
+  if (!nbest_given && !config.decoding.sampling) {
+    config.decoding.nbest = std::min(config.decoding.nbest, config.decoding.beam);
+  }
   check_config(config);
   TranslatorOptions options = TranslatorOptions::from(config.decoding);
-  options.search.record_attention = !cli.attention_dir.empty();
-  options.search.attention_layer = cli.attention_layer;
-  options.search.attention_head = cli.attention_head;
+  options.search.record_attention = !cli.attention_dir.empty() || !cli.alignment.empty();
   return options;
 }
 
-// --attention-layer and --attention-head against the model, before any decoding.
-void check_attention_choice(const Options& cli, const ModelConfig& model) {
+// The models of the command line (one, or an ensemble), all loaded and checked to share their
+// vocabularies.
+struct Members {
+  std::vector<std::string> paths;
+  std::vector<TrainedModel> models;
+};
+
+// The same pieces under the same ids (the model files' bytes also hold training paths, so they
+// differ between runs that share a vocabulary).
+bool same_vocabulary(const SentencePiece& a, const SentencePiece& b) {
+  if (a.vocab_size() != b.vocab_size()) return false;
+  for (int64_t id = 0; id < a.vocab_size(); ++id) {
+    if (a.piece(id) != b.piece(id)) return false;
+  }
+  return true;
+}
+
+Members load_members(const Options& cli, const c10::Device& device) {
+  Members members;
+  for (const auto& path : cli.checkpoints) {
+    members.paths.push_back(path);
+    members.models.push_back(load_trained_model(path, device));
+  }
+  const Tokenizers& first = members.models.front().tokenizers;
+  for (size_t i = 1; i < members.models.size(); ++i) {
+    const Tokenizers& other = members.models[i].tokenizers;
+    for (const auto& [side, a, b] : {std::tuple{"target", first.tgt, other.tgt},
+                                     std::tuple{"source", first.src, other.src}}) {
+      if (!same_vocabulary(*a, *b)) {
+        throw std::invalid_argument(fmt::format(
+            "{} and {} have different {} vocabularies ({} and {} pieces, from {} and {}): an "
+            "ensemble needs the models to share them",
+            members.paths.front(), members.paths[i], side, a->vocab_size(), b->vocab_size(),
+            a->path(), b->path()));
+      }
+    }
+  }
+  if (!cli.weights.empty() && cli.weights.size() != cli.checkpoints.size()) {
+    throw std::invalid_argument(fmt::format("--weights has {} values for {} checkpoints",
+                                            cli.weights.size(), cli.checkpoints.size()));
+  }
+  for (double weight : cli.weights) {
+    if (!(weight > 0) || !std::isfinite(weight)) {
+      throw std::invalid_argument(fmt::format("--weights: {} is not a positive weight", weight));
+    }
+  }
+  return members;
+}
+
+// Which cross-attention each model records, checked against its architecture.
+struct AttentionChoice {
+  int64_t layer = -1;
+  int64_t head = -1;
+  int64_t heads = 0;
+};
+
+std::optional<AttentionChoice> attention_choice(const Options& cli, const ModelConfig& model,
+                                                const std::string& path) {
   const AttentionLayout layout = arch_spec(model.arch).cross_attention(model);
-  if (cli.attention_layer < -1 || cli.attention_layer >= layout.layers) {
+  if (layout.layers == 0) return std::nullopt;
+  AttentionChoice choice;
+  if (!cli.alignment.empty()) {
+    choice.layer = cli.alignment_layer == -2 ? std::max<int64_t>(0, layout.layers - 2) : cli.alignment_layer;
+    choice.heads = cli.alignment_heads;
+    if (choice.layer < -1 || choice.layer >= layout.layers) {
+      throw std::invalid_argument(fmt::format(
+          "--alignment-layer {}: model {} ({}) has {} decoder attention layer(s); give 0..{}, or -1 "
+          "for their mean",
+          choice.layer, model.arch, path, layout.layers, layout.layers - 1));
+    }
+    if (choice.heads < 0 || choice.heads > layout.heads) {
+      throw std::invalid_argument(fmt::format(
+          "--alignment-heads {}: each layer of model {} ({}) has {} head(s); give 1..{}, or 0 for all",
+          choice.heads, model.arch, path, layout.heads, layout.heads));
+    }
+    return choice;
+  }
+  choice.layer = cli.attention_layer;
+  choice.head = cli.attention_head;
+  if (choice.layer < -1 || choice.layer >= layout.layers) {
     throw std::invalid_argument(fmt::format(
         "--attention-layer {}: model {} has {} decoder attention layer(s); give 0..{}, or -1 for "
         "their mean",
-        cli.attention_layer, model.arch, layout.layers, layout.layers - 1));
+        choice.layer, model.arch, layout.layers, layout.layers - 1));
   }
-  if (cli.attention_head != -1 && cli.attention_layer == -1) {
+  if (choice.head != -1 && choice.layer == -1) {
     throw std::invalid_argument("--attention-head needs --attention-layer: heads are per layer");
   }
-  if (cli.attention_head < -1 || cli.attention_head >= layout.heads) {
+  if (choice.head < -1 || choice.head >= layout.heads) {
     throw std::invalid_argument(fmt::format(
         "--attention-head {}: each layer of model {} has {} head(s); give 0..{}, or -1 for their "
         "mean",
-        cli.attention_head, model.arch, layout.heads, layout.heads - 1));
+        choice.head, model.arch, layout.heads, layout.heads - 1));
   }
+  return choice;
+}
+
+// The model the search drives: the checkpoint's, or an ensemble of them, with the attention
+// selection each records.
+std::shared_ptr<EncoderDecoder> search_model(const Options& cli, const Members& members,
+                                             TranslatorOptions& options) {
+  std::vector<std::optional<AttentionChoice>> choices;
+  bool any_attention = false;
+  for (size_t i = 0; i < members.models.size(); ++i) {
+    choices.push_back(attention_choice(cli, members.models[i].config.model, members.paths[i]));
+    any_attention = any_attention || choices.back().has_value();
+  }
+  // Heatmaps are skipped with a warning; alignments and the coverage penalty cannot be.
+  if ((!cli.alignment.empty() || options.search.coverage_penalty > 0) && !any_attention) {
+    const std::string what = !cli.alignment.empty() ? "--alignment" : "the coverage penalty";
+    throw std::invalid_argument(fmt::format("{} needs cross-attention, but model {} ({}) has none",
+                                            what, members.models.front().config.model.arch,
+                                            members.paths.front()));
+  }
+  if (members.models.size() == 1) {
+    if (choices.front()) {
+      options.search.attention_layer = choices.front()->layer;
+      options.search.attention_head = choices.front()->head;
+      options.search.attention_heads = choices.front()->heads;
+    }
+    std::shared_ptr<EncoderDecoder> model = members.models.front().model;
+    if (cli.no_cache) model = std::make_shared<PrefixRecomputingModel>(model);
+    return model;
+  }
+  if (cli.no_cache) throw std::invalid_argument("--no-cache is for one checkpoint, not an ensemble");
+  std::vector<std::shared_ptr<EncoderDecoder>> models;
+  for (const auto& member : members.models) models.push_back(member.model);
+  auto ensemble = std::make_shared<EnsembleModel>(
+      models, cli.weights, cli.ensemble_mode == "logprob" ? EnsembleMode::kLogProb : EnsembleMode::kProb);
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (choices[i]) ensemble->choose_attention(i, choices[i]->layer, choices[i]->head, choices[i]->heads);
+  }
+  return ensemble;
 }
 
 // Returns false when the model recorded no attention (e.g. rnn_encdec has none).
 bool write_heatmap(const std::string& dir, int64_t line_number, const Translation& t,
-                   const Translator& translator, const Tokenizers& tokenizers) {
+                   const Tokenizers& tokenizers, const std::string& which) {
   if (t.nbest.empty()) return true;
   if (!t.nbest[0].attention.defined()) return false;
   const Hypothesis& best = t.nbest[0];
@@ -149,18 +278,11 @@ bool write_heatmap(const std::string& dir, int64_t line_number, const Translatio
   for (int64_t id : best.tokens) target_pieces.push_back(tokenizers.tgt->piece(id));
   target_pieces.push_back("</s>");
   const auto source_length = static_cast<int64_t>(t.source_pieces.size());
-  at::Tensor weights = best.attention.narrow(1, 0, source_length).to(torch::kFloat);
+  at::Tensor weights = best.attention.narrow(1, 0, source_length).to(torch::kFloat).contiguous();
   std::vector<std::vector<float>> rows;
   for (int64_t r = 0; r < weights.size(0); ++r) {
     rows.emplace_back(weights[r].data_ptr<float>(), weights[r].data_ptr<float>() + source_length);
   }
-  const auto& search = translator.options().search;
-  std::string which = search.attention_layer < 0
-                          ? "mean of layers and heads"
-                          : fmt::format("layer {}, {}", search.attention_layer,
-                                        search.attention_head < 0
-                                            ? std::string("mean of heads")
-                                            : fmt::format("head {}", search.attention_head));
   std::filesystem::create_directories(dir);
   std::string path = fmt::format("{}/attention_{:04d}.svg", dir, line_number);
   write_file_atomically(path, [&](std::ostream& out) {
@@ -170,21 +292,100 @@ bool write_heatmap(const std::string& dir, int64_t line_number, const Translatio
   return true;
 }
 
-void write_translations(std::ostream& out, const std::vector<Translation>& translations,
-                        int64_t first_line, bool nbest_format) {
-  for (size_t i = 0; i < translations.size(); ++i) {
-    const Translation& t = translations[i];
-    if (!nbest_format) {
-      out << t.texts[0] << '\n';
-      continue;
-    }
-    for (size_t k = 0; k < t.texts.size(); ++k) {
-      double score = k < t.nbest.size() ? t.nbest[k].score : 0.0;
-      out << (first_line + static_cast<int64_t>(i) - 1) << " ||| " << t.texts[k] << " ||| "
-          << fmt::format("{:.4f}", score) << '\n';
+// How each output line looks: the best text, an n-best list, or JSON; with word alignments.
+class TranslationWriter {
+ public:
+  TranslationWriter(const Options& cli, const SearchOptions& search, const Tokenizers& tokenizers)
+      : jsonl_(cli.output_format == "jsonl"), nbest_(search.nbest > 1), alignment_(cli.alignment),
+        tokenizers_(tokenizers) {}
+
+  void write(std::ostream& out, const std::vector<Translation>& translations, int64_t first_line) const {
+    for (size_t i = 0; i < translations.size(); ++i) {
+      const int64_t line = first_line + static_cast<int64_t>(i);
+      if (jsonl_) {
+        out << json_line(translations[i], line).dump() << '\n';
+      } else {
+        write_plain(out, translations[i], line);
+      }
     }
   }
-}
+
+ private:
+  std::vector<std::string> target_pieces(const Hypothesis& hypothesis) const {
+    std::vector<std::string> pieces;
+    for (int64_t id : hypothesis.tokens) pieces.push_back(tokenizers_.tgt->piece(id));
+    return pieces;
+  }
+  static std::vector<std::string> source_words_pieces(const Translation& t) {
+    return {t.source_pieces.begin(), t.source_pieces.end() - (t.source_pieces.empty() ? 0 : 1)};
+  }
+  std::string hard_alignment(const Translation& t, size_t k) const {
+    if (k >= t.nbest.size() || !t.nbest[k].attention.defined()) return "";
+    return pharaoh(hard_word_alignment(t.nbest[k].attention, source_words_pieces(t),
+                                       target_pieces(t.nbest[k])));
+  }
+
+  void write_plain(std::ostream& out, const Translation& t, int64_t line) const {
+    if (!nbest_) {
+      out << t.texts[0];
+      if (alignment_ == "hard") out << '\t' << hard_alignment(t, 0);
+      out << '\n';
+      return;
+    }
+    for (size_t k = 0; k < t.texts.size(); ++k) {
+      const double score = k < t.nbest.size() ? t.nbest[k].score : 0.0;
+      out << (line - 1) << " ||| " << t.texts[k] << " ||| " << fmt::format("{:.4f}", score);
+      if (alignment_ == "hard") out << " ||| " << hard_alignment(t, k);
+      out << '\n';
+    }
+  }
+
+  nlohmann::json hypothesis_json(const Translation& t, size_t k) const {
+    nlohmann::json entry;
+    entry["text"] = t.texts[k];
+    if (k >= t.nbest.size()) {  // an empty input line
+      entry["score"] = nullptr;
+      entry["tokens"] = nlohmann::json::array();
+      return entry;
+    }
+    const Hypothesis& h = t.nbest[k];
+    entry["score"] = h.score;
+    entry["log_prob"] = h.log_prob;
+    entry["tokens"] = target_pieces(h);
+    if (alignment_ == "hard") entry["alignment"] = hard_alignment(t, k);
+    if (alignment_ == "soft" && h.attention.defined()) {
+      // Rows: the target pieces and EOS; columns: the source pieces and EOS.
+      const auto columns = static_cast<int64_t>(t.source_pieces.size());
+      at::Tensor weights = h.attention.narrow(1, 0, columns).to(torch::kDouble).contiguous();
+      nlohmann::json matrix = nlohmann::json::array();
+      for (int64_t r = 0; r < weights.size(0); ++r) {
+        nlohmann::json row = nlohmann::json::array();
+        const double* values = weights[r].data_ptr<double>();
+        for (int64_t c = 0; c < columns; ++c) row.push_back(std::round(values[c] * 1e4) / 1e4);
+        matrix.push_back(std::move(row));
+      }
+      entry["attention"] = {{"source", t.source_pieces}, {"matrix", std::move(matrix)}};
+    }
+    return entry;
+  }
+
+  nlohmann::json json_line(const Translation& t, int64_t line) const {
+    nlohmann::json result{{"line", line}};
+    result.update(hypothesis_json(t, 0));
+    if (t.truncated) result["truncated"] = true;
+    if (nbest_) {
+      nlohmann::json list = nlohmann::json::array();
+      for (size_t k = 0; k < t.texts.size(); ++k) list.push_back(hypothesis_json(t, k));
+      result["nbest"] = std::move(list);
+    }
+    return result;
+  }
+
+  bool jsonl_;
+  bool nbest_;
+  std::string alignment_;
+  const Tokenizers& tokenizers_;
+};
 
 // Where translations go: stdout, or a file that replaces `-o` only when everything succeeded.
 class Output {
@@ -210,54 +411,79 @@ class Output {
 int run(const Options& cli) {
   Output output(cli.output);
   configure_threads(cli.threads);
+  const InputFormat input_format = parse_input_format(cli.input_format);
+  if (cli.alignment == "soft" && cli.output_format != "jsonl") {
+    throw std::invalid_argument("--alignment soft writes attention matrices: it needs --format jsonl");
+  }
   const c10::Device device = resolve_device(parse_device_choice(cli.device), "--device");
-  TrainedModel trained = load_trained_model(cli.checkpoint, device);
-  RunConfig& config = trained.config;
+  Members members = load_members(cli, device);
+  const TrainedModel& first = members.models.front();
+  RunConfig config = first.config;
   TranslatorOptions options = translator_options(cli, config);
-  if (!cli.attention_dir.empty()) check_attention_choice(cli, config.model);
-  std::shared_ptr<EncoderDecoder> model = trained.model;
-  if (cli.no_cache) model = std::make_shared<PrefixRecomputingModel>(model);
-  Translator translator(*model, trained.tokenizers, options, device);
-  const bool nbest_format = options.search.nbest > 1;
+  std::shared_ptr<EncoderDecoder> model = search_model(cli, members, options);
+  Translator translator(*model, first.tokenizers, options, device);
+  const TranslationWriter writer(cli, options.search, first.tokenizers);
+  const std::string which_attention =
+      members.models.size() > 1 ? "the models' mean"
+      : options.search.attention_layer < 0
+          ? std::string("mean of layers and heads")
+          : fmt::format("layer {}, {}", options.search.attention_layer,
+                        options.search.attention_head >= 0    ? fmt::format("head {}", options.search.attention_head)
+                        : options.search.attention_heads > 0 ? fmt::format("mean of the first {} heads", options.search.attention_heads)
+                                                              : std::string("mean of heads"));
 
+  std::vector<std::string> file_lines;
+  if (!cli.input.empty()) file_lines = read_sentences(cli.input);  // checked before anything is written
+  ProgressMeter progress(std::cerr, "sentences", cli.input.empty() ? -1 : static_cast<int64_t>(file_lines.size()),
+                         ::isatty(STDERR_FILENO) != 0, !cli.quiet);
+  const std::string input_name = cli.input.empty() ? "stdin" : cli.input;
   int64_t line_number = 0;
-  int64_t sentences = 0;
   int64_t output_tokens = 0;
   bool warned_no_attention = false;
   auto start = std::chrono::steady_clock::now();
   std::ostream& out = output.stream();
   auto process = [&](const std::vector<std::string>& lines) {
-    auto translations = translator.translate(lines);
+    std::vector<TranslationRequest> requests;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const int64_t number = line_number + 1 + static_cast<int64_t>(i);
+      requests.push_back(parse_request(lines[i], input_format, fmt::format("{}:{}", input_name, number)));
+    }
+    translator.on_progress([&](int64_t done) { progress.update(line_number + done); });
+    std::vector<Translation> translations;
+    try {
+      translations = translator.translate(requests, line_number + 1);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(input_name + ": " + e.what());
+    }
+    progress.clear();
     for (size_t i = 0; i < translations.size(); ++i) {
-      int64_t number = line_number + 1 + static_cast<int64_t>(i);
+      const int64_t number = line_number + 1 + static_cast<int64_t>(i);
       if (translations[i].truncated) {
         std::cerr << fmt::format("warning: line {} is longer than the model accepts; its first {} "
                                  "tokens were translated\n",
                                  number, translator.max_source_tokens());
       }
       if (!cli.attention_dir.empty() && number <= cli.attention_count && !warned_no_attention &&
-          !write_heatmap(cli.attention_dir, number, translations[i], translator, trained.tokenizers)) {
+          !write_heatmap(cli.attention_dir, number, translations[i], first.tokenizers, which_attention)) {
         std::cerr << fmt::format("warning: model {} has no attention; --attention-svg writes no "
                                  "heatmaps\n",
-                                 trained.config.model.arch);
+                                 first.config.model.arch);
         warned_no_attention = true;
       }
       if (!translations[i].nbest.empty()) output_tokens += static_cast<int64_t>(translations[i].nbest[0].tokens.size()) + 1;
     }
-    write_translations(out, translations, line_number + 1, nbest_format);
+    writer.write(out, translations, line_number + 1);
     out.flush();
     output.check_stdout();
     line_number += static_cast<int64_t>(lines.size());
-    sentences += static_cast<int64_t>(lines.size());
+    progress.update(line_number);
   };
 
   if (!cli.input.empty()) {
-    // The whole file is checked before anything is written.
-    std::vector<std::string> lines = read_sentences(cli.input);
-    for (size_t begin = 0; begin < lines.size(); begin += cli.buffer_lines) {
-      size_t end = std::min(lines.size(), begin + cli.buffer_lines);
-      process(std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(begin),
-                                       lines.begin() + static_cast<std::ptrdiff_t>(end)));
+    for (size_t begin = 0; begin < file_lines.size(); begin += cli.buffer_lines) {
+      size_t end = std::min(file_lines.size(), begin + cli.buffer_lines);
+      process(std::vector<std::string>(file_lines.begin() + static_cast<std::ptrdiff_t>(begin),
+                                       file_lines.begin() + static_cast<std::ptrdiff_t>(end)));
     }
   } else {
     AvailableLines input(STDIN_FILENO);
@@ -272,21 +498,27 @@ int run(const Options& cli) {
       process(lines);
     }
   }
+  progress.clear();
   output.commit();
+  const int64_t sentences = line_number;
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cerr << fmt::format("translated {} sentences ({} target tokens) in {:.2f} s: {:.1f} "
-                           "sentences/s, {:.0f} tokens/s (beam {}, {} threads, {})\n",
-                           sentences, output_tokens, seconds, static_cast<double>(sentences) / seconds,
-                           static_cast<double>(output_tokens) / seconds, options.search.beam,
-                           torch::get_num_threads(), device.str());
+  const std::string search_name = options.search.sampling ? fmt::format("sampling x{}", options.search.nbest)
+                                                          : fmt::format("beam {}", options.search.beam);
+  if (!cli.quiet) {
+    std::cerr << fmt::format("translated {} sentences ({} target tokens) in {:.2f} s: {:.1f} "
+                             "sentences/s, {:.0f} tokens/s ({}, {} model(s), {} threads, {})\n",
+                             sentences, output_tokens, seconds, static_cast<double>(sentences) / seconds,
+                             static_cast<double>(output_tokens) / seconds, search_name,
+                             members.models.size(), torch::get_num_threads(), device.str());
+  }
   if (!cli.stats_path.empty()) {
     write_file_atomically(cli.stats_path, [&](std::ostream& out) {
       out << fmt::format("{{\"sentences\": {}, \"target_tokens\": {}, \"seconds\": {:.4f}, "
                          "\"sentences_per_second\": {:.3f}, \"tokens_per_second\": {:.1f}, "
-                         "\"beam\": {}, \"threads\": {}}}\n",
+                         "\"beam\": {}, \"models\": {}, \"threads\": {}}}\n",
                          sentences, output_tokens, seconds, static_cast<double>(sentences) / seconds,
                          static_cast<double>(output_tokens) / seconds, options.search.beam,
-                         torch::get_num_threads());
+                         members.models.size(), torch::get_num_threads());
     });
   }
   return 0;
@@ -295,15 +527,46 @@ int run(const Options& cli) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Translate text with an nmtzoo checkpoint: one output line per input line "
-               "(n-best: 'line ||| text ||| score' lines). Decoding options default to the "
-               "checkpoint config's decoding section."};
+  CLI::App app{"Translate text with an nmtzoo checkpoint, or an ensemble of checkpoints (-c A -c B): "
+               "one output line per input line (n-best: 'line ||| text ||| score' lines, with "
+               "' ||| alignment' when asked; --format jsonl: one JSON object per line). Decoding "
+               "options default to the (first) checkpoint config's decoding section."};
   Options cli;
-  app.add_option("-c,--checkpoint", cli.checkpoint, "checkpoint (.pt) written by nmtzoo-train")
+  app.add_option("-c,--checkpoint", cli.checkpoints,
+                 "checkpoint (.pt) written by nmtzoo-train; repeat for an ensemble of any "
+                 "architectures sharing the vocabularies")
       ->required();
+  app.add_option("--weights", cli.weights, "ensemble: one positive weight per checkpoint, e.g. "
+                                          "0.5,0.3,0.2 (default: equal)")
+      ->delimiter(',');
+  app.add_option("--ensemble-mode", cli.ensemble_mode,
+                 "prob: log of the weighted mean of probabilities (fairseq); logprob: weighted sum "
+                 "of log-probabilities (Marian)")
+      ->check(CLI::IsMember({"prob", "logprob"}))
+      ->capture_default_str();
   app.add_option("-i,--input", cli.input, "input file (plain or .gz); default: stdin, translated "
                                           "as lines arrive");
   app.add_option("-o,--output", cli.output, "output file, written atomically; default: stdout");
+  app.add_option("--input-format", cli.input_format,
+                 "text: one source per line; tsv: source<TAB>prefix<TAB>constraint<TAB>...; jsonl: "
+                 "{\"src\": ..., \"prefix\": ..., \"constraints\": [...]} per line")
+      ->check(CLI::IsMember({"text", "tsv", "jsonl"}))
+      ->capture_default_str();
+  app.add_option("--format", cli.output_format,
+                 "plain: text (n-best 'i ||| text ||| score'); jsonl: one object per input line with "
+                 "text, score, log_prob, tokens, alignment (and nbest)")
+      ->check(CLI::IsMember({"plain", "jsonl"}))
+      ->capture_default_str();
+  app.add_option("--alignment", cli.alignment,
+                 "hard: append Pharaoh 'src-tgt' word pairs (after a tab, or as ' ||| ...' in n-best, "
+                 "or 'alignment' in jsonl); soft: the attention matrix in jsonl")
+      ->check(CLI::IsMember({"hard", "soft"}));
+  app.add_option("--alignment-layer", cli.alignment_layer,
+                 "decoder layer whose cross-attention aligns; default: the penultimate; -1 = mean of all");
+  app.add_option("--alignment-heads", cli.alignment_heads,
+                 "average the first N heads of that layer; 0 = all")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   add_key_aliases(app, decoding_aliases(), cli.decoding);
   add_set_option(app, {"decoding"}, cli.decoding);
   app.add_option("--buffer-lines", cli.buffer_lines, "most lines translated together")
@@ -313,6 +576,7 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--stats", cli.stats_path, "also write the speed figures as JSON to this file");
+  app.add_flag("-q,--quiet", cli.quiet, "no progress and no closing speed line on stderr");
   app.add_flag("--no-cache", cli.no_cache, "recompute the prefix each step (benchmarking only)");
   auto* attention_svg = app.add_option("--attention-svg", cli.attention_dir,
                                        "write attention heatmaps of the first lines into this folder");
@@ -320,14 +584,20 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->needs(attention_svg)
       ->capture_default_str();
-  app.add_option("--attention-layer", cli.attention_layer,
-                 "decoder layer of the heatmap; -1 = mean of all")
-      ->needs(attention_svg)
-      ->capture_default_str();
-  app.add_option("--attention-head", cli.attention_head, "head of that layer; -1 = mean of all")
-      ->needs(attention_svg)
-      ->capture_default_str();
+  auto* attention_layer = app.add_option("--attention-layer", cli.attention_layer,
+                                         "decoder layer of the heatmap; -1 = mean of all")
+                              ->needs(attention_svg)
+                              ->capture_default_str();
+  auto* attention_head = app.add_option("--attention-head", cli.attention_head,
+                                        "head of that layer; -1 = mean of all")
+                             ->needs(attention_svg)
+                             ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (!cli.alignment.empty() && (attention_layer->count() > 0 || attention_head->count() > 0)) {
+    std::cerr << "error: with --alignment the heatmaps show the alignment's attention: choose it "
+                 "with --alignment-layer and --alignment-heads\n";
+    return 1;
+  }
   nmtzoo::register_builtin_models();
   return nmtzoo::run_app([&] { return run(cli); });
 }

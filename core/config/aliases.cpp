@@ -13,6 +13,14 @@ const std::vector<KeyAlias>& decoding_aliases() {
       {"--min-len", "decoding.min_len"},
       {"--batch-tokens", "decoding.batch_tokens"},
       {"--bf16", "decoding.bf16", true},
+      {"--unk-penalty", "decoding.unk_penalty"},
+      {"--coverage-penalty", "decoding.coverage_penalty"},
+      {"--sampling", "decoding.sampling", true},
+      {"--temperature", "decoding.temperature"},
+      {"--top-k", "decoding.top_k"},
+      {"--top-p", "decoding.top_p"},
+      {"--seed", "decoding.seed"},
+      {"--constraints", "decoding.constraints"},
   };
   return aliases;
 }

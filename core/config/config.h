@@ -24,6 +24,9 @@ inline const char* selection_metric_name(SelectionMetric metric) {
   return metric == SelectionMetric::kBleu ? "bleu" : metric == SelectionMetric::kChrf ? "chrf" : "loss";
 }
 enum class LengthPenalty { kNone, kAverage, kWu };
+// Lexically constrained decoding (fairseq's --constraints): none, or constraints met in the given
+// order, or in any order.
+enum class ConstraintMode { kNone, kOrdered, kUnordered };
 
 struct DataConfig {
   std::string dir;
@@ -90,6 +93,14 @@ struct DecodeConfig {
   int64_t min_len;
   int64_t batch_tokens;
   bool bf16;
+  double unk_penalty;
+  double coverage_penalty;
+  bool sampling;
+  double temperature;
+  int64_t top_k;
+  double top_p;
+  int64_t seed;
+  ConstraintMode constraints;
 };
 
 struct RunConfig {

@@ -217,9 +217,14 @@ void check_config(const RunConfig& config) {
                  fmt::format("is {}, which needs training.valid_bleu: true (it decodes the "
                              "validation set)",
                              selection_metric_name(config.training.best_metric)));
-  add_problem_if(problems, config.decoding.nbest > config.decoding.beam, config, "decoding.nbest",
+  add_problem_if(problems, !config.decoding.sampling && config.decoding.nbest > config.decoding.beam,
+                 config, "decoding.nbest",
                  fmt::format("({}) exceeds decoding.beam ({})", config.decoding.nbest,
                              config.decoding.beam));
+  add_problem_if(problems,
+                 config.decoding.sampling && config.decoding.constraints != ConstraintMode::kNone,
+                 config, "decoding.constraints",
+                 "needs beam search, but decoding.sampling is true (constraints steer a beam)");
   if (!problems.empty()) throw ConfigError(problems);
 }
 

@@ -463,7 +463,7 @@ std::vector<OptionSpec> build_schema() {
 
   SectionBuilder<DecodeConfig> decode(options, "decoding", &RunConfig::decoding);
   decode.integer("beam", &DecodeConfig::beam, 5, Range{1, 1024}, "beam size; 1 = greedy");
-  decode.integer("nbest", &DecodeConfig::nbest, 1, positive, "hypotheses output per sentence (<= beam)");
+  decode.integer("nbest", &DecodeConfig::nbest, 1, positive, "hypotheses output per sentence (<= beam; with sampling: samples per sentence)");
   decode.choice<LengthPenalty>("length_penalty", &DecodeConfig::length_penalty, LengthPenalty::kAverage,
                                {{"none", LengthPenalty::kNone}, {"avg", LengthPenalty::kAverage},
                                 {"wu", LengthPenalty::kWu}},
@@ -479,6 +479,27 @@ std::vector<OptionSpec> build_schema() {
                  "decoding batch size in source tokens");
   decode.boolean("bf16", &DecodeConfig::bf16, false,
                  "CPU bfloat16 autocast for the matrix products (faster, slightly different output)");
+  decode.real("unk_penalty", &DecodeConfig::unk_penalty, 0.0, Range{},
+              "subtracted from the log-probability of <unk> (negative: reward it)");
+  decode.real("coverage_penalty", &DecodeConfig::coverage_penalty, 0.0, non_negative,
+              "GNMT coverage penalty beta: + beta * sum_j log(min(attention to source word j, 1)); "
+              "needs a model with attention");
+  decode.boolean("sampling", &DecodeConfig::sampling, false,
+                 "sample instead of beam search: nbest samples per sentence");
+  decode.real("temperature", &DecodeConfig::temperature, 1.0, Range{1e-6},
+              "sampling: divides the log-probabilities (< 1 sharper, > 1 flatter)");
+  decode.integer("top_k", &DecodeConfig::top_k, 0, non_negative,
+                 "sampling: only from the k most probable tokens; 0 = all");
+  decode.real("top_p", &DecodeConfig::top_p, 1.0, Range{1e-6, 1.0},
+              "sampling: only from the smallest set of tokens holding this probability (nucleus)");
+  decode.integer("seed", &DecodeConfig::seed, 1, non_negative,
+                 "sampling: each line's generator is seeded from this and the line number");
+  decode.choice<ConstraintMode>("constraints", &DecodeConfig::constraints, ConstraintMode::kNone,
+                                {{"none", ConstraintMode::kNone},
+                                 {"ordered", ConstraintMode::kOrdered},
+                                 {"unordered", ConstraintMode::kUnordered}},
+                                "lexically constrained beam search over the constraints of tsv or "
+                                "jsonl input: met in the given order, or in any order");
   return options;
 }
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/search/search.h"
+
 namespace nmtzoo {
 
 EnsembleModel::EnsembleModel(std::vector<std::shared_ptr<EncoderDecoder>> models,
@@ -19,6 +21,12 @@ EnsembleModel::EnsembleModel(std::vector<std::shared_ptr<EncoderDecoder>> models
                 weights_[i]);
     register_module("model" + std::to_string(i), models_[i]);
   }
+  attention_choices_.resize(models_.size());
+}
+
+void EnsembleModel::choose_attention(size_t model, int64_t layer, int64_t head, int64_t heads) {
+  TORCH_CHECK(model < models_.size(), "the ensemble has no model ", model);
+  attention_choices_[model] = {layer, head, heads};
 }
 
 DecoderState EnsembleModel::encode(const Tensor& src_tokens, const Tensor& src_pad_mask) {
@@ -48,7 +56,10 @@ Tensor EnsembleModel::decode_step(const Tensor& prev_tokens, DecoderState& state
     DecoderState& child = state.children[i];
     child.record_attention = state.record_attention;
     log_probs.push_back(models_[i]->decode_step(prev_tokens, child));
-    if (state.record_attention && child.attention.defined()) attention.push_back(child.attention);
+    if (state.record_attention && child.attention.defined()) {
+      const AttentionChoice& choice = attention_choices_[i];
+      attention.push_back(selected_attention(child, choice.layer, choice.head, choice.heads));
+    }
   }
   if (!attention.empty()) state.attention = torch::stack(attention).mean(0);
   ++state.step;

@@ -30,12 +30,23 @@ class EnsembleModel : public EncoderDecoder {
   Tensor output_layer(const Tensor& features) override { return features; }
   int64_t max_positions() const override;
 
+  // Which cross-attention of model `model` enters the ensemble's recorded attention (the mean of
+  // the models' that have one): a layer and head as in selected_attention(); by default the mean
+  // of all its layers and heads. Models of different depths each get their own choice.
+  void choose_attention(size_t model, int64_t layer, int64_t head, int64_t heads);
+
  private:
+  struct AttentionChoice {
+    int64_t layer = -1;
+    int64_t head = -1;
+    int64_t heads = 0;
+  };
   Tensor combine(const std::vector<Tensor>& log_probs) const;
 
   std::vector<std::shared_ptr<EncoderDecoder>> models_;
   std::vector<double> weights_;
   EnsembleMode mode_;
+  std::vector<AttentionChoice> attention_choices_;
 };
 
 }  // namespace nmtzoo

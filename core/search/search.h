@@ -17,6 +17,7 @@
 
 namespace nmtzoo {
 
+class DecoderState;
 class EncoderDecoder;
 class SearchStrategy;
 
@@ -31,8 +32,28 @@ struct SearchOptions {
   bool record_attention = false;  // keep each returned hypothesis's cross-attention
   int64_t attention_layer = -1;   // which decoder layer's attention to keep; -1 = mean of all
   int64_t attention_head = -1;    // which head of that layer; -1 = mean of all
+  int64_t attention_heads = 0;    // with attention_head -1: the mean of the first N heads; 0 = all
+  double unk_penalty = 0;         // subtracted from the log-probability of <unk>
+  double coverage_penalty = 0;    // GNMT's beta: + beta * sum_j log(min(sum_i a_ij, 1)) at the end
+  // Strategy choice (make_strategy): beam (beam 1 = greedy), sampling, or constrained beam.
+  bool sampling = false;          // nbest samples per sentence instead of a beam
+  double temperature = 1.0;
+  int64_t top_k = 0;              // 0 = the whole vocabulary
+  double top_p = 1.0;             // nucleus: the smallest set of tokens holding this much mass
+  uint64_t seed = 1;              // sampling: each sentence's generator is seeded from (seed, line)
+  ConstraintMode constraints = ConstraintMode::kNone;
 
   static SearchOptions from(const DecodeConfig& config);
+  // Hypotheses kept per sentence: the beam, or the number of samples.
+  int64_t width() const { return sampling ? nbest : beam; }
+  bool needs_attention() const { return record_attention || coverage_penalty > 0; }
+};
+
+// What a caller imposes on one sentence's output, in target token ids.
+struct SentenceGuide {
+  std::vector<int64_t> prefix;                    // forced first tokens, then the search goes on
+  std::vector<std::vector<int64_t>> constraints;  // phrases the output must contain (constrained search)
+  int64_t line = 0;                               // the sentence's input line: seeds its sampling
 };
 
 struct Hypothesis {
@@ -40,13 +61,20 @@ struct Hypothesis {
   double score = 0;             // log-probability after the length penalty (what ranks)
   double log_prob = 0;          // sum of token log-probabilities, EOS included
   at::Tensor attention;         // (tokens + 1, S) when recorded: one row per output incl. EOS
+  bool complete = true;         // false: the length limit ended it before its constraints were met
 };
 
 // n-best lists (up to options.nbest, at most the strategy's width), best first, one per source
-// row. src_tokens (B, S), src_pad_mask (B, S).
+// row. src_tokens (B, S), src_pad_mask (B, S). `guides`, empty or one per row: each row's prefix
+// is forced, and its length limit grows by its prefix and constraint tokens.
 std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Tensor& src_tokens,
                                             const at::Tensor& src_pad_mask,
-                                            const SearchOptions& options, SearchStrategy& strategy);
+                                            const SearchOptions& options, SearchStrategy& strategy,
+                                            const std::vector<SentenceGuide>& guides = {});
+
+// The cross-attention of the last step (R, S) that `options` selects from the model's state:
+// a layer's heads (one, the first N, or all averaged) or the mean of all layers.
+at::Tensor selected_attention(const DecoderState& state, int64_t layer, int64_t head, int64_t heads);
 
 // search() with a BeamStrategy of options.beam.
 std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model, const at::Tensor& src_tokens,

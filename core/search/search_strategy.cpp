@@ -2,13 +2,19 @@
 
 #include <torch/torch.h>
 
+#include <limits>
+
+#include "core/search/constrained_beam.h"
+#include "core/search/search.h"
+
 namespace nmtzoo {
 
 BeamStrategy::BeamStrategy(int64_t beam) : beam_(beam) {
   TORCH_CHECK(beam >= 1, "the beam must hold at least one hypothesis, but got ", beam);
 }
 
-StepCandidates BeamStrategy::step(int64_t, const at::Tensor& log_probs, const at::Tensor& scores) {
+StepCandidates BeamStrategy::step(int64_t, const at::Tensor& log_probs, const at::Tensor& scores,
+                                  const std::vector<int64_t>&) {
   const int64_t sentences = log_probs.size(0);
   const int64_t vocab = log_probs.size(2);
   at::Tensor candidates = (scores.unsqueeze(2) + log_probs).view({sentences, beam_ * vocab});
@@ -16,9 +22,105 @@ StepCandidates BeamStrategy::step(int64_t, const at::Tensor& log_probs, const at
   return {top_scores, top_indices.div(vocab, "floor"), top_indices.remainder(vocab)};
 }
 
-StepCandidates GreedyStrategy::step(int64_t, const at::Tensor& log_probs, const at::Tensor& scores) {
+StepCandidates GreedyStrategy::step(int64_t, const at::Tensor& log_probs, const at::Tensor& scores,
+                                    const std::vector<int64_t>&) {
   auto [best, tokens] = log_probs.select(1, 0).max(-1, /*keepdim=*/true);  // (N, 1)
   return {scores + best, torch::zeros_like(tokens), tokens};
+}
+
+namespace {
+
+// A generator of its own per (seed, line), independent of the other lines'.
+std::mt19937_64 line_generator(uint64_t seed, int64_t line) {
+  const auto l = static_cast<uint64_t>(line);
+  std::seed_seq sequence{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                         static_cast<uint32_t>(l), static_cast<uint32_t>(l >> 32)};
+  return std::mt19937_64(sequence);
+}
+
+// A uniform double in [0, 1) from the top 53 bits (std::uniform_real_distribution is
+// implementation-defined, so it would make samples depend on the standard library).
+double uniform(std::mt19937_64& generator) {
+  return static_cast<double>(generator() >> 11) * 0x1.0p-53;
+}
+
+}  // namespace
+
+SamplingStrategy::SamplingStrategy(int64_t samples, double temperature, int64_t top_k, double top_p,
+                                   uint64_t seed, const std::vector<int64_t>& lines)
+    : samples_(samples), temperature_(temperature), top_k_(top_k), top_p_(top_p) {
+  TORCH_CHECK(samples >= 1, "sampling needs at least one sample per sentence, but got ", samples);
+  TORCH_CHECK(temperature > 0, "the sampling temperature must be positive, but got ", temperature);
+  TORCH_CHECK(top_k >= 0, "top-k must be >= 0 (0 = all tokens), but got ", top_k);
+  TORCH_CHECK(top_p > 0 && top_p <= 1, "top-p must be in (0, 1], but got ", top_p);
+  for (int64_t line : lines) generators_.push_back(line_generator(seed, line));
+}
+
+at::Tensor SamplingStrategy::filtered(const at::Tensor& log_probs) const {
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  at::Tensor weights = temperature_ == 1.0 ? log_probs.clone() : log_probs / temperature_;
+  const int64_t vocab = weights.size(-1);
+  if (top_k_ > 0 && top_k_ < vocab) {
+    at::Tensor kth = std::get<0>(weights.topk(top_k_, -1)).narrow(-1, top_k_ - 1, 1);
+    weights.masked_fill_(weights < kth, kMinusInf);
+  }
+  if (top_p_ < 1.0) {
+    auto [sorted, order] = weights.sort(-1, /*descending=*/true);
+    at::Tensor probs = sorted.softmax(-1);
+    // Keep a token while the mass before it is below p: the smallest set reaching p.
+    at::Tensor mass_before = probs.cumsum(-1) - probs;
+    at::Tensor dropped_sorted = mass_before >= top_p_;
+    weights.masked_fill_(torch::zeros_like(dropped_sorted).scatter(-1, order, dropped_sorted), kMinusInf);
+  }
+  return weights;
+}
+
+StepCandidates SamplingStrategy::step(int64_t step, const at::Tensor& log_probs,
+                                      const at::Tensor& scores, const std::vector<int64_t>& sentences) {
+  const int64_t N = log_probs.size(0);
+  const int64_t K = samples_;
+  const int64_t V = log_probs.size(2);
+  std::vector<double> draws;
+  draws.reserve(static_cast<size_t>(N * K));
+  for (int64_t sentence : sentences) {
+    TORCH_CHECK(sentence < static_cast<int64_t>(generators_.size()), "sampling has no generator for "
+                "sentence ", sentence, " of the batch");
+    for (int64_t k = 0; k < K; ++k) draws.push_back(uniform(generators_[static_cast<size_t>(sentence)]));
+  }
+  // Inverse CDF: the first token whose cumulative weight exceeds u * total.
+  at::Tensor probs = filtered(log_probs).softmax(-1).nan_to_num(0.0);
+  at::Tensor cdf = probs.cumsum(-1);
+  at::Tensor u = torch::tensor(draws, torch::kDouble).to(cdf.device(), cdf.scalar_type()).view({N, K, 1});
+  at::Tensor target = u * cdf.narrow(-1, V - 1, 1);
+  at::Tensor tokens = torch::searchsorted(cdf, target, /*out_int32=*/false, /*right=*/true)
+                          .clamp_max(V - 1).squeeze(-1);  // (N, K)
+  // At the first step all K hypotheses continue the same empty prefix.
+  at::Tensor so_far = step == 0 ? torch::zeros_like(scores) : scores;
+  at::Tensor sampled = so_far + log_probs.gather(2, tokens.unsqueeze(2)).squeeze(2);
+  auto [ranked, order] = sampled.sort(1, /*descending=*/true);  // the loop wants best first
+  return {ranked, order, tokens.gather(1, order)};
+}
+
+std::unique_ptr<SearchStrategy> make_strategy(const SearchOptions& options,
+                                              const std::vector<SentenceGuide>& guides) {
+  if (options.sampling) {
+    std::vector<int64_t> lines;
+    for (const auto& guide : guides) lines.push_back(guide.line);
+    TORCH_CHECK(!lines.empty(), "sampling needs each sentence's line (a SentenceGuide) to seed it");
+    return std::make_unique<SamplingStrategy>(options.nbest, options.temperature, options.top_k,
+                                              options.top_p, options.seed, lines);
+  }
+  if (options.constraints != ConstraintMode::kNone) {
+    TORCH_CHECK(!guides.empty(), "constrained search needs each sentence's constraints (a SentenceGuide)");
+    std::vector<std::vector<std::vector<int64_t>>> constraints;
+    for (const auto& guide : guides) constraints.push_back(guide.constraints);
+    const auto sentences = static_cast<int64_t>(constraints.size());
+    return std::make_unique<ConstrainedBeamStrategy>(
+        options.beam, ConstraintTracker(std::move(constraints), options.constraints == ConstraintMode::kOrdered),
+        sentences);
+  }
+  if (options.beam == 1 && options.nbest == 1) return std::make_unique<GreedyStrategy>();
+  return std::make_unique<BeamStrategy>(options.beam);
 }
 
 }  // namespace nmtzoo

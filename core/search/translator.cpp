@@ -1,10 +1,14 @@
 #include "core/search/translator.h"
 
+#include <fmt/format.h>
 #include <torch/torch.h>
+
+#include <stdexcept>
 
 #include "core/data/batch.h"
 #include "core/data/batching.h"
 #include "core/runtime/runtime.h"
+#include "core/search/search_strategy.h"
 #include "models/encoder_decoder.h"
 #include "tokenizer/special_tokens.h"
 
@@ -24,13 +28,49 @@ Translator::Translator(EncoderDecoder& model, Tokenizers tokenizers, TranslatorO
 
 int64_t Translator::max_source_tokens() const { return model_.max_positions() - 1; }
 
-std::vector<Translation> Translator::translate(const std::vector<std::string>& sentences) {
-  std::vector<Translation> results(sentences.size());
-  std::vector<std::vector<int32_t>> sources(sentences.size());
+std::vector<Translation> Translator::translate(const std::vector<std::string>& sentences,
+                                               int64_t first_line) {
+  std::vector<TranslationRequest> requests;
+  requests.reserve(sentences.size());
+  for (const auto& sentence : sentences) requests.push_back({sentence, {}, {}});
+  return translate(requests, first_line);
+}
+
+std::vector<int64_t> Translator::target_ids(const std::string& text) const {
+  std::vector<int64_t> ids;
+  for (int32_t id : tokenizers_.tgt->encode(text)) ids.push_back(id);
+  return ids;
+}
+
+SentenceGuide Translator::guide(const TranslationRequest& request, int64_t line) const {
+  SentenceGuide guide;
+  guide.line = line;
+  guide.prefix = target_ids(request.prefix);
+  if (!request.constraints.empty() && options_.search.constraints == ConstraintMode::kNone) {
+    throw std::invalid_argument(fmt::format(
+        "line {}: has constraints, but constrained decoding is off (give --constraints ordered "
+        "or unordered)", line));
+  }
+  for (size_t c = 0; c < request.constraints.size(); ++c) {
+    guide.constraints.push_back(target_ids(request.constraints[c]));
+    if (guide.constraints.back().empty()) {
+      throw std::invalid_argument(fmt::format("line {}: constraint {} ('{}') has no tokens", line,
+                                              c + 1, request.constraints[c]));
+    }
+  }
+  return guide;
+}
+
+std::vector<Translation> Translator::translate(const std::vector<TranslationRequest>& requests,
+                                               int64_t first_line) {
+  std::vector<Translation> results(requests.size());
+  std::vector<std::vector<int32_t>> sources(requests.size());
+  std::vector<SentenceGuide> guides(requests.size());
   std::vector<int64_t> lengths;
   std::vector<int64_t> to_translate;  // indices of non-empty sentences
-  for (size_t i = 0; i < sentences.size(); ++i) {
-    sources[i] = tokenizers_.src->encode(sentences[i]);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    guides[i] = guide(requests[i], first_line + static_cast<int64_t>(i));
+    sources[i] = tokenizers_.src->encode(requests[i].source);
     if (static_cast<int64_t>(sources[i].size()) > max_source_tokens()) {
       sources[i].resize(static_cast<size_t>(max_source_tokens()));
       results[i].truncated = true;
@@ -40,23 +80,22 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& s
     to_translate.push_back(static_cast<int64_t>(i));
     lengths.push_back(static_cast<int64_t>(sources[i].size()) + 1);
   }
-  const bool greedy = options_.search.beam == 1 && options_.search.nbest == 1;
-  const int64_t budget = std::max<int64_t>(1, options_.batch_tokens / (greedy ? 1 : options_.search.beam));
+  const int64_t budget = std::max<int64_t>(1, options_.batch_tokens / options_.search.width());
   model_.eval();
   CpuAutocast autocast(options_.bf16 && device_.is_cpu());
+  int64_t done = static_cast<int64_t>(requests.size() - to_translate.size());  // empty lines
   for (const auto& batch : make_batches(lengths, BatchingOptions{budget, 0, false})) {
     std::vector<const std::vector<int32_t>*> rows;
-    for (int64_t j : batch) rows.push_back(&sources[to_translate[j]]);
+    std::vector<SentenceGuide> batch_guides;
+    for (int64_t j : batch) {
+      rows.push_back(&sources[to_translate[j]]);
+      batch_guides.push_back(guides[to_translate[j]]);
+    }
     at::Tensor src_tokens = pad_sequences(rows, /*add_bos=*/false, /*add_eos=*/true).to(device_);
     at::Tensor src_pad_mask = src_tokens.eq(kPadId);
-    std::vector<std::vector<Hypothesis>> nbest;
-    if (greedy) {
-      for (auto& hypothesis : greedy_search(model_, src_tokens, src_pad_mask, options_.search)) {
-        nbest.push_back({std::move(hypothesis)});
-      }
-    } else {
-      nbest = beam_search(model_, src_tokens, src_pad_mask, options_.search);
-    }
+    auto strategy = make_strategy(options_.search, batch_guides);
+    std::vector<std::vector<Hypothesis>> nbest =
+        search(model_, src_tokens, src_pad_mask, options_.search, *strategy, batch_guides);
     for (size_t r = 0; r < batch.size(); ++r) {
       Translation& result = results[to_translate[batch[r]]];
       result.nbest = std::move(nbest[r]);
@@ -69,6 +108,8 @@ std::vector<Translation> Translator::translate(const std::vector<std::string>& s
         result.source_pieces.push_back("</s>");
       }
     }
+    done += static_cast<int64_t>(batch.size());
+    if (progress_) progress_(done);
   }
   for (auto& result : results) {
     if (result.texts.empty()) result.texts.assign(static_cast<size_t>(options_.search.nbest), "");

@@ -4,6 +4,7 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,14 @@
 namespace nmtzoo {
 
 class EncoderDecoder;
+
+// One input: the source, and optionally the start the output must have and phrases it must contain
+// (with decoding.constraints), all as text.
+struct TranslationRequest {
+  std::string source;
+  std::string prefix;
+  std::vector<std::string> constraints;
+};
 
 struct Translation {
   std::vector<Hypothesis> nbest;          // best first; empty for an empty input line
@@ -38,16 +47,27 @@ class Translator {
 
   // One Translation per input sentence, in input order. Empty sentences give empty
   // translations; sentences longer than the model accepts are truncated (Translation::truncated).
-  std::vector<Translation> translate(const std::vector<std::string>& sentences);
+  // `first_line`: the input line of the first sentence, which with the rest seeds sampling.
+  std::vector<Translation> translate(const std::vector<std::string>& sentences, int64_t first_line = 1);
+  // Throws std::invalid_argument naming the line when a prefix or constraint is unusable.
+  std::vector<Translation> translate(const std::vector<TranslationRequest>& requests,
+                                     int64_t first_line = 1);
+
+  // Called after each batch with the number of this call's sentences translated so far.
+  void on_progress(std::function<void(int64_t)> callback) { progress_ = std::move(callback); }
 
   const TranslatorOptions& options() const { return options_; }
   int64_t max_source_tokens() const;  // subword tokens kept, EOS excluded
 
  private:
+  std::vector<int64_t> target_ids(const std::string& text) const;
+  SentenceGuide guide(const TranslationRequest& request, int64_t line) const;
+
   EncoderDecoder& model_;
   Tokenizers tokenizers_;
   TranslatorOptions options_;
   c10::Device device_;
+  std::function<void(int64_t)> progress_;
 };
 
 }  // namespace nmtzoo

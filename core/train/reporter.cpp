@@ -10,13 +10,6 @@ namespace nmtzoo {
 
 using Clock = std::chrono::steady_clock;
 
-std::string format_duration(double seconds) {
-  auto s = static_cast<int64_t>(seconds);
-  if (s >= 3600) return fmt::format("{}h{:02d}m", s / 3600, (s % 3600) / 60);
-  if (s >= 60) return fmt::format("{}m{:02d}s", s / 60, s % 60);
-  return fmt::format("{:.1f}s", seconds);
-}
-
 TrainingReporter::TrainingReporter(const RunConfig& config, std::ostream& log, bool is_main,
                                    bool terminal)
     : config_(config),

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/config/config.h"
+#include "core/io/progress.h"
 #include "core/runtime/checkpoint.h"
 #include "core/train/engine.h"
 #include "core/train/metrics_log.h"
@@ -50,8 +51,5 @@ class TrainingReporter {
   double window_all_reduce_start_ = 0;
   std::chrono::steady_clock::time_point last_bar_;
 };
-
-// "42.0s", "3m05s", "1h02m".
-std::string format_duration(double seconds);
 
 }  // namespace nmtzoo

@@ -16,7 +16,8 @@ class ScriptedStrategy : public SearchStrategy {
  public:
   explicit ScriptedStrategy(std::vector<int64_t> script) : script_(std::move(script)) {}
   int64_t width() const override { return 1; }
-  StepCandidates step(int64_t step, const at::Tensor& log_probs, const at::Tensor& scores) override {
+  StepCandidates step(int64_t step, const at::Tensor& log_probs, const at::Tensor& scores,
+                      const std::vector<int64_t>&) override {
     if (step == 0) eos_forbidden_first_ = std::isinf(log_probs[0][0][kEosId].item<float>());
     const int64_t token = step < static_cast<int64_t>(script_.size()) ? script_[step] : kEosId;
     at::Tensor tokens = torch::full({log_probs.size(0), 1}, token, torch::kLong);
@@ -58,7 +59,7 @@ TEST(SearchStrategy, BeamTakesTwiceTheBeamOfCandidatesBestFirst) {
   // One sentence, two hypotheses, vocabulary of 3.
   at::Tensor log_probs = torch::tensor({{-1.0f, -2.0f, -3.0f}, {-0.5f, -4.0f, -0.7f}}).unsqueeze(0);
   at::Tensor scores = torch::tensor({{0.0f, -1.0f}});
-  StepCandidates c = beam.step(0, log_probs, scores);
+  StepCandidates c = beam.step(0, log_probs, scores, {0});
   ASSERT_EQ(c.scores.sizes(), (std::vector<int64_t>{1, 4}));
   EXPECT_TRUE(c.scores.equal(torch::tensor({{-1.0f, -1.5f, -1.7f, -2.0f}})));
   EXPECT_TRUE(c.beams.equal(torch::tensor({{0, 1, 1, 0}})));
@@ -69,7 +70,7 @@ TEST(SearchStrategy, GreedyTakesTheMostProbableToken) {
   GreedyStrategy greedy;
   at::Tensor log_probs = torch::tensor({{-1.0f, -0.2f, -3.0f}, {-0.1f, -4.0f, -2.0f}}).unsqueeze(1);
   at::Tensor scores = torch::tensor({{-1.0f}, {0.0f}});
-  StepCandidates c = greedy.step(0, log_probs, scores);
+  StepCandidates c = greedy.step(0, log_probs, scores, {0, 1});
   EXPECT_TRUE(c.tokens.equal(torch::tensor({{1}, {0}})));
   EXPECT_TRUE(c.beams.equal(torch::zeros({2, 1}, torch::kLong)));
   EXPECT_TRUE(torch::allclose(c.scores, torch::tensor({{-1.2f}, {-0.1f}})));

@@ -1,0 +1,100 @@
+#include "core/search/translation_input.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <stdexcept>
+
+namespace nmtzoo {
+
+InputFormat parse_input_format(const std::string& name) {
+  if (name == "text") return InputFormat::kText;
+  if (name == "tsv") return InputFormat::kTsv;
+  if (name == "jsonl") return InputFormat::kJsonl;
+  throw std::invalid_argument("unknown input format '" + name + "': expected text, tsv or jsonl");
+}
+
+namespace {
+
+TranslationRequest parse_tsv(const std::string& line) {
+  TranslationRequest request;
+  size_t field = 0;
+  size_t start = 0;
+  while (true) {
+    const size_t tab = line.find('\t', start);
+    std::string value = line.substr(start, tab == std::string::npos ? std::string::npos : tab - start);
+    if (field == 0) {
+      request.source = std::move(value);
+    } else if (field == 1) {
+      request.prefix = std::move(value);
+    } else if (!value.empty()) {
+      request.constraints.push_back(std::move(value));
+    }
+    ++field;
+    if (tab == std::string::npos) break;
+    start = tab + 1;
+  }
+  return request;
+}
+
+std::string string_field(const nlohmann::json& object, const char* key, const std::string& where) {
+  const auto& value = object.at(key);
+  if (!value.is_string()) {
+    throw std::invalid_argument(fmt::format("{}: field \"{}\" must be a string, got {}", where, key,
+                                            value.type_name()));
+  }
+  return value.get<std::string>();
+}
+
+TranslationRequest parse_jsonl(const std::string& line, const std::string& where) {
+  nlohmann::json object;
+  try {
+    object = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::invalid_argument(fmt::format("{}: not valid JSON: {}", where, e.what()));
+  }
+  if (!object.is_object()) {
+    throw std::invalid_argument(fmt::format("{}: expected a JSON object {{\"src\": ...}}, got {}",
+                                            where, object.type_name()));
+  }
+  for (const auto& item : object.items()) {
+    if (item.key() != "src" && item.key() != "prefix" && item.key() != "constraints") {
+      throw std::invalid_argument(fmt::format(
+          "{}: unknown field \"{}\" (expected src, prefix, constraints)", where, item.key()));
+    }
+  }
+  if (!object.contains("src")) throw std::invalid_argument(where + ": missing field \"src\"");
+  TranslationRequest request;
+  request.source = string_field(object, "src", where);
+  if (object.contains("prefix") && !object["prefix"].is_null()) {
+    request.prefix = string_field(object, "prefix", where);
+  }
+  if (object.contains("constraints") && !object["constraints"].is_null()) {
+    const auto& constraints = object["constraints"];
+    if (!constraints.is_array()) {
+      throw std::invalid_argument(fmt::format("{}: field \"constraints\" must be a list of strings, got {}",
+                                              where, constraints.type_name()));
+    }
+    for (size_t i = 0; i < constraints.size(); ++i) {
+      if (!constraints[i].is_string()) {
+        throw std::invalid_argument(fmt::format("{}: constraints[{}] must be a string, got {}", where,
+                                                i, constraints[i].type_name()));
+      }
+      request.constraints.push_back(constraints[i].get<std::string>());
+    }
+  }
+  return request;
+}
+
+}  // namespace
+
+TranslationRequest parse_request(const std::string& line, InputFormat format, const std::string& where) {
+  switch (format) {
+    case InputFormat::kText: return {line, {}, {}};
+    case InputFormat::kTsv: return parse_tsv(line);
+    case InputFormat::kJsonl: return parse_jsonl(line, where);
+  }
+  return {line, {}, {}};
+}
+
+}  // namespace nmtzoo

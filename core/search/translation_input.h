@@ -1,0 +1,20 @@
+// The input formats of nmtzoo-translate (and of any program that hands it sentences): plain text,
+// one source per line; tsv, "source<TAB>prefix<TAB>constraint<TAB>constraint..." (empty fields
+// allowed); jsonl, one object {"src": ..., "prefix": ..., "constraints": [...]} per line.
+#pragma once
+
+#include <string>
+
+#include "core/search/translator.h"
+
+namespace nmtzoo {
+
+enum class InputFormat { kText, kTsv, kJsonl };
+
+InputFormat parse_input_format(const std::string& name);  // "text" | "tsv" | "jsonl"
+
+// One input line as a request. Throws std::invalid_argument starting with `where` (file:line)
+// that names the bad field.
+TranslationRequest parse_request(const std::string& line, InputFormat format, const std::string& where);
+
+}  // namespace nmtzoo
