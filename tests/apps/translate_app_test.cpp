@@ -5,29 +5,14 @@
 #include <filesystem>
 #include <sstream>
 
-#include "tests/support/subprocess.h"
-#include "tests/support/tiny_run.h"
+#include "tests/apps/translate_fixture.h"
 
 namespace nmtzoo {
 namespace {
 
 size_t count_lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 
-class TranslateApp : public ::testing::Test {
- protected:
-  void SetUp() override { checkpoint_ = run_.save_untrained_checkpoint(); }
-  int translate(const std::vector<std::string>& extra, const std::string& input_text) {
-    testing::write_text(run_.path("input.txt"), input_text);
-    std::vector<std::string> args{testing::bin("nmtzoo-translate"), "-c", checkpoint_, "--threads", "1"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return testing::run(args, run_.path("input.txt"), run_.path("stdout.txt"), run_.path("stderr.txt"));
-  }
-  std::string out() const { return testing::read_text(run_.path("stdout.txt")); }
-  std::string err() const { return testing::read_text(run_.path("stderr.txt")); }
-
-  testing::TinyRun run_{"transformer"};
-  std::string checkpoint_;
-};
+using TranslateApp = testing::TranslateAppFixture;
 
 TEST_F(TranslateApp, EveryInputLineGivesOneOutputLineEvenEmptyOnes) {
   const std::string input = "alpha bravo\n\ncharlie\n\n\ndelta echo golf\n";

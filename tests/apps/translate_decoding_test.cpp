@@ -6,8 +6,7 @@
 #include <regex>
 #include <sstream>
 
-#include "tests/support/subprocess.h"
-#include "tests/support/tiny_run.h"
+#include "tests/apps/translate_fixture.h"
 
 namespace nmtzoo {
 namespace {
@@ -19,22 +18,8 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-class TranslateDecoding : public ::testing::Test {
+class TranslateDecoding : public testing::TranslateAppFixture {
  protected:
-  void SetUp() override { checkpoint_ = run_.save_untrained_checkpoint(); }
-  int translate(const std::vector<std::string>& extra, const std::string& input_text,
-                const std::string& checkpoint = "") {
-    testing::write_text(run_.path("input.txt"), input_text);
-    std::vector<std::string> args{testing::bin("nmtzoo-translate"), "-c",
-                                  checkpoint.empty() ? checkpoint_ : checkpoint, "--threads", "1"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return testing::run(args, run_.path("input.txt"), run_.path("stdout.txt"), run_.path("stderr.txt"));
-  }
-  std::string out() const { return testing::read_text(run_.path("stdout.txt")); }
-  std::string err() const { return testing::read_text(run_.path("stderr.txt")); }
-
-  testing::TinyRun run_{"transformer"};
-  std::string checkpoint_;
   const std::string input_ = "alpha bravo charlie\n\ndelta echo\nfoxtrot golf hotel india\n";
 };
 
