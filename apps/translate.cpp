@@ -352,6 +352,7 @@ class TranslationWriter {
     entry["score"] = h.score;
     entry["log_prob"] = h.log_prob;
     entry["tokens"] = target_pieces(h);
+    if (!h.complete) entry["constraints_met"] = false;  // the length limit ended it first
     if (alignment_ == "hard") entry["alignment"] = hard_alignment(t, k);
     if (alignment_ == "soft" && h.attention.defined()) {
       // Rows: the target pieces and EOS; columns: the source pieces and EOS.

@@ -49,6 +49,39 @@ TEST_F(TranslateDecoding, AnEnsembleOfTwoArchitecturesRunsAndChecksItsWeights) {
   EXPECT_NE(err().find("not a positive weight"), std::string::npos) << err();
 }
 
+TEST_F(TranslateDecoding, EnsemblePrefixConstraintsAlignmentAndNbestWorkTogether) {
+  testing::TinyRun rnn("rnn_bahdanau");
+  const std::string rnn_checkpoint = rnn.save_untrained_checkpoint();
+  const std::string tsv = "alpha bravo charlie\tcharlie\tgolf\tdelta\n\t\t\nfoxtrot golf\t\techo\n";
+  ASSERT_EQ(translate({"-c", rnn_checkpoint, "--weights", "0.7,0.3", "--input-format", "tsv",
+                       "--constraints", "unordered", "--alignment", "hard", "--beam", "4", "--nbest",
+                       "2", "--format", "jsonl"},
+                      tsv),
+            0)
+      << err();
+  auto lines = lines_of(out());
+  ASSERT_EQ(lines.size(), 3u);
+  for (size_t i : {0u, 2u}) {
+    auto object = nlohmann::json::parse(lines[i]);
+    ASSERT_EQ(object["nbest"].size(), 2u);
+    EXPECT_FALSE(object.contains("constraints_met")) << "the best meets its constraints";
+    for (const auto& hypothesis : object["nbest"]) {
+      const std::string text = hypothesis["text"];
+      if (i == 0) {
+        EXPECT_EQ(text.rfind("charlie", 0), 0u) << "the prefix: " << text;
+      }
+      EXPECT_FALSE(hypothesis["alignment"].get<std::string>().empty());
+      if (hypothesis.contains("constraints_met")) continue;  // ended by the length limit, ranked last
+      if (i == 0) {
+        EXPECT_NE(text.find("golf"), std::string::npos) << text;
+        EXPECT_NE(text.find("delta"), std::string::npos) << text;
+      } else {
+        EXPECT_NE(text.find("echo"), std::string::npos) << text;
+      }
+    }
+  }
+}
+
 TEST_F(TranslateDecoding, ModelsWithDifferentVocabulariesAreRefusedNamingBothFiles) {
   testing::TinyRun other("transformer", {"tokenizer.vocab_size=36"});
   const std::string other_checkpoint = other.save_untrained_checkpoint("other.pt");
