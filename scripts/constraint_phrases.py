@@ -3,7 +3,8 @@
 
   constraint_phrases.py make SOURCE REFERENCE OUT.tsv [--seed 1]
       For each sentence, 1 or 2 phrases of 1-3 words taken at random (seeded) from its reference,
-      not overlapping, written as nmtzoo-translate tsv input: source<TAB><TAB>phrase<TAB>phrase.
+      not overlapping, in the order they occur in the reference (so --constraints ordered holds
+      for the reference), written as nmtzoo-translate tsv input: source<TAB><TAB>phrase<TAB>phrase.
   constraint_phrases.py count CONSTRAINTS.tsv OUTPUT
       Prints "met total" over all constraints: a constraint is met when its text occurs in the
       detokenized output line (its token sequence is then in the output too, as nmtzoo's search
@@ -29,7 +30,7 @@ def make(source, reference, out, seed):
     rows = []
     for src, ref in zip(sources, references):
         words = ref.split()
-        phrases = []
+        phrases = []  # (start, text)
         taken = set()
         for _ in range(rng.choice([1, 2])):
             for _attempt in range(10):
@@ -38,9 +39,9 @@ def make(source, reference, out, seed):
                 span = set(range(start, start + length))
                 if not span & taken:
                     taken |= span
-                    phrases.append(" ".join(words[start:start + length]))
+                    phrases.append((start, " ".join(words[start:start + length])))
                     break
-        rows.append("\t".join([src, ""] + phrases))
+        rows.append("\t".join([src, ""] + [text for _, text in sorted(phrases)]))
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(rows) + "\n")
 

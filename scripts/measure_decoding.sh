@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# The decoding-breadth measurements of README "Decoding", on Multi30k de->en test_2016_flickr with
-# the models of scripts/train_ensemble_members.sh (runs/ensemble<minutes>/<model>):
+# The decoding-breadth measurements of README "Decoding features", on Multi30k de->en with the
+# models of scripts/train_ensemble_members.sh (runs/ensemble<minutes>/<model>):
 #   scripts/measure_decoding.sh [--minutes 15] [--threads 2] [--out reports/decoding]
-# 1. Ensembles: each model alone, every pair and all four (beam 5, --ensemble-mode prob, equal
-#    weights), scored with BLEU, chrF2 and TER with paired bootstrap against the Transformer,
-#    and their decoding speed.
-# 2. Lexical constraints: 1-2 phrases per sentence from the reference (scripts/constraint_phrases.py,
+# 1. Ensembles on the three test sets: each model alone, every pair and all four (beam 5,
+#    --ensemble-mode prob, equal weights), scored with BLEU, chrF2 and TER with paired bootstrap
+#    against the Transformer, and their decoding speed.
+#    The Transformer + RNN pair again with its weight chosen on val, and with --ensemble-mode logprob.
+# 2. Lexical constraints on test_2016_flickr: 1-2 phrases per sentence from the reference (scripts/constraint_phrases.py,
 #    seed 1): the share of constraints met, BLEU and speed of plain and constrained beam 5 and 10.
-# Writes OUT/ensembles.txt, OUT/constraints.tsv and OUT/speed.tsv; translations stay in runs/.
+# 3. Speeds of plain, ensemble and constrained beam search side by side, in two interleaved rounds.
+# Writes OUT/ensembles.txt, OUT/pair_weights_val.tsv, OUT/pair_variants.txt, OUT/constraints.tsv, OUT/speed.tsv (each run) and OUT/speed_ab.tsv
+# (the interleaved rounds); translations stay in runs/.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 minutes=15
@@ -30,6 +33,7 @@ models=(transformer rnn rnn_encdec rnn_luong)
 runs="runs/ensemble${minutes}"
 work="$runs/measurements"
 mkdir -p "$work" "$out"
+tests=(test_2016_flickr test_2017_flickr test_2017_mscoco)
 src=data/multi30k/test_2016_flickr.de.gz
 ref=data/multi30k/test_2016_flickr.en.gz
 for m in "${models[@]}"; do
@@ -50,33 +54,65 @@ translate() {  # name input extra-args...
   printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$models" "$SEARCH" "$sps" "$tps" >> "$out/speed.tsv"
 }
 
-# 1. Ensembles.
+# 1. Ensembles, on each test set.
 SEARCH="beam 5"
-systems=()
-for m in "${models[@]}"; do
-  translate "$m" "$src" -c "$(checkpoint "$m")" --beam 5
-  systems+=("$work/$m.hyp")
-done
-for ((i = 0; i < ${#models[@]}; ++i)); do
-  for ((j = i + 1; j < ${#models[@]}; ++j)); do
-    a="${models[i]}" b="${models[j]}"
-    translate "$a+$b" "$src" -c "$(checkpoint "$a")" -c "$(checkpoint "$b")" --beam 5
-    systems+=("$work/$a+$b.hyp")
-  done
-done
 all="$(IFS=+; echo "${models[*]}")"
-translate "$all" "$src" -c "$(checkpoint transformer)" -c "$(checkpoint rnn)" \
-  -c "$(checkpoint rnn_encdec)" -c "$(checkpoint rnn_luong)" --beam 5
-systems+=("$work/$all.hyp")
-SACREBLEU_FORMAT=text "$bin/nmtzoo-evaluate" "$ref" -i "${systems[@]}" -m bleu chrf ter --paired-bs \
-  > "$out/ensembles.txt"
+: > "$out/ensembles.txt"
+for test in "${tests[@]}"; do
+  input="data/multi30k/$test.de.gz"
+  systems=()
+  for m in "${models[@]}"; do
+    translate "$test.$m" "$input" -c "$(checkpoint "$m")" --beam 5
+    systems+=("$work/$test.$m.hyp")
+  done
+  for ((i = 0; i < ${#models[@]}; ++i)); do
+    for ((j = i + 1; j < ${#models[@]}; ++j)); do
+      a="${models[i]}" b="${models[j]}"
+      translate "$test.$a+$b" "$input" -c "$(checkpoint "$a")" -c "$(checkpoint "$b")" --beam 5
+      systems+=("$work/$test.$a+$b.hyp")
+    done
+  done
+  translate "$test.$all" "$input" -c "$(checkpoint transformer)" -c "$(checkpoint rnn)" \
+    -c "$(checkpoint rnn_encdec)" -c "$(checkpoint rnn_luong)" --beam 5
+  systems+=("$work/$test.$all.hyp")
+  echo "== $test" >> "$out/ensembles.txt"
+  SACREBLEU_FORMAT=text "$bin/nmtzoo-evaluate" "data/multi30k/$test.en.gz" -i "${systems[@]}" \
+    -m bleu chrf ter --paired-bs >> "$out/ensembles.txt"
+done
+
+# 1b. The Transformer + RNN pair with its weight chosen on val (never on a test set), and with
+#     Marian's rule (--ensemble-mode logprob) at equal weights.
+printf 'transformer_weight\tval_BLEU\n' > "$out/pair_weights_val.tsv"
+best_weight=0.5 best_bleu=-1
+for weight in 0.5 0.6 0.7 0.8; do
+  SEARCH="beam 5, weights $weight"
+  translate "val.transformer+rnn.w$weight" data/multi30k/val.de.gz -c "$(checkpoint transformer)" \
+    -c "$(checkpoint rnn)" --beam 5 --weights "$weight,$(awk -v w="$weight" 'BEGIN {print 1 - w}')"
+  bleu="$("$bin/nmtzoo-evaluate" data/multi30k/val.en.gz -i "$work/val.transformer+rnn.w$weight.hyp" -m bleu -b -w 2)"
+  printf '%s\t%s\n' "$weight" "$bleu" >> "$out/pair_weights_val.tsv"
+  if awk -v a="$bleu" -v b="$best_bleu" 'BEGIN {exit !(a > b)}'; then best_weight="$weight" best_bleu="$bleu"; fi
+done
+: > "$out/pair_variants.txt"
+for test in "${tests[@]}"; do
+  input="data/multi30k/$test.de.gz"
+  SEARCH="beam 5, weights $best_weight (val)"
+  translate "$test.transformer+rnn.w$best_weight" "$input" -c "$(checkpoint transformer)" -c "$(checkpoint rnn)" \
+    --beam 5 --weights "$best_weight,$(awk -v w="$best_weight" 'BEGIN {print 1 - w}')"
+  SEARCH="beam 5, logprob"
+  translate "$test.transformer+rnn.logprob" "$input" -c "$(checkpoint transformer)" -c "$(checkpoint rnn)" \
+    --beam 5 --ensemble-mode logprob
+  echo "== $test: Transformer, Transformer + RNN with the transformer weight $best_weight chosen on val, and with --ensemble-mode logprob" >> "$out/pair_variants.txt"
+  SACREBLEU_FORMAT=text "$bin/nmtzoo-evaluate" "data/multi30k/$test.en.gz" -i "$work/$test.transformer.hyp" \
+    "$work/$test.transformer+rnn.w$best_weight.hyp" "$work/$test.transformer+rnn.logprob.hyp" \
+    -m bleu chrf ter --paired-bs >> "$out/pair_variants.txt"
+done
 
 # 2. Lexical constraints with the Transformer.
 /usr/bin/python3 scripts/constraint_phrases.py make "$src" "$ref" "$work/constraints.tsv" --seed 1
 printf 'search\tconstraints_met\tconstraints\tshare_met\tBLEU\tsentences_per_second\n' > "$out/constraints.tsv"
 for beam in 5 10; do
   for mode in none unordered ordered; do
-    name="transformer_beam${beam}_$mode"
+    name="test_2016_flickr.transformer_beam${beam}_$mode"
     SEARCH="beam $beam, constraints $mode"
     if [[ $mode == none ]]; then  # the same sources, unconstrained
       translate "$name" "$src" -c "$(checkpoint transformer)" --beam "$beam"
@@ -91,4 +127,22 @@ for beam in 5 10; do
       "$(awk -v m="$met" -v t="$total" 'BEGIN {print 100 * m / t}')" "$bleu" "$sps" >> "$out/constraints.tsv"
   done
 done
-cat "$out/ensembles.txt" "$out/constraints.tsv" "$out/speed.tsv"
+# 3. Speeds side by side (A B C ... A B C ..., the machine's speed drifts), test_2016_flickr.
+printf 'round\tsearch\tsentences_per_second\n' > "$out/speed_ab.tsv"
+for round in 1 2; do
+  for setup in "beam5" "beam10" "pair" "all4" "constrained5" "constrained10"; do
+    t="$(checkpoint transformer)"
+    case "$setup" in
+      beam5) args=(-i "$src" -c "$t" --beam 5) ;;
+      beam10) args=(-i "$src" -c "$t" --beam 10) ;;
+      pair) args=(-i "$src" -c "$t" -c "$(checkpoint rnn)" --beam 5) ;;
+      all4) args=(-i "$src" -c "$t" -c "$(checkpoint rnn)" -c "$(checkpoint rnn_encdec)" -c "$(checkpoint rnn_luong)" --beam 5) ;;
+      constrained5) args=(-i "$work/constraints.tsv" --input-format tsv --constraints unordered -c "$t" --beam 5) ;;
+      constrained10) args=(-i "$work/constraints.tsv" --input-format tsv --constraints unordered -c "$t" --beam 10) ;;
+    esac
+    "$bin/nmtzoo-translate" "${args[@]}" -o "$work/speed.hyp" --threads "$threads" --quiet --stats "$work/speed.json"
+    printf '%s\t%s\t%s\n' "$round" "$setup" \
+      "$(sed -nE 's/.*"sentences_per_second": *([0-9.]+).*/\1/p' "$work/speed.json")" >> "$out/speed_ab.tsv"
+  done
+done
+cat "$out/ensembles.txt" "$out/constraints.tsv" "$out/speed.tsv" "$out/speed_ab.tsv"
