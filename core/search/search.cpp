@@ -161,6 +161,8 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
   const std::vector<int64_t> lengths = source_lengths(src_pad_mask);
   const std::vector<int64_t> limits = length_limits(model, lengths, options, guides);
   HypothesisBook book(batch, K, options, lengths);
+  size_t longest_prefix = 0;
+  for (const auto& guide : guides) longest_prefix = std::max(longest_prefix, guide.prefix.size());
   at::Tensor history;  // (R, t, S) attention of each row so far, when recorded
   // Cumulative log-probabilities (R); only hypothesis 0 of each sentence is live at the start.
   at::Tensor scores = torch::full({batch, K}, kMinusInf, torch::TensorOptions().device(device));
@@ -171,7 +173,7 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
   for (int64_t step = 0; !book.empty(); ++step) {
     at::Tensor log_probs = model.decode_step(prev, state);  // (R, V)
     apply_constraints(log_probs, step, book.row_limits(limits), options);
-    force_prefixes(log_probs, step, book.row_sentences(), guides);
+    if (step < static_cast<int64_t>(longest_prefix)) force_prefixes(log_probs, step, book.row_sentences(), guides);
     if (state.record_attention && (state.attention.defined() || !state.layer_attention.empty())) {
       at::Tensor now = selected_attention(state, options.attention_layer, options.attention_head,
                                           options.attention_heads).unsqueeze(1);

@@ -45,7 +45,7 @@ std::vector<int64_t> Translator::target_ids(const std::string& text) const {
 SentenceGuide Translator::guide(const TranslationRequest& request, int64_t line) const {
   SentenceGuide guide;
   guide.line = line;
-  guide.prefix = target_ids(request.prefix);
+  if (!request.prefix.empty()) guide.prefix = target_ids(request.prefix);
   if (!request.constraints.empty() && options_.search.constraints == ConstraintMode::kNone) {
     throw std::invalid_argument(fmt::format(
         "line {}: has constraints, but constrained decoding is off (give --constraints ordered "

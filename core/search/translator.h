@@ -9,19 +9,12 @@
 #include <vector>
 
 #include "core/data/tokenizers.h"
+#include "core/data/translation_input.h"
 #include "core/search/search.h"
 
 namespace nmtzoo {
 
 class EncoderDecoder;
-
-// One input: the source, and optionally the start the output must have and phrases it must contain
-// (with decoding.constraints), all as text.
-struct TranslationRequest {
-  std::string source;
-  std::string prefix;
-  std::vector<std::string> constraints;
-};
 
 struct Translation {
   std::vector<Hypothesis> nbest;          // best first; empty for an empty input line

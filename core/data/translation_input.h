@@ -4,10 +4,17 @@
 #pragma once
 
 #include <string>
-
-#include "core/search/translator.h"
+#include <vector>
 
 namespace nmtzoo {
+
+// One input: the source, and optionally the start the output must have and phrases it must contain
+// (with decoding.constraints), all as text.
+struct TranslationRequest {
+  std::string source;
+  std::string prefix;
+  std::vector<std::string> constraints;
+};
 
 enum class InputFormat { kText, kTsv, kJsonl };
 

@@ -1,4 +1,4 @@
-#include "core/search/translation_input.h"
+#include "core/data/translation_input.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -50,7 +50,7 @@ TranslationRequest parse_jsonl(const std::string& line, const std::string& where
   nlohmann::json object;
   try {
     object = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for huge numbers
     throw std::invalid_argument(fmt::format("{}: not valid JSON: {}", where, e.what()));
   }
   if (!object.is_object()) {

@@ -1,4 +1,4 @@
-#include "core/search/translation_input.h"
+#include "core/data/translation_input.h"
 
 #include <gtest/gtest.h>
 
@@ -54,6 +54,9 @@ TEST(TranslationInput, BadJsonlNamesTheLineAndTheField) {
             std::string::npos);
   EXPECT_NE(error_of(R"({"source": "a"})", InputFormat::kJsonl).find("unknown field \"source\""),
             std::string::npos);
+  EXPECT_NE(error_of(R"({"src": "a", "n": 5e2055555555})", InputFormat::kJsonl).find("in.jsonl:7: not valid JSON"),
+            std::string::npos)
+      << "a number nlohmann cannot hold (found by fuzz/translation_input_fuzzer.cpp)";
   EXPECT_THROW(parse_input_format("csv"), std::invalid_argument);
 }
 
