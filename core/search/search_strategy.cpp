@@ -30,6 +30,35 @@ StepCandidates GreedyStrategy::step(int64_t, const at::Tensor& log_probs, const 
 
 namespace {
 
+// (R, V) log-weights -> (R, V) true where a token is outside the nucleus of mass p: a token is
+// kept while the probability mass of the tokens ranked before it is below p (the smallest set
+// reaching p). Sorting a whole vocabulary per row costs more than the model's step, so the
+// nucleus is first sought among each row's 64 most probable tokens, which hold it in almost every
+// row; only rows they do not cover are sorted in full. Both paths give the same set.
+at::Tensor outside_nucleus(const at::Tensor& weights, double p) {
+  const int64_t vocab = weights.size(1);
+  const at::Tensor total = weights.logsumexp(-1, /*keepdim=*/true);
+  auto mask_from_ranked = [&](const at::Tensor& ranked_weights, const at::Tensor& order,
+                              const at::Tensor& row_total, int64_t rows) {
+    at::Tensor probs = (ranked_weights - row_total).exp();
+    at::Tensor cumulative = probs.cumsum(-1);
+    at::Tensor kept_ranked = (cumulative - probs) < p;
+    at::Tensor kept = torch::zeros({rows, vocab}, kept_ranked.options()).scatter(-1, order, kept_ranked);
+    return std::pair{kept.logical_not(), cumulative.select(1, -1) >= p};
+  };
+  const int64_t head = std::min<int64_t>(vocab, 64);
+  auto [top, top_order] = weights.topk(head, -1);
+  auto [outside, covered] = mask_from_ranked(top, top_order, total, weights.size(0));
+  at::Tensor uncovered = covered.logical_not().nonzero().view({-1});
+  if (uncovered.numel() > 0 && head < vocab) {
+    at::Tensor rows = weights.index_select(0, uncovered);
+    auto [sorted, order] = rows.sort(-1, /*descending=*/true);
+    outside.index_copy_(0, uncovered,
+                        mask_from_ranked(sorted, order, total.index_select(0, uncovered), rows.size(0)).first);
+  }
+  return outside;
+}
+
 // A generator of its own per (seed, line), independent of the other lines'.
 std::mt19937_64 line_generator(uint64_t seed, int64_t line) {
   const auto l = static_cast<uint64_t>(line);
@@ -64,14 +93,7 @@ at::Tensor SamplingStrategy::filtered(const at::Tensor& log_probs) const {
     at::Tensor kth = std::get<0>(weights.topk(top_k_, -1)).narrow(-1, top_k_ - 1, 1);
     weights.masked_fill_(weights < kth, kMinusInf);
   }
-  if (top_p_ < 1.0) {
-    auto [sorted, order] = weights.sort(-1, /*descending=*/true);
-    at::Tensor probs = sorted.softmax(-1);
-    // Keep a token while the mass before it is below p: the smallest set reaching p.
-    at::Tensor mass_before = probs.cumsum(-1) - probs;
-    at::Tensor dropped_sorted = mass_before >= top_p_;
-    weights.masked_fill_(torch::zeros_like(dropped_sorted).scatter(-1, order, dropped_sorted), kMinusInf);
-  }
+  if (top_p_ < 1.0) weights.masked_fill_(outside_nucleus(weights.view({-1, vocab}), top_p_).view_as(weights), kMinusInf);
   return weights;
 }
 

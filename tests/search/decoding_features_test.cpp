@@ -134,6 +134,22 @@ TEST(Sampling, FiltersFollowTopKTopPAndTemperature) {
       << counts;
 }
 
+TEST(Sampling, TheNucleusOfTheTopTokensEqualsTheNucleusOfTheSortedVocabulary) {
+  // Peaked rows keep their nucleus among the 64 most probable tokens; flat rows do not, and take
+  // the full sort. Both must give the smallest set reaching p, as a plain sort does.
+  torch::manual_seed(5);
+  at::Tensor logits = torch::randn({40, 2, 300}) * torch::linspace(0.1, 12.0, 40).view({40, 1, 1});
+  at::Tensor log_probs = logits.log_softmax(-1);
+  for (double p : {0.3, 0.9, 0.99}) {
+    auto [sorted, order] = log_probs.sort(-1, /*descending=*/true);
+    at::Tensor probs = sorted.exp();
+    at::Tensor dropped = (probs.cumsum(-1) - probs) >= p;
+    at::Tensor expected = torch::zeros_like(dropped).scatter(-1, order, dropped).logical_not();
+    SamplingStrategy nucleus(1, 1.0, 0, p, 1, {1});
+    EXPECT_TRUE(nucleus.filtered(log_probs).isfinite().equal(expected)) << "p = " << p;
+  }
+}
+
 TEST(TargetPrefix, EveryHypothesisStartsWithThePrefixVerbatim) {
   for (const auto& variant : testing::tiny_variants()) {
     auto model = tiny_model(variant);
