@@ -182,50 +182,47 @@ Members load_members(const Options& cli, const c10::Device& device) {
   return members;
 }
 
-// Which cross-attention each model records, checked against its architecture.
-struct AttentionChoice {
-  int64_t layer = -1;
-  int64_t head = -1;
-  int64_t heads = 0;
-};
+// A --*-layer or --*-head(s) value outside the model's attention layout.
+// `has` is what the model has: "3 decoder attention layer(s)", or per layer "4 head(s)".
+[[noreturn]] void bad_attention_flag(const std::string& flag, int64_t value, bool per_layer,
+                                     const std::string& has, const std::string& give,
+                                     const ModelConfig& model, const std::string& path) {
+  throw std::invalid_argument(fmt::format("{} {}: {}model {} has {}; give {} ({})", flag, value,
+                                          per_layer ? "each layer of " : "", model.arch,
+                                          has, give, path));
+}
 
+// Which cross-attention the model records (--alignment-* with --alignment, else the heatmap's
+// --attention-*), checked against its architecture; none when it has no attention.
 std::optional<AttentionChoice> attention_choice(const Options& cli, const ModelConfig& model,
                                                 const std::string& path) {
   const AttentionLayout layout = arch_spec(model.arch).cross_attention(model);
   if (layout.layers == 0) return std::nullopt;
+  const bool aligning = !cli.alignment.empty();
   AttentionChoice choice;
-  if (!cli.alignment.empty()) {
+  if (aligning) {
     choice.layer = cli.alignment_layer == -2 ? std::max<int64_t>(0, layout.layers - 2) : cli.alignment_layer;
     choice.heads = cli.alignment_heads;
-    if (choice.layer < -1 || choice.layer >= layout.layers) {
-      throw std::invalid_argument(fmt::format(
-          "--alignment-layer {}: model {} ({}) has {} decoder attention layer(s); give 0..{}, or -1 "
-          "for their mean",
-          choice.layer, model.arch, path, layout.layers, layout.layers - 1));
-    }
-    if (choice.heads < 0 || choice.heads > layout.heads) {
-      throw std::invalid_argument(fmt::format(
-          "--alignment-heads {}: each layer of model {} ({}) has {} head(s); give 1..{}, or 0 for all",
-          choice.heads, model.arch, path, layout.heads, layout.heads));
-    }
-    return choice;
+  } else {
+    choice.layer = cli.attention_layer;
+    choice.head = cli.attention_head;
   }
-  choice.layer = cli.attention_layer;
-  choice.head = cli.attention_head;
+  const std::string layers = fmt::format("{} decoder attention layer(s)", layout.layers);
+  const std::string heads = fmt::format("{} head(s)", layout.heads);
   if (choice.layer < -1 || choice.layer >= layout.layers) {
-    throw std::invalid_argument(fmt::format(
-        "--attention-layer {}: model {} has {} decoder attention layer(s); give 0..{}, or -1 for "
-        "their mean",
-        choice.layer, model.arch, layout.layers, layout.layers - 1));
+    bad_attention_flag(aligning ? "--alignment-layer" : "--attention-layer", choice.layer, false, layers,
+                       fmt::format("0..{}, or -1 for their mean", layout.layers - 1), model, path);
+  }
+  if (choice.heads < 0 || choice.heads > layout.heads) {
+    bad_attention_flag("--alignment-heads", choice.heads, true, heads,
+                       fmt::format("1..{}, or 0 for all", layout.heads), model, path);
   }
   if (choice.head != -1 && choice.layer == -1) {
     throw std::invalid_argument("--attention-head needs --attention-layer: heads are per layer");
   }
   if (choice.head < -1 || choice.head >= layout.heads) {
-    throw std::invalid_argument(fmt::format(
-        "--attention-head {}: each layer of model {} has {} head(s); give 0..{}, or -1 for their "
-        "mean",
-        choice.head, model.arch, layout.heads, layout.heads - 1));
+    bad_attention_flag("--attention-head", choice.head, true, heads,
+                       fmt::format("0..{}, or -1 for their mean", layout.heads - 1), model, path);
   }
   return choice;
 }
@@ -248,11 +245,7 @@ std::shared_ptr<EncoderDecoder> search_model(const Options& cli, const Members& 
                                             members.paths.front()));
   }
   if (members.models.size() == 1) {
-    if (choices.front()) {
-      options.search.attention_layer = choices.front()->layer;
-      options.search.attention_head = choices.front()->head;
-      options.search.attention_heads = choices.front()->heads;
-    }
+    if (choices.front()) options.search.attention = *choices.front();
     std::shared_ptr<EncoderDecoder> model = members.models.front().model;
     if (cli.no_cache) model = std::make_shared<PrefixRecomputingModel>(model);
     return model;
@@ -263,7 +256,7 @@ std::shared_ptr<EncoderDecoder> search_model(const Options& cli, const Members& 
   auto ensemble = std::make_shared<EnsembleModel>(
       models, cli.weights, cli.ensemble_mode == "logprob" ? EnsembleMode::kLogProb : EnsembleMode::kProb);
   for (size_t i = 0; i < choices.size(); ++i) {
-    if (choices[i]) ensemble->choose_attention(i, choices[i]->layer, choices[i]->head, choices[i]->heads);
+    if (choices[i]) ensemble->choose_attention(i, *choices[i]);
   }
   return ensemble;
 }
@@ -425,13 +418,7 @@ int run(const Options& cli) {
   Translator translator(*model, first.tokenizers, options, device);
   const TranslationWriter writer(cli, options.search, first.tokenizers);
   const std::string which_attention =
-      members.models.size() > 1 ? "the models' mean"
-      : options.search.attention_layer < 0
-          ? std::string("mean of layers and heads")
-          : fmt::format("layer {}, {}", options.search.attention_layer,
-                        options.search.attention_head >= 0    ? fmt::format("head {}", options.search.attention_head)
-                        : options.search.attention_heads > 0 ? fmt::format("mean of the first {} heads", options.search.attention_heads)
-                                                              : std::string("mean of heads"));
+      members.models.size() > 1 ? "the models' mean" : options.search.attention.describe();
 
   std::vector<std::string> file_lines;
   if (!cli.input.empty()) file_lines = read_sentences(cli.input);  // checked before anything is written

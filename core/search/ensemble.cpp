@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/search/search.h"
 
 namespace nmtzoo {
 
@@ -24,9 +23,9 @@ EnsembleModel::EnsembleModel(std::vector<std::shared_ptr<EncoderDecoder>> models
   attention_choices_.resize(models_.size());
 }
 
-void EnsembleModel::choose_attention(size_t model, int64_t layer, int64_t head, int64_t heads) {
+void EnsembleModel::choose_attention(size_t model, const AttentionChoice& choice) {
   TORCH_CHECK(model < models_.size(), "the ensemble has no model ", model);
-  attention_choices_[model] = {layer, head, heads};
+  attention_choices_[model] = choice;
 }
 
 DecoderState EnsembleModel::encode(const Tensor& src_tokens, const Tensor& src_pad_mask) {
@@ -57,8 +56,7 @@ Tensor EnsembleModel::decode_step(const Tensor& prev_tokens, DecoderState& state
     child.record_attention = state.record_attention;
     log_probs.push_back(models_[i]->decode_step(prev_tokens, child));
     if (state.record_attention && child.attention.defined()) {
-      const AttentionChoice& choice = attention_choices_[i];
-      attention.push_back(selected_attention(child, choice.layer, choice.head, choice.heads));
+      attention.push_back(selected_attention(child, attention_choices_[i]));
     }
   }
   if (!attention.empty()) state.attention = torch::stack(attention).mean(0);

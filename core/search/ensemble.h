@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/search/search.h"
 #include "models/encoder_decoder.h"
 
 namespace nmtzoo {
@@ -33,14 +34,9 @@ class EnsembleModel : public EncoderDecoder {
   // Which cross-attention of model `model` enters the ensemble's recorded attention (the mean of
   // the models' that have one): a layer and head as in selected_attention(); by default the mean
   // of all its layers and heads. Models of different depths each get their own choice.
-  void choose_attention(size_t model, int64_t layer, int64_t head, int64_t heads);
+  void choose_attention(size_t model, const AttentionChoice& choice);
 
  private:
-  struct AttentionChoice {
-    int64_t layer = -1;
-    int64_t head = -1;
-    int64_t heads = 0;
-  };
   Tensor combine(const std::vector<Tensor>& log_probs) const;
 
   std::vector<std::shared_ptr<EncoderDecoder>> models_;

@@ -1,5 +1,6 @@
 #include "core/search/search.h"
 
+#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -119,7 +120,17 @@ SearchOptions SearchOptions::from(const DecodeConfig& config) {
   return options;
 }
 
-at::Tensor selected_attention(const DecoderState& state, int64_t layer, int64_t head, int64_t heads) {
+std::string AttentionChoice::describe() const {
+  if (layer < 0) return "mean of layers and heads";
+  if (head >= 0) return fmt::format("layer {}, head {}", layer, head);
+  if (heads > 0) return fmt::format("layer {}, mean of the first {} heads", layer, heads);
+  return fmt::format("layer {}, mean of heads", layer);
+}
+
+at::Tensor selected_attention(const DecoderState& state, const AttentionChoice& choice) {
+  const int64_t layer = choice.layer;
+  const int64_t head = choice.head;
+  const int64_t heads = choice.heads;
   if (layer < 0) return state.attention;
   TORCH_CHECK(layer < static_cast<int64_t>(state.layer_attention.size()), "attention layer ", layer,
               " does not exist; the model has ", state.layer_attention.size());
@@ -175,8 +186,7 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
     apply_constraints(log_probs, step, book.row_limits(limits), options);
     if (step < static_cast<int64_t>(longest_prefix)) force_prefixes(log_probs, step, book.row_sentences(), guides);
     if (state.record_attention && (state.attention.defined() || !state.layer_attention.empty())) {
-      at::Tensor now = selected_attention(state, options.attention_layer, options.attention_head,
-                                          options.attention_heads).unsqueeze(1);
+      at::Tensor now = selected_attention(state, options.attention).unsqueeze(1);
       history = history.defined() ? torch::cat({history, now}, 1) : now;
     }
     const int64_t blocks = log_probs.size(0) / K;

@@ -11,6 +11,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/config/config.h"
@@ -21,6 +22,15 @@ class DecoderState;
 class EncoderDecoder;
 class SearchStrategy;
 
+// Which cross-attention a search records: one decoder layer's heads (one head, the mean of the
+// first N, or all) or the mean of all layers and heads.
+struct AttentionChoice {
+  int64_t layer = -1;  // -1 = the mean of all layers and heads
+  int64_t head = -1;   // one head of that layer; -1 = a mean of heads
+  int64_t heads = 0;   // with head -1: the mean of the first N heads; 0 = all
+  std::string describe() const;  // "mean of layers and heads", "layer 2, head 1", ...
+};
+
 struct SearchOptions {
   int64_t beam = 5;                                   // 1 = greedy
   int64_t nbest = 1;                                  // hypotheses returned per sentence
@@ -30,9 +40,7 @@ struct SearchOptions {
   int64_t max_len_b = 10;
   int64_t min_len = 1;                                // EOS is forbidden before this many tokens
   bool record_attention = false;  // keep each returned hypothesis's cross-attention
-  int64_t attention_layer = -1;   // which decoder layer's attention to keep; -1 = mean of all
-  int64_t attention_head = -1;    // which head of that layer; -1 = mean of all
-  int64_t attention_heads = 0;    // with attention_head -1: the mean of the first N heads; 0 = all
+  AttentionChoice attention;      // which of the model's cross-attention to keep
   double unk_penalty = 0;         // subtracted from the log-probability of <unk>
   double coverage_penalty = 0;    // GNMT's beta: + beta * sum_j log(min(sum_i a_ij, 1)) at the end
   // Strategy choice (make_strategy): beam (beam 1 = greedy), sampling, or constrained beam.
@@ -72,9 +80,8 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
                                             const SearchOptions& options, SearchStrategy& strategy,
                                             const std::vector<SentenceGuide>& guides = {});
 
-// The cross-attention of the last step (R, S) that `options` selects from the model's state:
-// a layer's heads (one, the first N, or all averaged) or the mean of all layers.
-at::Tensor selected_attention(const DecoderState& state, int64_t layer, int64_t head, int64_t heads);
+// The cross-attention of the last step (R, S) that `choice` selects from the model's state.
+at::Tensor selected_attention(const DecoderState& state, const AttentionChoice& choice);
 
 // search() with a BeamStrategy of options.beam.
 std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model, const at::Tensor& src_tokens,

@@ -73,7 +73,7 @@ CopyAlignments copy_task_alignments(const std::string& variant, int steps) {
   SearchOptions options;
   options.beam = 3;
   options.record_attention = true;
-  options.attention_layer = 0;  // the only layer
+  options.attention.layer = 0;  // the only layer
   auto results = beam_search(*model, src, src.eq(kPadId), options);
   std::vector<std::string> pieces;
   for (int i = 0; i < 10; ++i) pieces.push_back("\xe2\x96\x81w" + std::to_string(i));

@@ -205,8 +205,8 @@ TEST(BeamSearch, RecordedAttentionHasARowPerOutputToken) {
   }
   EXPECT_EQ(results[1][0].attention.narrow(1, 4, 2).abs().sum().item<float>(), 0.0f)
       << "padding gets no attention";
-  options.attention_layer = 1;
-  options.attention_head = 0;
+  options.attention.layer = 1;
+  options.attention.head = 0;
   auto one_head = beam_search(*model, batch.src_tokens, batch.src_pad_mask, options);
   EXPECT_EQ(one_head[0][0].tokens, results[0][0].tokens);
   EXPECT_FALSE(one_head[0][0].attention.equal(results[0][0].attention));
