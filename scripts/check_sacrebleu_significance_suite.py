@@ -5,7 +5,7 @@
         [--evaluate build/bin/nmtzoo-evaluate] [--jobs N] [--max-diff TOL]
 
 SACREBLEU_SRC is sacreBLEU 2.6.0's source tree (github.com/mjpost/sacrebleu at tag v2.6.0, with
-sacrebleu/version.py present); it needs /usr/bin/python3's numpy 1.24.2 and what sacreBLEU imports
+sacrebleu/version.py written if missing); it needs /usr/bin/python3's numpy 1.24.2 and what sacreBLEU imports
 (`scripts/setup.sh --with-sacrebleu`).
 
 test_significance.py checks sacreBLEU's paired significance tests on 16 WMT17 en-de systems
@@ -45,6 +45,8 @@ import pickle
 import re
 import subprocess
 import sys
+
+import sacrebleu_source
 import tempfile
 import time
 
@@ -220,16 +222,12 @@ def main():
                              "p-value, score, mean or CI (default: only report the differences)")
     args = parser.parse_args()
 
-    source = os.path.abspath(args.sacrebleu_src)
+    source = sacrebleu_source.prepare(args.sacrebleu_src)
     evaluate = os.path.abspath(args.evaluate)
     if not os.path.isfile(os.path.join(source, PICKLE)):
         sys.exit(f"error: no {PICKLE} in {source}")
-    if not os.path.isfile(os.path.join(source, "sacrebleu", "version.py")):
-        sys.exit(f"error: {source}/sacrebleu/version.py is missing (written when sacreBLEU is "
-                 "installed; put __version__ = \"2.6.0\" in it)")
     if not os.access(evaluate, os.X_OK):
         sys.exit(f"error: {evaluate} is not an executable (build nmtzoo first)")
-    sys.path.insert(0, source)
     import sacrebleu
     print(f"sacreBLEU {sacrebleu.__version__} from {os.path.dirname(sacrebleu.__file__)}")
     version = subprocess.run([evaluate, "--version"], stdout=subprocess.PIPE, text=True).stdout

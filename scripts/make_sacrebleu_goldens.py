@@ -30,6 +30,8 @@ import json
 import os
 import sys
 
+import sacrebleu_source
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "sacrebleu")
 
@@ -272,12 +274,7 @@ def write_ter_stress():
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    source = os.path.abspath(sys.argv[1])
-    version_file = os.path.join(source, "sacrebleu", "version.py")
-    if not os.path.exists(version_file):
-        with open(version_file, "w") as f:
-            f.write('__version__ = "2.6.0"\n')
-    sys.path.insert(0, source)
+    sacrebleu_source.prepare(sys.argv[1])
     import sacrebleu
     from sacrebleu.metrics import BLEU, CHRF
 

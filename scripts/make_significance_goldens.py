@@ -21,6 +21,8 @@ import json
 import os
 import subprocess
 import sys
+
+import sacrebleu_source
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -86,11 +88,7 @@ def make_multiref_systems():
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    source = os.path.abspath(sys.argv[1])
-    version_file = os.path.join(source, "sacrebleu", "version.py")
-    if not os.path.exists(version_file):
-        with open(version_file, "w") as f:
-            f.write('__version__ = "2.6.0"\n')
+    source = sacrebleu_source.prepare(sys.argv[1])
     make_multiref_systems()
     references = {"multi30k": [MULTI30K_REF],
                   "multiref": [os.path.join(DATA, "ref1.txt"), os.path.join(DATA, "ref2.txt")]}
