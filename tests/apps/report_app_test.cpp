@@ -58,16 +58,21 @@ class ReportApp : public ::testing::Test {
   std::string file(const std::string& name) const { return testing::read_text(dir_.path(name)); }
   std::string err() const { return file("err.txt"); }
 
+  // "perfect" repeats the references; "partial" gets one of the three sentences wrong.
+  void add_perfect_and_partial_models() {
+    add_model("perfect", kReferences, 100.0);
+    add_model("partial",
+              "a dog runs fast\n"
+              "completely different words here now\n"
+              "a woman with a hat sits on a bench in a park\n",
+              55.25);
+  }
+
   testing::TempDir dir_;
 };
 
 TEST_F(ReportApp, TablesComeFromTheModelFoldersAndBleuByLengthFromTheHypotheses) {
-  add_model("perfect", kReferences, 100.0);
-  add_model("partial",
-            "a dog runs fast\n"
-            "completely different words here now\n"
-            "a woman with a hat sits on a bench in a park\n",
-            55.25);
+  add_perfect_and_partial_models();
   ASSERT_EQ(report({"perfect", "partial"}), 0) << err();
 
   EXPECT_EQ(file("report/results.csv"),
@@ -94,12 +99,7 @@ TEST_F(ReportApp, TablesComeFromTheModelFoldersAndBleuByLengthFromTheHypotheses)
 }
 
 TEST_F(ReportApp, ModelsAreTestedAgainstTheBaselineWithIntervalsAndPValues) {
-  add_model("perfect", kReferences, 100.0);
-  add_model("partial",
-            "a dog runs fast\n"
-            "completely different words here now\n"
-            "a woman with a hat sits on a bench in a park\n",
-            55.25);
+  add_perfect_and_partial_models();
   ASSERT_EQ(report({"perfect", "partial"}, {"--samples", "200"}), 0) << err();
   const std::string markdown = file("report/results.md");
   // The first model is the baseline when there is no "transformer"; scores are computed from the
