@@ -50,7 +50,7 @@ std::vector<int64_t> length_limits(EncoderDecoder& model, const std::vector<int6
 
 // Forbids BOS and PAD always, EOS before min_len, and everything but EOS at a row's length
 // limit; applies the <unk> penalty.
-void apply_constraints(at::Tensor& log_probs, int64_t step, const std::vector<int64_t>& row_limits,
+void apply_token_rules(at::Tensor& log_probs, int64_t step, const std::vector<int64_t>& row_limits,
                        const SearchOptions& options) {
   log_probs.index_fill_(1, torch::tensor({kPadId, kBosId}, log_probs.options().dtype(torch::kLong)),
                         kMinusInf);
@@ -183,7 +183,7 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
 
   for (int64_t step = 0; !book.empty(); ++step) {
     at::Tensor log_probs = model.decode_step(prev, state);  // (R, V)
-    apply_constraints(log_probs, step, book.row_limits(limits), options);
+    apply_token_rules(log_probs, step, book.row_limits(limits), options);
     if (step < static_cast<int64_t>(longest_prefix)) force_prefixes(log_probs, step, book.row_sentences(), guides);
     if (state.record_attention && (state.attention.defined() || !state.layer_attention.empty())) {
       at::Tensor now = selected_attention(state, options.attention).unsqueeze(1);

@@ -93,7 +93,7 @@ at::Tensor SamplingStrategy::filtered(const at::Tensor& log_probs) const {
     at::Tensor kth = std::get<0>(weights.topk(top_k_, -1)).narrow(-1, top_k_ - 1, 1);
     weights.masked_fill_(weights < kth, kMinusInf);
   }
-  if (top_p_ < 1.0) weights.masked_fill_(outside_nucleus(weights.view({-1, vocab}), top_p_).view_as(weights), kMinusInf);
+  if (top_p_ < 1.0) weights.masked_fill_(outside_nucleus(weights.reshape({-1, vocab}), top_p_).view_as(weights), kMinusInf);
   return weights;
 }
 

@@ -28,7 +28,7 @@ class SearchStrategy {
   virtual ~SearchStrategy() = default;
   // K: hypotheses kept per sentence.
   virtual int64_t width() const = 0;
-  // log_probs (N, K, V) for N live sentences, search constraints already applied (-inf =
+  // log_probs (N, K, V) for N live sentences, the search's token rules already applied (-inf =
   // forbidden); scores (N, K) cumulative log-probabilities (-inf for unused hypotheses).
   // `sentences` (N): the batch index of each live sentence, in order.
   // Returns C >= 1 candidates per sentence. The loop takes continuations ending in EOS among the
