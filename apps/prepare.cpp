@@ -1,15 +1,20 @@
-// nmtzoo-prepare: trains the run's tokenizer if missing, then reports corpus statistics.
+// nmtzoo-prepare: trains the run's tokenizer if missing, prepares the binary dataset (once; again
+// only when the config, tokenizer or input files changed), and prints corpus statistics.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <numeric>
 
 #include "apps/common.h"
 #include "core/config/loader.h"
 #include "core/data/batching.h"
+#include "core/data/binary_dataset.h"
 #include "core/data/corpus.h"
+#include "core/data/dataset_prepare.h"
 #include "core/data/tokenizers.h"
 #include "core/runtime/trained_model.h"
 #include "models/registry.h"
@@ -19,77 +24,111 @@ namespace {
 
 using namespace nmtzoo;
 
-struct SideStats {
-  int64_t tokens = 0;
-  int64_t longest = 0;
-  int64_t unknown = 0;
+struct SplitStats {
+  int64_t pairs = 0;
+  int64_t src_tokens = 0;
+  int64_t tgt_tokens = 0;
+  int64_t src_longest = 0;
+  int64_t tgt_longest = 0;
+  int64_t src_unknown = 0;
+  int64_t tgt_unknown = 0;
+
+  void add(TokenSpan src, TokenSpan tgt) {
+    ++pairs;
+    src_tokens += static_cast<int64_t>(src.size);
+    tgt_tokens += static_cast<int64_t>(tgt.size);
+    src_longest = std::max<int64_t>(src_longest, static_cast<int64_t>(src.size));
+    tgt_longest = std::max<int64_t>(tgt_longest, static_cast<int64_t>(tgt.size));
+    src_unknown += std::count(src.begin(), src.end(), static_cast<int32_t>(kUnkId));
+    tgt_unknown += std::count(tgt.begin(), tgt.end(), static_cast<int32_t>(kUnkId));
+  }
 };
 
-SideStats describe(const std::vector<std::vector<int32_t>>& sentences) {
-  SideStats stats;
-  for (const auto& sentence : sentences) {
-    stats.tokens += static_cast<int64_t>(sentence.size());
-    stats.longest = std::max<int64_t>(stats.longest, static_cast<int64_t>(sentence.size()));
-    stats.unknown += std::count(sentence.begin(), sentence.end(), static_cast<int32_t>(kUnkId));
+void print_row(const std::string& name, const SplitStats& s) {
+  const double n = std::max<double>(1.0, static_cast<double>(s.pairs));
+  std::cout << fmt::format(
+      "{:<18} {:>9} {:>11} {:>11} {:>6.1f} {:>6.1f} {:>5} {:>5} {:>7.3f}% {:>7.3f}%\n", name,
+      s.pairs, s.src_tokens, s.tgt_tokens, static_cast<double>(s.src_tokens) / n,
+      static_cast<double>(s.tgt_tokens) / n, s.src_longest, s.tgt_longest,
+      100.0 * static_cast<double>(s.src_unknown) / static_cast<double>(std::max<int64_t>(1, s.src_tokens)),
+      100.0 * static_cast<double>(s.tgt_unknown) / static_cast<double>(std::max<int64_t>(1, s.tgt_tokens)));
+}
+
+// Statistics of pairs [begin, end) of a prepared split, read in slices so the pages are released.
+SplitStats dataset_stats(const BinaryDataset& dataset, int64_t begin, int64_t end) {
+  SplitStats stats;
+  std::vector<int64_t> slice;
+  for (int64_t i = begin; i < end;) {
+    slice.resize(static_cast<size_t>(std::min<int64_t>(65536, end - i)));
+    std::iota(slice.begin(), slice.end(), i);
+    for (const PairTokens& pair : dataset.pairs(slice)) stats.add(pair.src, pair.tgt);
+    i += static_cast<int64_t>(slice.size());
   }
   return stats;
 }
 
-void print_split(const std::string& name, const ParallelText& text, const TokenizedCorpus& corpus,
-                 const RunConfig& config) {
-  auto src = describe(corpus.src);
-  auto tgt = describe(corpus.tgt);
-  const double n = std::max<double>(1.0, static_cast<double>(corpus.size()));
-  std::cout << fmt::format(
-      "{:<18} {:>7} {:>9} {:>9} {:>6.1f} {:>6.1f} {:>5} {:>5} {:>7.3f}% {:>7.3f}%\n", name,
-      corpus.size(), src.tokens, tgt.tokens, static_cast<double>(src.tokens) / n,
-      static_cast<double>(tgt.tokens) / n, src.longest, tgt.longest,
-      100.0 * static_cast<double>(src.unknown) / std::max<int64_t>(1, src.tokens),
-      100.0 * static_cast<double>(tgt.unknown) / std::max<int64_t>(1, tgt.tokens));
-  if (text.invalid_utf8_skipped > 0) {
-    std::cout << fmt::format("{:<18} skipped {} lines of invalid UTF-8 or with NUL bytes\n", "",
-                             text.invalid_utf8_skipped);
-  }
-  (void)config;
-}
-
-int run(const std::string& path, const std::vector<std::string>& overrides) {
+int run(const std::string& path, const std::vector<std::string>& overrides, bool force,
+        int64_t threads, bool quiet) {
   auto start = std::chrono::steady_clock::now();
   register_builtin_models();
   RunConfig config = load_config(path, overrides);
   check_run_config(config);
   save_config(config, config.run_dir() + "/config.yaml");
   Tokenizers tokenizers = prepare_tokenizers(config, std::cerr);
+  const std::string fingerprint = tokenizer_fingerprint(tokenizers);
+  const std::string dir = config.dataset_dir();
+  const std::string stale = force ? "--force" : dataset_staleness(config, fingerprint);
+  if (!stale.empty()) {
+    std::cerr << fmt::format("preparing the binary dataset in {} ({})\n", dir, stale);
+    PrepareOptions options;
+    options.threads = threads;
+    options.terminal = ::isatty(STDERR_FILENO) != 0;
+    options.progress = !quiet;
+    DatasetManifest made = prepare_dataset(config, tokenizers, std::cerr, options);
+    std::cerr << fmt::format("prepared in {:.1f} s with {} threads ({:.0f} pairs/s)\n", made.seconds,
+                             made.threads,
+                             static_cast<double>(made.train_pairs) /
+                                 std::max(1e-9, made.seconds));
+  } else {
+    std::cerr << fmt::format("the binary dataset in {} is up to date\n", dir);
+  }
+  const DatasetManifest manifest = read_manifest(dir);
 
-  std::cout << fmt::format("{} -> {} | tokenizer {} ({} pieces{})\n", config.data.src_lang,
-                           config.data.tgt_lang, tokenizers.src->path(),
+  std::cout << fmt::format("{} -> {} | tokenizer {} ({} pieces{}) | dataset {}\n",
+                           config.data.src_lang, config.data.tgt_lang, tokenizers.src->path(),
                            tokenizers.src->vocab_size(),
-                           tokenizers.joint() ? ", joint" : ", " + tokenizers.tgt->path());
-  std::cout << fmt::format("{:<18} {:>7} {:>9} {:>9} {:>6} {:>6} {:>5} {:>5} {:>8} {:>8}\n",
+                           tokenizers.joint() ? ", joint" : ", " + tokenizers.tgt->path(), dir);
+  std::cout << fmt::format("{:<18} {:>9} {:>11} {:>11} {:>6} {:>6} {:>5} {:>5} {:>8} {:>8}\n",
                            "split", "pairs", "src tok", "tgt tok", "src/s", "tgt/s", "src>",
                            "tgt>", "src unk", "tgt unk");
-  std::vector<std::string> splits{config.data.train, config.data.valid};
-  splits.insert(splits.end(), config.data.test.begin(), config.data.test.end());
-  TokenizedCorpus train;
-  for (const auto& split : splits) {
+  BinaryDataset train(dir, "train", tokenizers.src->vocab_size(), tokenizers.tgt->vocab_size());
+  for (const PreparedCorpus& corpus : manifest.corpora) {
+    print_row(corpus.split, dataset_stats(train, corpus.begin, corpus.end));
+    std::cout << fmt::format("{:<18} {} lines: {}{}\n", "", corpus.lines, corpus.filtered.summary(),
+                             corpus.invalid_utf8_skipped > 0
+                                 ? fmt::format("; {} skipped as invalid UTF-8 or with NUL bytes",
+                                               corpus.invalid_utf8_skipped)
+                                 : "");
+  }
+  BinaryDataset valid(dir, "valid", tokenizers.src->vocab_size(), tokenizers.tgt->vocab_size());
+  print_row(config.data.valid, dataset_stats(valid, 0, valid.size()));
+  for (const auto& split : config.data.test) {
     ParallelText text = read_parallel(config.corpus_path(split, config.data.src_lang),
                                       config.corpus_path(split, config.data.tgt_lang),
-                                      config.data.invalid_utf8);
+                                      InvalidUtf8Policy::kError);
     TokenizedCorpus corpus = tokenize(text, *tokenizers.src, *tokenizers.tgt);
-    print_split(split, text, corpus, config);
-    if (split == config.data.train) train = std::move(corpus);
+    SplitStats stats;
+    for (size_t i = 0; i < corpus.size(); ++i) {
+      stats.add({corpus.src[i].data(), corpus.src[i].size()}, {corpus.tgt[i].data(), corpus.tgt[i].size()});
+    }
+    print_row(split, stats);
   }
 
-  FilterStats filtered;
-  TokenizedCorpus kept = filter_pairs(
-      train, FilterOptions{config.data.max_len, config.data.max_len_ratio, true}, &filtered);
-  std::vector<int64_t> lengths;
+  std::vector<int64_t> lengths(static_cast<size_t>(train.size()));
   int64_t real_tokens = 0;
-  for (size_t i = 0; i < kept.size(); ++i) {
-    auto s = static_cast<int64_t>(kept.src[i].size()) + 1;
-    auto t = static_cast<int64_t>(kept.tgt[i].size()) + 1;
-    lengths.push_back(std::max(s, t));
-    real_tokens += s + t;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    lengths[i] = std::max(train.src_lengths()[i], train.tgt_lengths()[i]) + 1;
+    real_tokens += train.src_lengths()[i] + train.tgt_lengths()[i] + 2;
   }
   auto batches = make_batches(lengths, {config.training.max_tokens,
                                         static_cast<uint64_t>(config.training.seed), true});
@@ -98,33 +137,39 @@ int run(const std::string& path, const std::vector<std::string>& overrides) {
     int64_t longest_src = 0;
     int64_t longest_tgt = 0;
     for (int64_t i : batch) {
-      longest_src = std::max<int64_t>(longest_src, static_cast<int64_t>(kept.src[i].size()) + 1);
-      longest_tgt = std::max<int64_t>(longest_tgt, static_cast<int64_t>(kept.tgt[i].size()) + 1);
+      longest_src = std::max<int64_t>(longest_src, train.src_lengths()[static_cast<size_t>(i)] + 1);
+      longest_tgt = std::max<int64_t>(longest_tgt, train.tgt_lengths()[static_cast<size_t>(i)] + 1);
     }
     padded += static_cast<int64_t>(batch.size()) * (longest_src + longest_tgt);
   }
-  std::cout << "training filter: " << filtered.summary() << "\n";
   std::cout << fmt::format(
       "batches per epoch at training.max_tokens={}: {} (mean {:.1f} pairs; {:.1f}% of padded "
       "slots hold real tokens)\n",
       config.training.max_tokens, batches.size(),
-      static_cast<double>(kept.size()) / std::max<size_t>(1, batches.size()),
-      100.0 * static_cast<double>(real_tokens) / std::max<int64_t>(1, padded));
+      static_cast<double>(train.size()) / static_cast<double>(std::max<size_t>(1, batches.size())),
+      100.0 * static_cast<double>(real_tokens) / static_cast<double>(std::max<int64_t>(1, padded)));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << fmt::format("resolved config: {}/config.yaml | {:.1f} s\n", config.run_dir(),
-                           seconds);
+  std::cout << fmt::format("resolved config: {}/config.yaml | {:.1f} s\n", config.run_dir(), seconds);
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Train the run's tokenizer if it is missing and print corpus statistics."};
+  CLI::App app{"Train the run's tokenizer if it is missing, prepare the binary dataset that "
+               "nmtzoo-train reads (when missing or stale) and print corpus statistics."};
   std::string path;
   std::vector<std::string> overrides;
+  bool force = false;
+  bool quiet = false;
+  int64_t threads = 0;
   app.add_option("-c,--config,config", path, "YAML run config")->required();
   app.add_option("--set", overrides, "override a key, e.g. --set tokenizer.vocab_size=16000")
       ->type_name("KEY=VALUE");
+  app.add_flag("--force", force, "prepare the dataset again even when it is up to date");
+  app.add_option("--threads", threads, "tokenizing threads; 0 = every core")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("-q,--quiet", quiet, "no progress display");
   CLI11_PARSE(app, argc, argv);
-  return nmtzoo::run_app([&] { return run(path, overrides); });
+  return nmtzoo::run_app([&] { return run(path, overrides, force, threads, quiet); });
 }

@@ -26,6 +26,10 @@ std::string RunConfig::corpus_path(const std::string& split, const std::string& 
   return (fs::exists(gzipped, ec) || !fs::exists(plain, ec)) ? gzipped.string() : plain.string();
 }
 
+std::string RunConfig::dataset_dir() const {
+  return data.bin_dir.empty() ? (fs::path(run_dir()) / "data-bin").string() : data.bin_dir;
+}
+
 std::string RunConfig::where(const std::string& key) const {
   auto it = origin.find(key);
   return it == origin.end() ? (source.empty() ? "default" : source + ": default") : it->second;

@@ -28,16 +28,27 @@ enum class LengthPenalty { kNone, kAverage, kWu };
 // order, or in any order.
 enum class ConstraintMode { kNone, kOrdered, kUnordered };
 
+// One training corpus: <data.dir>/<split>.<lang>[.gz], and how many times per epoch each of its
+// pairs is seen (fairseq's upsampling; a fraction samples that share of it, anew every epoch).
+struct TrainCorpus {
+  std::string split;
+  double weight = 1.0;
+  bool operator==(const TrainCorpus& other) const {
+    return split == other.split && weight == other.weight;
+  }
+};
+
 struct DataConfig {
   std::string dir;
   std::string src_lang;
   std::string tgt_lang;
-  std::string train;
+  std::vector<TrainCorpus> train;
   std::string valid;
   std::vector<std::string> test;
   int64_t max_len;
   double max_len_ratio;
   InvalidUtf8Policy invalid_utf8;
+  std::string bin_dir;
 };
 
 struct TokenizerConfig {
@@ -81,6 +92,10 @@ struct TrainConfig {
   int64_t max_bad_steps;
   bool bf16;
   bool check_replicas;
+  std::string init_from;
+  bool reset_optimizer;
+  bool reset_schedule;
+  bool reset_progress;
 };
 
 struct DecodeConfig {
@@ -118,6 +133,7 @@ struct RunConfig {
   std::string run_dir() const;                  // training.output_dir or runs/<config stem>
   std::string tokenizer_model(const std::string& lang) const;
   std::string corpus_path(const std::string& split, const std::string& lang) const;
+  std::string dataset_dir() const;              // data.bin_dir or <run dir>/data-bin
   // Where a key was set, for error messages: "file:line", "--set", or "default".
   std::string where(const std::string& key) const;
 };

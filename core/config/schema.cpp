@@ -151,6 +151,40 @@ std::string parse_string(const YAML::Node& node, std::string& value) {
   return error;
 }
 
+std::string parse_corpus(const YAML::Node& node, TrainCorpus& corpus) {
+  if (!node.IsMap()) return parse_string(node, corpus.split);
+  for (const auto& entry : node) {
+    std::string name = entry.first.IsScalar() ? entry.first.Scalar() : "?";
+    std::string error;
+    if (name == "split") {
+      error = parse_string(entry.second, corpus.split);
+    } else if (name == "weight") {
+      error = parse_float(entry.second, corpus.weight);
+      if (error.empty() && !(corpus.weight > 0)) {
+        error = fmt::format("{} is out of range: expected > 0", corpus.weight);
+      }
+    } else {
+      return "unknown key '" + name + "' in a corpus (expected split and weight)";
+    }
+    if (!error.empty()) return name + ": " + error;
+  }
+  return "";
+}
+
+std::string parse_corpora(const YAML::Node& node, std::vector<TrainCorpus>& corpora) {
+  std::string error = node.IsMap() ? "expects a corpus name or a list of corpora"
+                                   : parse_list(node, corpora, parse_corpus);
+  if (!error.empty()) return error;
+  if (corpora.empty()) return "expects at least one corpus";
+  for (size_t i = 0; i < corpora.size(); ++i) {
+    if (corpora[i].split.empty()) return fmt::format("corpus {} has no split name", i + 1);
+    for (size_t j = 0; j < i; ++j) {
+      if (corpora[j].split == corpora[i].split) return "corpus '" + corpora[i].split + "' is listed twice";
+    }
+  }
+  return "";
+}
+
 template <class T>
 using ChoiceTable = std::vector<std::pair<const char*, T>>;
 
@@ -234,6 +268,30 @@ class SectionBuilder {
         [=](const Section& s) { return format(s.*field); });
   }
 
+  // A corpus name, or a list of names and {split: NAME, weight: W} mappings.
+  void corpora(const char* key, std::vector<TrainCorpus> Section::*field, const std::string& fallback,
+               const char* help) {
+    auto format = [](const std::vector<TrainCorpus>& values) {
+      if (values.size() == 1 && values[0].weight == 1.0) return quote(values[0].split);
+      std::string text;
+      for (const auto& corpus : values) {
+        text += text.empty() ? "" : ", ";
+        text += corpus.weight == 1.0 ? quote(corpus.split)
+                                     : fmt::format("{{split: {}, weight: {}}}", quote(corpus.split),
+                                                   format_float(corpus.weight));
+      }
+      return "[" + text + "]";
+    };
+    add(key, "corpus name, or list of names and {split, weight} mappings", quote(fallback), help,
+        [=](const YAML::Node& node, Section& s) {
+          std::vector<TrainCorpus> values;
+          std::string error = parse_corpora(node, values);
+          if (error.empty()) s.*field = std::move(values);
+          return error;
+        },
+        [=](const Section& s) { return format(s.*field); });
+  }
+
   void reals(const char* key, std::vector<double> Section::*field, const std::vector<double>& fallback,
              size_t count, Range range, const char* help) {
     auto format = [](const std::vector<double>& values) {
@@ -310,7 +368,9 @@ std::vector<OptionSpec> build_schema() {
               "folder holding <split>.<lang>[.gz] files, one sentence a line");
   data.string("src_lang", &DataConfig::src_lang, "de", "source language suffix");
   data.string("tgt_lang", &DataConfig::tgt_lang, "en", "target language suffix");
-  data.string("train", &DataConfig::train, "train", "training split name");
+  data.corpora("train", &DataConfig::train, "train",
+               "training corpus, or several: [news, {split: backtranslated, weight: 0.5}]; a "
+               "weight is the corpus's sampling rate per epoch (2 = twice, 0.5 = a fresh half)");
   data.string("valid", &DataConfig::valid, "val", "validation split name (model selection)");
   data.strings("test", &DataConfig::test, {"test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"},
                "test split names, translated and scored after training");
@@ -322,6 +382,9 @@ std::vector<OptionSpec> build_schema() {
                                  {{"error", InvalidUtf8Policy::kError}, {"skip", InvalidUtf8Policy::kSkip}},
                                  "a training line that is not UTF-8: stop with its file and line, "
                                  "or skip the pair and count it");
+  data.string("bin_dir", &DataConfig::bin_dir, "",
+              "binary dataset folder (nmtzoo-prepare's output, made by nmtzoo-train when missing "
+              "or stale); empty = <run dir>/data-bin");
 
   SectionBuilder<TokenizerConfig> tok(options, "tokenizer", &RunConfig::tokenizer);
   tok.choice<SubwordModel>("model_type", &TokenizerConfig::model_type, SubwordModel::kBpe,
@@ -333,8 +396,9 @@ std::vector<OptionSpec> build_schema() {
               "one vocabulary for both languages (needed for model.share_embeddings: all)");
   tok.real("character_coverage", &TokenizerConfig::character_coverage, 1.0, Range{0.9, 1.0},
            "fraction of characters covered by the model's alphabet");
-  tok.integer("input_sentence_size", &TokenizerConfig::input_sentence_size, 0, non_negative,
-              "train on a random sample of this many sentences; 0 = all");
+  tok.integer("input_sentence_size", &TokenizerConfig::input_sentence_size, 2000000, non_negative,
+              "train on a random sample of at most this many sentences (bounds its memory on "
+              "large corpora); 0 = all");
   tok.string("prefix", &TokenizerConfig::prefix, "",
              "model path prefix (<prefix>.model, or <prefix>.<lang>.model when not joint); "
              "empty = <run dir>/spm; trained when missing");
@@ -460,6 +524,16 @@ std::vector<OptionSpec> build_schema() {
                 "CPU bfloat16 autocast for matrix products (faster on AMX, slightly less accurate)");
   train.boolean("check_replicas", &TrainConfig::check_replicas, false,
                 "multi-process: verify after every update that all ranks hold identical weights");
+  train.string("init_from", &TrainConfig::init_from, "",
+               "fine-tune: start a new run from this checkpoint's weights (same model keys, "
+               "tokenizer and vocabulary; its tokenizer is adopted when the run has none)");
+  train.boolean("reset_optimizer", &TrainConfig::reset_optimizer, true,
+                "with init_from: a fresh optimizer (false: keep the checkpoint's Adam moments)");
+  train.boolean("reset_schedule", &TrainConfig::reset_schedule, true,
+                "with init_from: restart the learning-rate schedule (warmup included) at step 0");
+  train.boolean("reset_progress", &TrainConfig::reset_progress, true,
+                "with init_from: count updates, epochs and time from zero (false: continue the "
+                "checkpoint's counts, so max_steps and max_time include them)");
 
   SectionBuilder<DecodeConfig> decode(options, "decoding", &RunConfig::decoding);
   decode.integer("beam", &DecodeConfig::beam, 5, Range{1, 1024}, "beam size; 1 = greedy");

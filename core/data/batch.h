@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/data/binary_dataset.h"
+
 namespace nmtzoo {
 
 struct TokenizedCorpus;
@@ -23,11 +25,11 @@ struct Batch {
   Batch to(const c10::Device& device) const;
 };
 
-// Builds a batch on the CPU from corpus rows `indices`.
+// Builds a batch on the CPU from `pairs`, the token ids of corpus rows `indices`.
+Batch make_batch(const std::vector<PairTokens>& pairs, const std::vector<int64_t>& indices);
 Batch make_batch(const TokenizedCorpus& corpus, const std::vector<int64_t>& indices);
 
 // (B, L) right-padded ids; each sequence gets EOS appended and, when asked, BOS prepended.
-at::Tensor pad_sequences(const std::vector<const std::vector<int32_t>*>& sequences, bool add_bos,
-                         bool add_eos);
+at::Tensor pad_sequences(const std::vector<TokenSpan>& sequences, bool add_bos, bool add_eos);
 
 }  // namespace nmtzoo

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "core/io/text_file.h"
 #include "tokenizer/sentencepiece.h"
 
 namespace nmtzoo {
@@ -16,41 +15,50 @@ std::string text_error(const LineReader& reader, const TextProblem& problem) {
 
 }  // namespace
 
+ParallelLineReader::ParallelLineReader(const std::string& src_path, const std::string& tgt_path)
+    : src_(src_path), tgt_(tgt_path) {}
+
+bool ParallelLineReader::next(std::string& src, std::string& tgt) {
+  const bool has_src = src_.next(src);
+  const bool has_tgt = tgt_.next(tgt);
+  if (has_src != has_tgt) {
+    LineReader& longer = has_src ? src_ : tgt_;
+    LineReader& shorter = has_src ? tgt_ : src_;
+    std::string line;
+    while (longer.next(line)) {
+    }
+    throw DataError(fmt::format("line counts differ: '{}' has {} lines but '{}' has {}",
+                                longer.path(), longer.line_number(), shorter.path(),
+                                shorter.line_number()));
+  }
+  return has_src;
+}
+
+std::string pair_text_problem(const std::string& src, const std::string& tgt,
+                              const std::string& src_path, const std::string& tgt_path, int64_t line) {
+  if (auto bad = find_text_problem(src)) return fmt::format("{}:{}: {}", src_path, line, bad->describe());
+  if (auto bad = find_text_problem(tgt)) return fmt::format("{}:{}: {}", tgt_path, line, bad->describe());
+  return "";
+}
+
 ParallelText read_parallel(const std::string& src_path, const std::string& tgt_path,
                            InvalidUtf8Policy policy) {
-  LineReader src_reader(src_path);
-  LineReader tgt_reader(tgt_path);
+  ParallelLineReader reader(src_path, tgt_path);
   ParallelText text;
   std::string src_line;
   std::string tgt_line;
-  while (true) {
-    bool has_src = src_reader.next(src_line);
-    bool has_tgt = tgt_reader.next(tgt_line);
-    if (has_src != has_tgt) {
-      LineReader& longer = has_src ? src_reader : tgt_reader;
-      LineReader& shorter = has_src ? tgt_reader : src_reader;
-      std::string line;
-      while (longer.next(line)) {
-      }
-      throw DataError(fmt::format("line counts differ: '{}' has {} lines but '{}' has {}",
-                                  longer.path(), longer.line_number(), shorter.path(),
-                                  shorter.line_number()));
-    }
-    if (!has_src) break;
+  while (reader.next(src_line, tgt_line)) {
     ++text.lines_read;
-    auto src_bad = find_text_problem(src_line);
-    auto tgt_bad = find_text_problem(tgt_line);
-    if (src_bad || tgt_bad) {
-      if (policy == InvalidUtf8Policy::kError) {
-        throw DataError(src_bad ? text_error(src_reader, *src_bad)
-                                : text_error(tgt_reader, *tgt_bad));
-      }
+    std::string problem =
+        pair_text_problem(src_line, tgt_line, src_path, tgt_path, reader.line_number());
+    if (!problem.empty()) {
+      if (policy == InvalidUtf8Policy::kError) throw DataError(problem);
       ++text.invalid_utf8_skipped;
       continue;
     }
     text.src.push_back(std::move(src_line));
     text.tgt.push_back(std::move(tgt_line));
-    text.line_numbers.push_back(src_reader.line_number());
+    text.line_numbers.push_back(reader.line_number());
   }
   return text;
 }
@@ -78,26 +86,47 @@ TokenizedCorpus tokenize(const ParallelText& text, const SentencePiece& src_toke
   return corpus;
 }
 
+FilterVerdict classify_pair(int64_t src_len, int64_t tgt_len, const FilterOptions& options) {
+  if (options.drop_empty && (src_len == 0 || tgt_len == 0)) return FilterVerdict::kEmpty;
+  if (options.max_len > 0 && std::max(src_len, tgt_len) > options.max_len) return FilterVerdict::kTooLong;
+  if (options.max_len_ratio > 0 && src_len > 0 && tgt_len > 0 &&
+      static_cast<double>(std::max(src_len, tgt_len)) >
+          options.max_len_ratio * static_cast<double>(std::min(src_len, tgt_len))) {
+    return FilterVerdict::kBadRatio;
+  }
+  return FilterVerdict::kKept;
+}
+
+void FilterStats::count(FilterVerdict verdict) {
+  ++input;
+  switch (verdict) {
+    case FilterVerdict::kKept: ++kept; break;
+    case FilterVerdict::kEmpty: ++empty; break;
+    case FilterVerdict::kTooLong: ++too_long; break;
+    case FilterVerdict::kBadRatio: ++bad_ratio; break;
+  }
+}
+
+FilterStats& FilterStats::operator+=(const FilterStats& other) {
+  input += other.input;
+  empty += other.empty;
+  too_long += other.too_long;
+  bad_ratio += other.bad_ratio;
+  kept += other.kept;
+  return *this;
+}
+
 TokenizedCorpus filter_pairs(const TokenizedCorpus& corpus, const FilterOptions& options,
                              FilterStats* stats) {
   FilterStats counts;
   TokenizedCorpus kept;
   for (size_t i = 0; i < corpus.size(); ++i) {
-    auto src_len = static_cast<int64_t>(corpus.src[i].size());
-    auto tgt_len = static_cast<int64_t>(corpus.tgt[i].size());
-    ++counts.input;
-    if (options.drop_empty && (src_len == 0 || tgt_len == 0)) {
-      ++counts.empty;
-    } else if (options.max_len > 0 && std::max(src_len, tgt_len) > options.max_len) {
-      ++counts.too_long;
-    } else if (options.max_len_ratio > 0 && src_len > 0 && tgt_len > 0 &&
-               static_cast<double>(std::max(src_len, tgt_len)) >
-                   options.max_len_ratio * static_cast<double>(std::min(src_len, tgt_len))) {
-      ++counts.bad_ratio;
-    } else {
+    const FilterVerdict verdict = classify_pair(static_cast<int64_t>(corpus.src[i].size()),
+                                                static_cast<int64_t>(corpus.tgt[i].size()), options);
+    counts.count(verdict);
+    if (verdict == FilterVerdict::kKept) {
       kept.src.push_back(corpus.src[i]);
       kept.tgt.push_back(corpus.tgt[i]);
-      ++counts.kept;
     }
   }
   if (stats != nullptr) *stats = counts;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/io/text_file.h"
 
 namespace nmtzoo {
 
@@ -15,6 +16,25 @@ class SentencePiece;
 struct DataError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// Reads two line-aligned files (plain or gzip) pair by pair. Unequal line counts are a DataError
+// naming both files and counts.
+class ParallelLineReader {
+ public:
+  ParallelLineReader(const std::string& src_path, const std::string& tgt_path);
+  bool next(std::string& src, std::string& tgt);  // false after the last pair
+  int64_t line_number() const { return src_.line_number(); }
+  const LineReader& src() const { return src_; }
+  const LineReader& tgt() const { return tgt_; }
+
+ private:
+  LineReader src_;
+  LineReader tgt_;
+};
+
+// "<file>:<line>: <problem>" of the first unusable side of a pair, or "" when both are usable text.
+std::string pair_text_problem(const std::string& src, const std::string& tgt,
+                              const std::string& src_path, const std::string& tgt_path, int64_t line);
 
 struct ParallelText {
   std::vector<std::string> src;
@@ -47,12 +67,17 @@ struct FilterOptions {
   bool drop_empty = true;      // drop pairs with an empty side
 };
 
+enum class FilterVerdict { kKept, kEmpty, kTooLong, kBadRatio };
+FilterVerdict classify_pair(int64_t src_len, int64_t tgt_len, const FilterOptions& options);
+
 struct FilterStats {
   int64_t input = 0;
   int64_t empty = 0;
   int64_t too_long = 0;
   int64_t bad_ratio = 0;
   int64_t kept = 0;
+  void count(FilterVerdict verdict);
+  FilterStats& operator+=(const FilterStats& other);
   std::string summary() const;
 };
 

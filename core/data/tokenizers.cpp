@@ -21,11 +21,59 @@ std::string read_file(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// The training sentences of one or both sides of every training corpus, streamed (all source
+// sentences, then all target sentences, as SentencePiece was always fed): it keeps a bounded
+// random sample (tokenizer.input_sentence_size), so memory does not grow with the corpus. A pair
+// with an invalid line is an error or skipped on both sides, as data.invalid_utf8 says.
+class TrainingSentences {
+ public:
+  TrainingSentences(const RunConfig& config, bool src_side, bool tgt_side) : config_(config) {
+    if (src_side) passes_.push_back(true);
+    if (tgt_side) passes_.push_back(false);
+  }
+
+  bool next(std::string_view& sentence) {
+    while (true) {
+      if (!reader_) {
+        if (corpus_ == config_.data.train.size()) {
+          corpus_ = 0;
+          ++pass_;
+        }
+        if (pass_ == passes_.size()) return false;
+        const std::string& split = config_.data.train[corpus_++].split;
+        src_path_ = config_.corpus_path(split, config_.data.src_lang);
+        tgt_path_ = config_.corpus_path(split, config_.data.tgt_lang);
+        reader_ = std::make_unique<ParallelLineReader>(src_path_, tgt_path_);
+      }
+      if (!reader_->next(src_, tgt_)) {
+        reader_.reset();
+        continue;
+      }
+      std::string problem =
+          pair_text_problem(src_, tgt_, src_path_, tgt_path_, reader_->line_number());
+      if (!problem.empty()) {
+        if (config_.data.invalid_utf8 == InvalidUtf8Policy::kError) throw DataError(problem);
+        continue;
+      }
+      sentence = passes_[pass_] ? std::string_view(src_) : std::string_view(tgt_);
+      return true;
+    }
+  }
+
+ private:
+  const RunConfig& config_;
+  std::vector<bool> passes_;  // true: the source side
+  size_t pass_ = 0;
+  size_t corpus_ = 0;
+  std::unique_ptr<ParallelLineReader> reader_;
+  std::string src_path_, tgt_path_, src_, tgt_;
+};
+
 // Trains to a scratch prefix beside the model, then writes the model with checked atomic writes:
 // SentencePiece reports no failed write (a full disk leaves a truncated model and "success"), so
 // the model is read back and loaded before it replaces anything.
-void train_model(const RunConfig& config, const std::string& model_path,
-                 const std::vector<const std::vector<std::string>*>& sides, std::ostream& log) {
+void train_model(const RunConfig& config, const std::string& model_path, bool src_side,
+                 bool tgt_side, std::ostream& log) {
   auto start = std::chrono::steady_clock::now();
   std::string prefix = model_path.substr(0, model_path.size() - std::string(".model").size());
   const std::string temporary = temporary_path_beside(prefix);
@@ -44,19 +92,8 @@ void train_model(const RunConfig& config, const std::string& model_path,
   options.character_coverage = config.tokenizer.character_coverage;
   options.input_sentence_size = config.tokenizer.input_sentence_size;
   options.seed = static_cast<uint32_t>(config.training.seed);
-  size_t side = 0;
-  size_t line = 0;
-  train_sentencepiece(options, [&](std::string_view& sentence) {
-    while (side < sides.size()) {
-      if (line < sides[side]->size()) {
-        sentence = (*sides[side])[line++];
-        return true;
-      }
-      ++side;
-      line = 0;
-    }
-    return false;
-  });
+  TrainingSentences sentences(config, src_side, tgt_side);
+  train_sentencepiece(options, [&](std::string_view& sentence) { return sentences.next(sentence); });
   std::string model = read_file(temporary + ".model");
   try {
     SentencePiece::from_serialized(model, model_path);
@@ -87,16 +124,11 @@ Tokenizers load_tokenizers(const RunConfig& config) {
 Tokenizers prepare_tokenizers(const RunConfig& config, std::ostream& log) {
   const std::string src_model = config.tokenizer_model(config.data.src_lang);
   const std::string tgt_model = config.tokenizer_model(config.data.tgt_lang);
-  if (!fs::exists(src_model) || !fs::exists(tgt_model)) {
-    ParallelText text = read_parallel(config.corpus_path(config.data.train, config.data.src_lang),
-                                      config.corpus_path(config.data.train, config.data.tgt_lang),
-                                      config.data.invalid_utf8);
-    if (config.tokenizer.joint) {
-      train_model(config, src_model, {&text.src, &text.tgt}, log);
-    } else {
-      if (!fs::exists(src_model)) train_model(config, src_model, {&text.src}, log);
-      if (!fs::exists(tgt_model)) train_model(config, tgt_model, {&text.tgt}, log);
-    }
+  if (config.tokenizer.joint) {
+    if (!fs::exists(src_model)) train_model(config, src_model, true, true, log);
+  } else {
+    if (!fs::exists(src_model)) train_model(config, src_model, true, false, log);
+    if (!fs::exists(tgt_model)) train_model(config, tgt_model, false, true, log);
   }
   return load_tokenizers(config);
 }

@@ -25,7 +25,8 @@ std::string ProgressMeter::describe(int64_t done, double seconds) const {
   const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0.0;
   if (total_ < 0) return fmt::format("{} {}, {:.1f}/s, {}", done, what_, rate, format_duration(seconds));
   const std::string eta = rate > 0 ? format_duration(static_cast<double>(total_ - done) / rate) : "?";
-  return fmt::format("{}/{} {} ({:.1f}%), {:.1f}/s, {} elapsed, ETA {}", done, total_, what_,
+  return fmt::format("{}/{}{} {} ({:.1f}%), {:.1f}/s, {} elapsed, ETA {}", done, estimated_ ? "~" : "",
+                     total_, what_,
                      total_ > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total_) : 100.0,
                      rate, format_duration(seconds), eta);
 }
@@ -50,6 +51,11 @@ void ProgressMeter::update(int64_t done) {
     out_ << "progress: " << describe(done, seconds) << '\n' << std::flush;
   }
   last_ = now;
+}
+
+void ProgressMeter::estimate_total(int64_t total) {
+  total_ = std::max(total, int64_t{0});
+  estimated_ = true;
 }
 
 void ProgressMeter::clear() {

@@ -21,6 +21,8 @@ class ProgressMeter {
                 double interval_seconds = 30.0);
   // `done` so far (monotonic).
   void update(int64_t done);
+  // Replaces the total with an estimate (e.g. from bytes read), shown with a "~".
+  void estimate_total(int64_t total);
   // Erases the bar (before other output, and at the end).
   void clear();
 
@@ -30,6 +32,7 @@ class ProgressMeter {
   std::ostream& out_;
   std::string what_;
   int64_t total_;
+  bool estimated_ = false;
   bool terminal_;
   bool enabled_;
   double interval_;

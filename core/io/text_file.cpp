@@ -74,6 +74,8 @@ bool LineReader::next(std::string& line) {
   return any;
 }
 
+int64_t LineReader::file_offset() const { return static_cast<int64_t>(gzoffset(handle_->file)); }
+
 std::vector<std::string> read_lines(const std::string& path) {
   LineReader reader(path);
   std::vector<std::string> lines;

@@ -26,6 +26,8 @@ class LineReader {
   bool next(std::string& line);            // false at the end of the file
   int64_t line_number() const { return line_number_; }  // 1-based number of the last line read
   const std::string& path() const { return path_; }
+  // Bytes of the file (compressed, for gzip) consumed so far, for progress against its size.
+  int64_t file_offset() const;
 
  private:
   struct Handle;

@@ -85,10 +85,11 @@ std::vector<Translation> Translator::translate(const std::vector<TranslationRequ
   CpuAutocast autocast(options_.bf16 && device_.is_cpu());
   int64_t done = static_cast<int64_t>(requests.size() - to_translate.size());  // empty lines
   for (const auto& batch : make_batches(lengths, BatchingOptions{budget, 0, false})) {
-    std::vector<const std::vector<int32_t>*> rows;
+    std::vector<TokenSpan> rows;
     std::vector<SentenceGuide> batch_guides;
     for (int64_t j : batch) {
-      rows.push_back(&sources[to_translate[j]]);
+      const auto& source = sources[to_translate[j]];
+      rows.push_back({source.data(), source.size()});
       batch_guides.push_back(guides[to_translate[j]]);
     }
     at::Tensor src_tokens = pad_sequences(rows, /*add_bos=*/false, /*add_eos=*/true).to(device_);
@@ -104,7 +105,7 @@ std::vector<Translation> Translator::translate(const std::vector<TranslationRequ
             std::vector<int32_t>(hypothesis.tokens.begin(), hypothesis.tokens.end())));
       }
       if (options_.search.record_attention) {
-        for (int32_t id : *rows[r]) result.source_pieces.push_back(tokenizers_.src->piece(id));
+        for (int32_t id : rows[r]) result.source_pieces.push_back(tokenizers_.src->piece(id));
         result.source_pieces.push_back("</s>");
       }
     }

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <csignal>
+#include <thread>
 #include <cstdlib>
 #include <fmt/format.h>
 
@@ -58,6 +59,33 @@ class GlooCommunicator : public Communicator {
   int world_size() const override { return world_size_; }
 
   void barrier() override { wait(group_->barrier(), "barrier"); }
+
+  void run_on_main(const std::function<void()>& work, const std::string& what) override {
+    const std::string key = fmt::format("nmtzoo/run_on_main/{}", rounds_++);
+    if (rank_ == 0) {
+      std::string outcome = "ok";
+      try {
+        work();
+      } catch (const std::exception& e) {
+        outcome = std::string("error: ") + e.what();
+        store_->set(key, std::vector<uint8_t>(outcome.begin(), outcome.end()));
+        throw;
+      }
+      store_->set(key, std::vector<uint8_t>(outcome.begin(), outcome.end()));
+      return;
+    }
+    try {
+      while (!store_->check({key})) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("rank {}: rank 0 died while it {}: {}", rank_, what, e.what()));
+    }
+    const std::vector<uint8_t> value = store_->get(key);
+    const std::string outcome(value.begin(), value.end());
+    if (outcome != "ok") {
+      throw std::runtime_error(fmt::format("rank {}: rank 0 failed while it {}: {}", rank_, what,
+                                           outcome.substr(std::string("error: ").size())));
+    }
+  }
 
   void broadcast_parameters(torch::nn::Module& model) override {
     torch::NoGradGuard no_grad;
@@ -155,6 +183,7 @@ class GlooCommunicator : public Communicator {
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
   double seconds_ = 0;
+  int64_t rounds_ = 0;
 };
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -27,6 +29,10 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
   virtual void barrier() = 0;
+  // Rank 0 runs `work` (e.g. preparing a dataset, which may take longer than any collective's
+  // timeout) while the others wait for it without a deadline; they fail when rank 0's work fails
+  // (with its message) or rank 0 dies. `what` completes "rank 0 failed while it ...".
+  virtual void run_on_main(const std::function<void()>& work, const std::string& what) = 0;
   // Makes every rank start from rank 0's parameters.
   virtual void broadcast_parameters(torch::nn::Module& model) = 0;
   // Sums every gradient (flattened into buckets), the loss and nll sums and the token count over

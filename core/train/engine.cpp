@@ -76,7 +76,7 @@ StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& ba
   at::Tensor nll_sum = torch::zeros({}, torch::TensorOptions().device(device_));
   for (const auto& indices : batches) {
     if (indices.empty()) continue;  // a padding batch of a distributed shard
-    Batch batch = make_batch(data_.train, indices).to(device_);
+    Batch batch = make_batch(data_.train->pairs(indices), indices).to(device_);
     if (hooks.on_batch) {
       hooks.on_batch({batch.src_tokens.size(0), batch.src_tokens.size(1), batch.tgt_in.size(1),
                       batch.src_token_count, batch.tgt_token_count});

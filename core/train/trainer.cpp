@@ -9,9 +9,9 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 #include "core/config/loader.h"
-#include "core/data/batching.h"
 #include "core/io/atomic_file.h"
 #include "core/io/directory_lock.h"
 #include "core/runtime/runtime.h"
@@ -39,7 +39,11 @@ double seconds_since(Clock::time_point start) {
 std::vector<std::string> differing_keys(const RunConfig& a, const RunConfig& b,
                                         const std::vector<std::string>& sections) {
   std::vector<std::string> keys;
+  // Where the dataset lives, and how a tokenizer would be trained (the fingerprint compares the
+  // trained one), do not change what is resumed.
+  const std::set<std::string> irrelevant{"data.bin_dir", "tokenizer.input_sentence_size"};
   for (const auto& option : config_schema()) {
+    if (irrelevant.count(option.key) > 0) continue;
     std::string section = option.key.substr(0, option.key.find('.'));
     if (std::find(sections.begin(), sections.end(), section) == sections.end()) continue;
     if (option.format(a) != option.format(b)) {
@@ -109,7 +113,7 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
   const bool terminal = ::isatty(STDERR_FILENO) && &log_ == &std::cerr;
   reporter_ = std::make_unique<TrainingReporter>(config_, log_, is_main(), terminal);
 
-  data_ = prepare_training_data(config_, log_, communicator_.get());
+  data_ = prepare_training_data(config_, log_, communicator_.get(), terminal);
   engine_ = std::make_unique<TrainingEngine>(config_, data_, device, communicator_, log_);
   TrainingProgress& progress = engine_->progress();
   if (resume) {
@@ -234,8 +238,8 @@ TrainResult Trainer::train() {
 
   bool stop = false;
   while (!stop) {
-    BatchingOptions batching{t.max_tokens, static_cast<uint64_t>(t.seed), true};
-    auto batches = make_batches(data_.train_lengths, batching, static_cast<uint64_t>(progress.epoch));
+    auto batches = epoch_batches(data_, t.max_tokens, static_cast<uint64_t>(t.seed),
+                                 static_cast<uint64_t>(progress.epoch));
     if (communicator_) batches = communicator_->shard(batches);
     const auto n = static_cast<int64_t>(batches.size());
     while (progress.epoch_batch < n && !stop) {

@@ -1,53 +1,138 @@
 #include "core/train/training_data.h"
 
-#include <algorithm>
+#include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+#include <ostream>
+
+#include "core/data/batching.h"
 #include "core/runtime/checkpoint.h"
 #include "core/train/distributed.h"
 
 namespace nmtzoo {
+namespace {
+
+namespace fs = std::filesystem;
+
+// On rank 0 (or the only process): the tokenizers, then the dataset when it is missing or stale.
+void prepare_on_main(const RunConfig& config, std::ostream& log, bool terminal) {
+  Tokenizers tokenizers = prepare_tokenizers(config, log);
+  const std::string stale = dataset_staleness(config, tokenizer_fingerprint(tokenizers));
+  if (stale.empty()) return;
+  log << fmt::format("preparing the binary dataset in {} ({})\n", config.dataset_dir(), stale);
+  PrepareOptions options;
+  options.threads = config.training.threads;
+  options.terminal = terminal;
+  DatasetManifest manifest = prepare_dataset(config, tokenizers, log, options);
+  log << fmt::format("prepared {} training pairs ({} tokens) and {} validation pairs in {:.1f} s "
+                     "({:.0f} pairs/s)\n",
+                     manifest.train_pairs, manifest.train_tokens, manifest.valid_pairs,
+                     manifest.seconds,
+                     static_cast<double>(manifest.train_pairs + manifest.valid_pairs) /
+                         std::max(1e-9, manifest.seconds));
+}
+
+}  // namespace
 
 TrainingData prepare_training_data(const RunConfig& config, std::ostream& log,
-                                   Communicator* communicator) {
+                                   Communicator* communicator, bool terminal) {
+  if (communicator != nullptr) {
+    communicator->run_on_main([&] { prepare_on_main(config, log, terminal); },
+                              "prepares the tokenizers and the dataset");
+  } else {
+    prepare_on_main(config, log, terminal);
+  }
   TrainingData data;
-  const bool main_process = communicator == nullptr || communicator->rank() == 0;
-  if (main_process) data.tokenizers = prepare_tokenizers(config, log);
-  if (communicator != nullptr) communicator->barrier();
-  if (!main_process) data.tokenizers = load_tokenizers(config);
+  data.tokenizers = load_tokenizers(config);
   data.tokenizer_fingerprint = tokenizer_fingerprint(data.tokenizers);
-
+  const std::string dir = config.dataset_dir();
+  const std::string stale = dataset_staleness(config, data.tokenizer_fingerprint);
+  if (!stale.empty()) throw DataError("cannot use the binary dataset: " + stale);
+  DatasetManifest manifest = read_manifest(dir);
+  const int64_t src_vocab = data.tokenizers.src->vocab_size();
+  const int64_t tgt_vocab = data.tokenizers.tgt->vocab_size();
+  data.train = std::make_shared<BinaryDataset>(dir, "train", src_vocab, tgt_vocab);
+  if (data.train->size() != manifest.train_pairs) {
+    throw DataError(fmt::format("binary dataset '{}' holds {} training pairs, its manifest says {}",
+                                dir, data.train->size(), manifest.train_pairs));
+  }
   const DataConfig& d = config.data;
-  const Tokenizers& t = data.tokenizers;
-  ParallelText train_text = read_parallel(config.corpus_path(d.train, d.src_lang),
-                                          config.corpus_path(d.train, d.tgt_lang), d.invalid_utf8);
-  data.train = filter_pairs(tokenize(train_text, *t.src, *t.tgt),
-                            FilterOptions{d.max_len, d.max_len_ratio, true}, &data.filtered);
-  if (data.train.size() == 0) {
-    throw DataError("no training pairs left after filtering '" +
-                    config.corpus_path(d.train, d.src_lang) + "' and '" +
-                    config.corpus_path(d.train, d.tgt_lang) + "' (data.max_len " +
-                    std::to_string(d.max_len) + ", data.max_len_ratio " +
-                    std::to_string(d.max_len_ratio) + ")");
+  for (size_t i = 0; i < d.train.size(); ++i) {
+    const PreparedCorpus& prepared = manifest.corpora.at(i);
+    data.corpora.push_back({prepared.split, prepared.begin, prepared.end, d.train[i].weight});
+    data.filtered += prepared.filtered;
   }
-  for (size_t i = 0; i < data.train.size(); ++i) {
-    data.train_lengths.push_back(static_cast<int64_t>(
-        std::max(data.train.src[i].size(), data.train.tgt[i].size()) + 1));
+  if (data.train->size() == 0) {
+    throw DataError(fmt::format("no training pairs left after filtering the training corpora in "
+                                "'{}' (data.max_len {}, data.max_len_ratio {})",
+                                d.dir, d.max_len, d.max_len_ratio));
   }
-  ParallelText valid_text = read_parallel(config.corpus_path(d.valid, d.src_lang),
-                                          config.corpus_path(d.valid, d.tgt_lang),
-                                          InvalidUtf8Policy::kError);
-  if (valid_text.size() == 0) {
+
+  BinaryDataset valid(dir, "valid", src_vocab, tgt_vocab);
+  if (valid.size() == 0) {
     throw DataError("the validation set '" + config.corpus_path(d.valid, d.src_lang) + "' is empty");
   }
-  data.valid_sources = valid_text.src;
-  data.valid_references = valid_text.tgt;
-  data.valid = tokenize(valid_text, *t.src, *t.tgt);
   const auto max_tokens = static_cast<size_t>(config.model.max_positions - 1);
-  for (size_t i = 0; i < data.valid.size(); ++i) {
-    if (data.valid.src[i].size() > max_tokens) data.valid.src[i].resize(max_tokens);
-    if (data.valid.tgt[i].size() > max_tokens) data.valid.tgt[i].resize(max_tokens);
+  std::vector<int64_t> all(static_cast<size_t>(valid.size()));
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<PairTokens> pairs = valid.pairs(all);
+  for (int64_t i = 0; i < valid.size(); ++i) {
+    const PairTokens& pair = pairs[static_cast<size_t>(i)];
+    data.valid.src.emplace_back(pair.src.begin(), pair.src.begin() + std::min(pair.src.size, max_tokens));
+    data.valid.tgt.emplace_back(pair.tgt.begin(), pair.tgt.begin() + std::min(pair.tgt.size, max_tokens));
+    data.valid_sources.push_back(valid.src_text(i));
+    data.valid_references.push_back(valid.tgt_text(i));
   }
   return data;
+}
+
+std::vector<int64_t> epoch_pairs(const std::vector<CorpusShare>& corpora, uint64_t seed, uint64_t epoch) {
+  std::vector<int64_t> pairs;
+  for (size_t c = 0; c < corpora.size(); ++c) {
+    const CorpusShare& corpus = corpora[c];
+    const int64_t n = corpus.end - corpus.begin;
+    const auto copies = static_cast<int64_t>(std::floor(corpus.weight));
+    for (int64_t copy = 0; copy < copies; ++copy) {
+      for (int64_t i = corpus.begin; i < corpus.end; ++i) pairs.push_back(i);
+    }
+    const auto extra = static_cast<int64_t>(
+        std::llround((corpus.weight - static_cast<double>(copies)) * static_cast<double>(n)));
+    if (extra > 0) {
+      std::vector<int64_t> sample(static_cast<size_t>(n));
+      std::iota(sample.begin(), sample.end(), corpus.begin);
+      seeded_shuffle(sample, (seed * 1000003ULL + epoch) * 31ULL + c + 1);
+      sample.resize(static_cast<size_t>(extra));
+      std::sort(sample.begin(), sample.end());
+      pairs.insert(pairs.end(), sample.begin(), sample.end());
+    }
+  }
+  return pairs;
+}
+
+std::vector<std::vector<int64_t>> epoch_batches(const TrainingData& data, int64_t max_tokens,
+                                                uint64_t seed, uint64_t epoch) {
+  const auto& src = data.train->src_lengths();
+  const auto& tgt = data.train->tgt_lengths();
+  const bool every_pair_once =
+      std::all_of(data.corpora.begin(), data.corpora.end(), [](const CorpusShare& c) { return c.weight == 1.0; });
+  std::vector<int64_t> pairs;
+  if (!every_pair_once) pairs = epoch_pairs(data.corpora, seed, epoch);
+  const size_t n = every_pair_once ? src.size() : pairs.size();
+  std::vector<int64_t> lengths(n);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t pair = every_pair_once ? i : static_cast<size_t>(pairs[i]);
+    lengths[i] = std::max<int64_t>(src[pair], tgt[pair]) + 1;
+  }
+  auto batches = make_batches(lengths, {max_tokens, seed, true}, epoch);
+  if (!every_pair_once) {
+    for (auto& batch : batches) {
+      for (auto& index : batch) index = pairs[static_cast<size_t>(index)];
+    }
+  }
+  return batches;
 }
 
 }  // namespace nmtzoo

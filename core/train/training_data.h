@@ -1,34 +1,54 @@
-// What a training run reads before its first update: the tokenizers (trained first when missing)
-// and the tokenized, filtered training pairs and validation set.
+// What a training run reads before its first update: the tokenizers (trained first when missing),
+// the binary dataset (prepared first when missing or stale) memory-mapped, and the validation set.
 #pragma once
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/data/binary_dataset.h"
 #include "core/data/corpus.h"
+#include "core/data/dataset_prepare.h"
 #include "core/data/tokenizers.h"
 
 namespace nmtzoo {
 
 class Communicator;
 
+// A training corpus's pairs in the dataset and its sampling rate per epoch.
+struct CorpusShare {
+  std::string split;
+  int64_t begin = 0;
+  int64_t end = 0;
+  double weight = 1.0;
+};
+
 struct TrainingData {
   Tokenizers tokenizers;
   std::string tokenizer_fingerprint;
-  TokenizedCorpus train;
-  std::vector<int64_t> train_lengths;  // per pair: the longer side, plus EOS (for batching)
-  FilterStats filtered;
-  TokenizedCorpus valid;               // cut to the model's length limit
+  std::shared_ptr<const BinaryDataset> train;  // tokens on disk, lengths in memory
+  std::vector<CorpusShare> corpora;
+  FilterStats filtered;                        // over every training corpus
+  TokenizedCorpus valid;                       // cut to the model's length limit
   std::vector<std::string> valid_sources;
   std::vector<std::string> valid_references;
 };
 
-// Rank 0 (or the only process) trains missing tokenizers, the others wait for it and load them.
-// Errors name the file and line of bad data; no training pair left after filtering is an error.
+// Rank 0 (or the only process) trains missing tokenizers and prepares a missing or stale dataset
+// while the other ranks wait, then every rank maps it. Errors name the file and line of bad data;
+// no training pair left after filtering is an error.
 TrainingData prepare_training_data(const RunConfig& config, std::ostream& log,
-                                   Communicator* communicator = nullptr);
+                                   Communicator* communicator = nullptr, bool terminal = false);
+
+// The pairs an epoch trains on: each corpus `weight` times (a fraction: that share of it, drawn
+// anew each epoch from (seed, epoch)), in dataset order before batching shuffles them.
+std::vector<int64_t> epoch_pairs(const std::vector<CorpusShare>& corpora, uint64_t seed, uint64_t epoch);
+
+// The epoch's length-bucketed, shuffled batches of dataset pair indices (see make_batches).
+std::vector<std::vector<int64_t>> epoch_batches(const TrainingData& data, int64_t max_tokens,
+                                                uint64_t seed, uint64_t epoch);
 
 }  // namespace nmtzoo

@@ -4,7 +4,6 @@
 #include <chrono>
 
 #include "core/config/config.h"
-#include "core/data/batching.h"
 #include "core/train/engine.h"
 #include "core/train/training_data.h"
 
@@ -13,7 +12,7 @@ namespace nmtzoo {
 UpdateTiming time_updates(TrainingEngine& engine, const TrainingData& data, const TrainConfig& t,
                           int64_t warmup, int64_t count, int64_t repeats) {
   using Clock = std::chrono::steady_clock;
-  auto batches = make_batches(data.train_lengths, {t.max_tokens, static_cast<uint64_t>(t.seed), true}, 0);
+  auto batches = epoch_batches(data, t.max_tokens, static_cast<uint64_t>(t.seed), 0);
   auto group_at = [&](int64_t update) {
     std::vector<std::vector<int64_t>> group;
     for (int64_t i = 0; i < t.update_freq; ++i) {

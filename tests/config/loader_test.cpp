@@ -207,6 +207,39 @@ TEST(Config, WrittenYamlReadsBackToTheSameConfig) {
   EXPECT_EQ(again.explicit_keys.size(), config_schema().size());
 }
 
+TEST(Config, TrainingCorporaAreANameOrAWeightedList) {
+  TempDir dir;
+  auto single = load_config(write_config(dir, "data:\n  train: news\n"));
+  EXPECT_EQ(single.data.train, (std::vector<TrainCorpus>{{"news", 1.0}}));
+  auto several = load_config(write_config(dir, R"(
+data:
+  train:
+    - news
+    - {split: backtranslated, weight: 0.5}
+    - split: europarl
+      weight: 2
+)"));
+  EXPECT_EQ(several.data.train, (std::vector<TrainCorpus>{{"news", 1.0}, {"backtranslated", 0.5},
+                                                          {"europarl", 2.0}}));
+  save_config(several, dir.path("resolved.yaml"));
+  EXPECT_EQ(load_config(dir.path("resolved.yaml")).data.train, several.data.train);
+  EXPECT_EQ(load_config(write_config(dir, ""), {"data.train=[a, {split: b, weight: 3}]"}).data.train,
+            (std::vector<TrainCorpus>{{"a", 1.0}, {"b", 3.0}}));
+}
+
+TEST(Config, BadTrainingCorporaNameTheProblem) {
+  EXPECT_NE(load_error("data:\n  train: [a, {split: b, weight: 0}]\n")
+                .find("run.yaml:2: data.train list item: weight: 0 is out of range: expected > 0"),
+            std::string::npos) << load_error("data:\n  train: [a, {split: b, weight: 0}]\n");
+  EXPECT_NE(load_error("data:\n  train: [a, {name: b}]\n").find("unknown key 'name' in a corpus"),
+            std::string::npos);
+  EXPECT_NE(load_error("data:\n  train: [a, a]\n").find("corpus 'a' is listed twice"),
+            std::string::npos);
+  EXPECT_NE(load_error("data:\n  train: []\n").find("expects at least one corpus"), std::string::npos);
+  EXPECT_NE(load_error("data:\n  train: [{weight: 2}]\n").find("corpus 1 has no split name"),
+            std::string::npos);
+}
+
 TEST(Config, ReferenceDocumentsEveryKey) {
   std::string reference = config_reference_markdown();
   for (const auto& option : config_schema()) {

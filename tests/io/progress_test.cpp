@@ -35,6 +35,15 @@ TEST(ProgressMeter, LogsPlainLinesOffATerminalAndABarOnOne) {
   EXPECT_EQ(quiet.str(), "");
 }
 
+TEST(ProgressMeter, ShowsAnEstimatedTotalWithATilde) {
+  std::ostringstream log;
+  ProgressMeter meter(log, "pairs", -1, /*terminal=*/false, /*enabled=*/true, /*interval=*/0.0);
+  meter.estimate_total(4000);
+  meter.update(1000);
+  EXPECT_NE(log.str().find("1000/~4000 pairs (25.0%)"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("ETA"), std::string::npos) << log.str();
+}
+
 TEST(ProgressMeter, FormatsDurations) {
   EXPECT_EQ(format_duration(42.0), "42.0s");
   EXPECT_EQ(format_duration(185), "3m05s");

@@ -124,6 +124,7 @@ TEST(Distributed, ShardsCoverEveryBatchOnceWithEqualCounts) {
     int rank() const override { return r; }
     int world_size() const override { return w; }
     void barrier() override {}
+    void run_on_main(const std::function<void()>&, const std::string&) override {}
     void broadcast_parameters(torch::nn::Module&) override {}
     int64_t all_reduce_gradients(torch::nn::Module&, at::Tensor&, at::Tensor&, int64_t t) override { return t; }
     bool any(bool flag) override { return flag; }
