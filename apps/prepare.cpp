@@ -149,7 +149,8 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
       static_cast<double>(train.size()) / static_cast<double>(std::max<size_t>(1, batches.size())),
       100.0 * static_cast<double>(real_tokens) / static_cast<double>(std::max<int64_t>(1, padded)));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << fmt::format("resolved config: {}/config.yaml | {:.1f} s\n", config.run_dir(), seconds);
+  std::cout << fmt::format("resolved config: {}/config.yaml | {:.1f} s | peak RSS {:.0f} MB\n",
+                           config.run_dir(), seconds, peak_rss_mb());
   return 0;
 }
 

@@ -31,11 +31,12 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
   const auto& p = result.progress;
   std::cerr << fmt::format(
       "{} after {} updates, {} epochs and {:.0f} s ({:.0f} target tokens/s while training); best "
-      "{} {:.2f} at step {}; checkpoints in {}\n",
+      "{} {:.2f} at step {}; checkpoints in {}; peak RSS {:.0f} MB{}\n",
       result.stop_reason, p.step, p.epoch, p.wall_seconds,
       static_cast<double>(p.tokens_seen) / std::max(1e-9, p.train_seconds),
       selection_metric_name(config.training.best_metric), p.best_score,
-      p.best_step, trainer.checkpoint_dir());
+      p.best_step, trainer.checkpoint_dir(), peak_rss_mb(),
+      communicator ? fmt::format(" (rank {})", communicator->rank()) : "");
   if (!result.interrupted) {
     // Marks the run finished (scripts/compare.sh reuses finished runs; nmtzoo-report reads it).
     const nlohmann::json summary = {
@@ -50,7 +51,9 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
         {"target_tokens_per_second", static_cast<double>(p.tokens_seen) / std::max(1e-9, p.train_seconds)},
         {"best_metric", selection_metric_name(config.training.best_metric)},
         {"best_score", p.best_score},
-        {"best_step", p.best_step}};
+        {"best_step", p.best_step},
+        {"first_update_seconds", result.first_update_seconds},
+        {"peak_rss_mb", peak_rss_mb()}};
     write_file_atomically(config.run_dir() + "/training_summary.json",
                           [&](std::ostream& out) { out << summary.dump(2) << "\n"; });
   }

@@ -69,6 +69,11 @@ class GlooCommunicator : public Communicator {
       } catch (const std::exception& e) {
         outcome = std::string("error: ") + e.what();
         store_->set(key, std::vector<uint8_t>(outcome.begin(), outcome.end()));
+        // The store lives in this process: let the others read the error before it exits.
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (store_->add(key + "/read", 0) < world_size_ - 1 && std::chrono::steady_clock::now() < deadline) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
         throw;
       }
       store_->set(key, std::vector<uint8_t>(outcome.begin(), outcome.end()));
@@ -81,6 +86,7 @@ class GlooCommunicator : public Communicator {
     }
     const std::vector<uint8_t> value = store_->get(key);
     const std::string outcome(value.begin(), value.end());
+    store_->add(key + "/read", 1);
     if (outcome != "ok") {
       throw std::runtime_error(fmt::format("rank {}: rank 0 failed while it {}: {}", rank_, what,
                                            outcome.substr(std::string("error: ").size())));

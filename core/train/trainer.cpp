@@ -8,6 +8,8 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <set>
 
@@ -30,6 +32,23 @@ using Clock = std::chrono::steady_clock;
 std::atomic<bool> g_stop_requested{false};
 
 extern "C" void request_stop(int) { g_stop_requested = true; }
+
+// Seconds since this process started (Linux's /proc; -1 elsewhere): start-up cost includes
+// loading LibTorch, which runs before main().
+double seconds_since_process_start() {
+  std::ifstream stat("/proc/self/stat");
+  std::ifstream uptime_file("/proc/uptime");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  double uptime = 0;
+  const size_t after_name = text.rfind(')');
+  if (!(uptime_file >> uptime) || after_name == std::string::npos) return -1;
+  std::istringstream fields(text.substr(after_name + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i == 22) return uptime - std::stod(field) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  }
+  return -1;
+}
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -252,6 +271,11 @@ TrainResult Trainer::train() {
       progress.epoch_batch = end;
       progress.train_seconds += step_seconds;
       progress.wall_seconds = elapsed_wall();
+      if (result.first_update_seconds < 0) {
+        result.first_update_seconds = seconds_since_process_start();
+        log_ << fmt::format("first update {:.1f} s after the process started\n",
+                            result.first_update_seconds);
+      }
       if (stats.finite) {
         reporter_->update(stats, step_seconds, progress, engine_->current_lr(),
                           progress_fraction(static_cast<double>(n)),

@@ -27,6 +27,7 @@ struct TrainResult {
   TrainingProgress progress;
   std::string stop_reason;
   bool interrupted = false;  // stopped by SIGINT / SIGTERM
+  double first_update_seconds = -1;  // from the process's start to this session's first update
   ValidationResult last_validation;
 };
 

@@ -14,6 +14,7 @@
 #include "core/runtime/runtime.h"
 #include "core/runtime/trained_model.h"
 #include "core/train/trainer.h"
+#include "core/train/training_data.h"
 #include "models/encoder_decoder.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"
@@ -103,6 +104,31 @@ TEST(Distributed, KillingOneRankMakesTheOtherFailWithinTheTimeout) {
       << testing::read_text(run.path("r0.err"));
 }
 
+TEST(Distributed, OtherRanksWaitForRankZerosPreparationAndShareItsError) {
+  testing::TinyRun run("transformer", {"training.threads=1"});
+  // Bad data far into the corpus: found while rank 0 prepares the dataset, before any update.
+  std::string src, tgt;
+  for (int i = 1; i <= 3000; ++i) {
+    src += "a b c\n";
+    tgt += (i == 2500 ? std::string("c b \xff") : std::string("c b a")) + "\n";
+  }
+  testing::write_text(run.path("data/train.src"), src);
+  testing::write_text(run.path("data/train.tgt"), tgt);
+  const int port = free_port() + 3;
+  auto args = train_args(run, {"training.max_steps=5"});
+  testing::Subprocess rank0(args, "", run.path("r0.out"), run.path("r0.err"), rank_environment(0, 2, port));
+  testing::Subprocess rank1(args, "", run.path("r1.out"), run.path("r1.err"), rank_environment(1, 2, port));
+  EXPECT_EQ(rank0.wait(), 1);
+  EXPECT_EQ(rank1.wait(), 1);
+  const std::string where = run.path("data/train.tgt") + ":2500: invalid UTF-8";
+  EXPECT_NE(testing::read_text(run.path("r0.err")).find(where), std::string::npos)
+      << testing::read_text(run.path("r0.err"));
+  const std::string err1 = testing::read_text(run.path("r1.err"));
+  EXPECT_NE(err1.find("rank 1: rank 0 failed while it prepares the tokenizers and the dataset"),
+            std::string::npos) << err1;
+  EXPECT_NE(err1.find(where), std::string::npos) << err1;
+}
+
 TEST(Distributed, AMissingPeerIsAClearErrorWithinTheTimeout) {
   testing::TinyRun run("transformer", {"training.threads=1"});
   auto args = train_args(run, {"training.max_steps=5"});
@@ -117,25 +143,48 @@ TEST(Distributed, AMissingPeerIsAClearErrorWithinTheTimeout) {
   EXPECT_NE(err.find("could not join the process group"), std::string::npos) << err;
 }
 
+struct FakeComm : Communicator {
+  int r, w;
+  FakeComm(int rank, int world) : r(rank), w(world) {}
+  int rank() const override { return r; }
+  int world_size() const override { return w; }
+  void barrier() override {}
+  void run_on_main(const std::function<void()>&, const std::string&) override {}
+  void broadcast_parameters(torch::nn::Module&) override {}
+  int64_t all_reduce_gradients(torch::nn::Module&, at::Tensor&, at::Tensor&, int64_t t) override { return t; }
+  bool any(bool flag) override { return flag; }
+  bool replicas_identical(torch::nn::Module&) override { return true; }
+  double all_reduce_seconds() const override { return 0; }
+};
+
 TEST(Distributed, ShardsCoverEveryBatchOnceWithEqualCounts) {
-  struct FakeComm : Communicator {
-    int r, w;
-    FakeComm(int rank, int world) : r(rank), w(world) {}
-    int rank() const override { return r; }
-    int world_size() const override { return w; }
-    void barrier() override {}
-    void run_on_main(const std::function<void()>&, const std::string&) override {}
-    void broadcast_parameters(torch::nn::Module&) override {}
-    int64_t all_reduce_gradients(torch::nn::Module&, at::Tensor&, at::Tensor&, int64_t t) override { return t; }
-    bool any(bool flag) override { return flag; }
-    bool replicas_identical(torch::nn::Module&) override { return true; }
-    double all_reduce_seconds() const override { return 0; }
-  };
   std::vector<std::vector<int64_t>> batches{{0}, {1, 2}, {3}, {4}, {5, 6}};
   auto first = FakeComm(0, 2).shard(batches);
   auto second = FakeComm(1, 2).shard(batches);
   EXPECT_EQ(first, (std::vector<std::vector<int64_t>>{{0}, {3}, {5, 6}}));
   EXPECT_EQ(second, (std::vector<std::vector<int64_t>>{{1, 2}, {4}, {}}));
+}
+
+TEST(Distributed, ThreeRanksTogetherTrainEveryDatasetPairOncePerEpoch) {
+  testing::TinyRun run("transformer", {}, 1000);
+  std::ostringstream log;
+  TrainingData data = prepare_training_data(run.config(), log);
+  for (uint64_t epoch : {0, 1}) {
+    const auto batches = epoch_batches(data, 300, 1, epoch);
+    std::vector<int> seen(static_cast<size_t>(data.train->size()), 0);
+    size_t updates = 0;
+    for (int rank = 0; rank < 3; ++rank) {
+      auto mine = FakeComm(rank, 3).shard(batches);
+      if (rank > 0) {
+        EXPECT_EQ(mine.size(), updates) << "every rank makes as many updates";
+      }
+      updates = mine.size();
+      for (const auto& batch : mine) {
+        for (int64_t pair : batch) ++seen[static_cast<size_t>(pair)];
+      }
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), data.train->size()) << "epoch " << epoch;
+  }
 }
 
 }  // namespace
