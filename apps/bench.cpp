@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "apps/common.h"
+#include "core/io/process_stats.h"
 #include "core/config/loader.h"
 #include "core/data/corpus.h"
 #include "core/io/atomic_file.h"
@@ -242,8 +243,8 @@ int run(const Options& cli) {
   nlohmann::json report{{"matmul_gflops", ceiling}, {"threads", torch::get_num_threads()}};
   if (!cli.config.empty()) report["training"] = bench_training(cli, ceiling);
   if (!cli.checkpoint.empty()) report["decoding"] = bench_decoding(cli);
-  report["peak_rss_mb"] = peak_rss_mb();
-  std::cout << fmt::format("memory     peak resident set: {:.0f} MB\n", peak_rss_mb());
+  report["peak_rss_mb"] = peak_resident_set_mb();
+  std::cout << fmt::format("memory     peak resident set: {:.0f} MB\n", peak_resident_set_mb());
   if (!cli.python_json.empty()) {
     auto python = nlohmann::json::parse(read_lines(cli.python_json).front());
     report["python"] = python;

@@ -1,8 +1,6 @@
 // What every nmtzoo app's main() shares.
 #pragma once
 
-#include <sys/resource.h>
-
 #include <exception>
 #include <functional>
 #include <iostream>
@@ -25,14 +23,6 @@ inline int run_app(const std::function<int()>& body) {
     return 1;
   }
   return status;
-}
-
-// The peak resident set of this process so far (VmHWM), in MB. Mapped file pages the process
-// touched count; the page cache alone does not.
-inline double peak_rss_mb() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
 }  // namespace nmtzoo

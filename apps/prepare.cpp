@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "apps/common.h"
+#include "core/io/process_stats.h"
 #include "core/config/loader.h"
 #include "core/data/batching.h"
 #include "core/data/binary_dataset.h"
@@ -85,10 +86,10 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
     options.terminal = ::isatty(STDERR_FILENO) != 0;
     options.progress = !quiet;
     DatasetManifest made = prepare_dataset(config, tokenizers, std::cerr, options);
-    std::cerr << fmt::format("prepared in {:.1f} s with {} threads ({:.0f} pairs/s)\n", made.seconds,
-                             made.threads,
-                             static_cast<double>(made.train_pairs) /
-                                 std::max(1e-9, made.seconds));
+    std::cerr << fmt::format("prepared in {:.1f} s with {} threads ({:.0f} pairs/s), peak RSS {:.0f} MB\n",
+                             made.seconds, made.threads,
+                             static_cast<double>(made.train_pairs) / std::max(1e-9, made.seconds),
+                             peak_resident_set_mb());
   } else {
     std::cerr << fmt::format("the binary dataset in {} is up to date\n", dir);
   }
@@ -150,7 +151,7 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
       100.0 * static_cast<double>(real_tokens) / static_cast<double>(std::max<int64_t>(1, padded)));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << fmt::format("resolved config: {}/config.yaml | {:.1f} s | peak RSS {:.0f} MB\n",
-                           config.run_dir(), seconds, peak_rss_mb());
+                           config.run_dir(), seconds, peak_resident_set_mb());
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "apps/common.h"
+#include "core/io/process_stats.h"
 #include "core/config/loader.h"
 #include "core/io/atomic_file.h"
 #include "core/runtime/trained_model.h"
@@ -35,7 +36,7 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
       result.stop_reason, p.step, p.epoch, p.wall_seconds,
       static_cast<double>(p.tokens_seen) / std::max(1e-9, p.train_seconds),
       selection_metric_name(config.training.best_metric), p.best_score,
-      p.best_step, trainer.checkpoint_dir(), peak_rss_mb(),
+      p.best_step, trainer.checkpoint_dir(), peak_resident_set_mb(),
       communicator ? fmt::format(" (rank {})", communicator->rank()) : "");
   if (!result.interrupted) {
     // Marks the run finished (scripts/compare.sh reuses finished runs; nmtzoo-report reads it).
@@ -53,7 +54,8 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
         {"best_score", p.best_score},
         {"best_step", p.best_step},
         {"first_update_seconds", result.first_update_seconds},
-        {"peak_rss_mb", peak_rss_mb()}};
+        {"setup_rss_mb", result.setup_rss_mb},
+        {"peak_rss_mb", peak_resident_set_mb()}};
     write_file_atomically(config.run_dir() + "/training_summary.json",
                           [&](std::ostream& out) { out << summary.dump(2) << "\n"; });
   }

@@ -20,7 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr uint32_t kByteOrderMark = 0x01020304;
-constexpr size_t kReleaseEvery = size_t{64} << 20;
 
 struct FileHeader {
   char magic[8];
@@ -234,11 +233,13 @@ void BinaryDataset::check_ids(const TokenSpan& span, int64_t vocab, int64_t inde
 }
 
 std::vector<PairTokens> BinaryDataset::pairs(const std::vector<int64_t>& indices) const {
-  if (touched_bytes_ > kReleaseEvery) {
+  // Random pairs of a large file each fault in a page of ids and one of the index, and the kernel
+  // maps up to 64 KB around each fault: a batch maps ~20 MB, which would pile up over an epoch.
+  if (touched_) {
     tok_->release();
     idx_->release();
-    touched_bytes_ = 0;
   }
+  touched_ = !indices.empty();
   const auto* ids = reinterpret_cast<const int32_t*>(tok_->data() + sizeof(FileHeader));
   std::vector<PairTokens> result;
   result.reserve(indices.size());
@@ -251,7 +252,6 @@ std::vector<PairTokens> BinaryDataset::pairs(const std::vector<int64_t>& indices
                     {ids + e.token_offset + e.src_len, static_cast<size_t>(e.tgt_len)}};
     check_ids(pair.src, src_vocab_, index);
     check_ids(pair.tgt, tgt_vocab_, index);
-    touched_bytes_ += sizeof(IndexEntry) + (pair.src.size + pair.tgt.size) * sizeof(int32_t);
     result.push_back(pair);
   }
   return result;

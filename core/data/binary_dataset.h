@@ -8,7 +8,7 @@
 //                sampling can re-segment a sentence without a second data path
 //
 // Only the lengths are read into memory; tokens and text stay on disk, and the pages a batch
-// touched are handed back to the page cache (MADV_DONTNEED) once 64 MB have been touched, so the
+// touched are handed back to the page cache (MADV_DONTNEED) when the next batch is read, so the
 // resident set stays flat however large the corpus. Little-endian, as every host LibTorch runs on.
 #pragma once
 
@@ -129,7 +129,7 @@ class BinaryDataset {
   int64_t token_count_ = 0;
   int64_t src_vocab_ = 0;
   int64_t tgt_vocab_ = 0;
-  mutable size_t touched_bytes_ = 0;
+  mutable bool touched_ = false;
 };
 
 }  // namespace nmtzoo

@@ -48,6 +48,7 @@ void write_progress(torch::serialize::OutputArchive& archive, const TrainingProg
                 c10::IValue(p.validations_without_improvement));
   archive.write("progress.lr_factor", c10::IValue(p.lr_factor));
   archive.write("progress.tokens_seen", c10::IValue(p.tokens_seen));
+  archive.write("progress.schedule_offset", c10::IValue(p.schedule_offset));
 }
 
 c10::IValue read_value(torch::serialize::InputArchive& archive, const std::string& key,
@@ -73,6 +74,8 @@ TrainingProgress read_progress(torch::serialize::InputArchive& archive, const st
   p.validations_without_improvement = integer("progress.validations_without_improvement");
   p.lr_factor = real("progress.lr_factor");
   p.tokens_seen = integer("progress.tokens_seen");
+  c10::IValue offset;  // absent from checkpoints written before fine-tuning existed
+  if (archive.try_read("progress.schedule_offset", offset)) p.schedule_offset = offset.toInt();
   return p;
 }
 

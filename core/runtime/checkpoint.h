@@ -28,6 +28,9 @@ struct TrainingProgress {
   int64_t validations_without_improvement = 0;
   double lr_factor = 1.0;       // decay applied by the plateau schedule
   int64_t tokens_seen = 0;      // target tokens trained on
+  // The learning-rate schedule is at step + schedule_offset (non-zero after a fine-tuning start
+  // that resets the schedule but not the counts, or the other way round).
+  int64_t schedule_offset = 0;
 };
 
 struct CheckpointInfo {

@@ -120,7 +120,7 @@ StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& ba
     return stats;
   }
   bad_steps_in_row_ = 0;
-  current_lr_ = schedule_->at(progress_.step + 1, progress_.lr_factor);
+  current_lr_ = schedule_->at(progress_.step + progress_.schedule_offset + 1, progress_.lr_factor);
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(current_lr_);
   optimizer_->step();
   ++progress_.step;
@@ -179,6 +179,28 @@ void TrainingEngine::save_checkpoint(const std::string& path) {
 void TrainingEngine::restore_checkpoint(const std::string& path) {
   load_checkpoint_state(path, *model_, optimizer_.get(), /*restore_rng=*/true);
   progress_ = read_checkpoint_info(path).progress;
+}
+
+void TrainingEngine::initialize_from(const std::string& path) {
+  const TrainConfig& t = config_.training;
+  const CheckpointInfo info = read_checkpoint_info(path);
+  if (!t.reset_optimizer && !info.has_optimizer) {
+    throw std::runtime_error("training.reset_optimizer is false, but '" + path +
+                             "' holds no optimizer state (an averaged or exported checkpoint?)");
+  }
+  load_checkpoint_state(path, *model_, t.reset_optimizer ? nullptr : optimizer_.get(), false);
+  TrainingProgress start;
+  if (!t.reset_progress) {
+    start.step = info.progress.step;
+    start.epoch = info.progress.epoch;
+    start.train_seconds = info.progress.train_seconds;
+    start.wall_seconds = info.progress.wall_seconds;
+    start.tokens_seen = info.progress.tokens_seen;
+  }
+  if (!t.reset_schedule) start.lr_factor = info.progress.lr_factor;
+  const int64_t schedule_step = t.reset_schedule ? 0 : info.progress.step + info.progress.schedule_offset;
+  start.schedule_offset = schedule_step - start.step;
+  progress_ = start;
 }
 
 }  // namespace nmtzoo

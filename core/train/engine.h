@@ -71,6 +71,10 @@ class TrainingEngine {
   void save_checkpoint(const std::string& path);
   // Restores all of that from a checkpoint of the same config (the caller checks compatibility).
   void restore_checkpoint(const std::string& path);
+  // Fine-tuning: the weights of another run's checkpoint of the same model and vocabulary (the
+  // caller checks), and its optimizer, schedule position and counts unless training.reset_*
+  // say to start them afresh.
+  void initialize_from(const std::string& path);
 
   TrainingProgress& progress() { return progress_; }
   const TrainingProgress& progress() const { return progress_; }

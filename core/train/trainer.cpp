@@ -8,14 +8,13 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <iostream>
 #include <set>
 
 #include "core/config/loader.h"
 #include "core/io/atomic_file.h"
 #include "core/io/directory_lock.h"
+#include "core/io/process_stats.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/trained_model.h"
 #include "core/train/distributed.h"
@@ -32,23 +31,6 @@ using Clock = std::chrono::steady_clock;
 std::atomic<bool> g_stop_requested{false};
 
 extern "C" void request_stop(int) { g_stop_requested = true; }
-
-// Seconds since this process started (Linux's /proc; -1 elsewhere): start-up cost includes
-// loading LibTorch, which runs before main().
-double seconds_since_process_start() {
-  std::ifstream stat("/proc/self/stat");
-  std::ifstream uptime_file("/proc/uptime");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  double uptime = 0;
-  const size_t after_name = text.rfind(')');
-  if (!(uptime_file >> uptime) || after_name == std::string::npos) return -1;
-  std::istringstream fields(text.substr(after_name + 2));
-  std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-    if (i == 22) return uptime - std::stod(field) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-  }
-  return -1;
-}
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -86,6 +68,27 @@ void check_resumable(const RunConfig& config, const std::string& fingerprint, co
   if (info.tokenizer_fingerprint != fingerprint) {
     throw std::runtime_error("cannot resume: the tokenizer model changed since '" + last +
                              "' was written");
+  }
+}
+
+// Fine-tuning needs the model the checkpoint holds (dropout may differ) and its vocabulary.
+void check_initializable(const RunConfig& config, const std::string& fingerprint, const std::string& path) {
+  if (!fs::exists(path)) throw std::runtime_error("training.init_from: no checkpoint at '" + path + "'");
+  CheckpointInfo info = read_checkpoint_info(path);
+  std::string message;
+  for (const auto& key : differing_keys(config, info.config, {"model"})) {
+    if (key.find("dropout: ") == std::string::npos) message += "\n  " + key;
+  }
+  if (!message.empty()) {
+    throw std::runtime_error("training.init_from: '" + path + "' holds another model than this "
+                             "config describes:" + message);
+  }
+  if (info.tokenizer_fingerprint != fingerprint) {
+    throw std::runtime_error(
+        "training.init_from: '" + path + "' was trained with another tokenizer than this run's '" +
+        config.tokenizer_model(config.data.src_lang) + "'; fine-tuning keeps the vocabulary: leave "
+        "tokenizer.prefix unset (the run then adopts the checkpoint's tokenizer) or point it at "
+        "the one the checkpoint was trained with");
   }
 }
 
@@ -141,8 +144,17 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
     reporter_->resume_at(progress.step);
     log_ << fmt::format("resumed from {} at step {} (epoch {}, batch {})\n", last, progress.step,
                         progress.epoch + 1, progress.epoch_batch);
-  } else if (communicator_) {
-    communicator_->broadcast_parameters(model());
+  } else {
+    const TrainConfig& t = config_.training;
+    if (!t.init_from.empty()) {
+      check_initializable(config_, data_.tokenizer_fingerprint, t.init_from);
+      engine_->initialize_from(t.init_from);
+      auto fresh = [](bool reset) { return reset ? "fresh" : "kept"; };
+      log_ << fmt::format("fine-tuning from {} at step {} ({} optimizer, {} schedule, {} progress)\n",
+                          t.init_from, progress.step, fresh(t.reset_optimizer),
+                          fresh(t.reset_schedule), fresh(t.reset_progress));
+    }
+    if (communicator_) communicator_->broadcast_parameters(model());
   }
   if (communicator_ && communicator_->rank() > 0) {
     // Same weights everywhere, but each rank its own dropout masks.
@@ -254,6 +266,7 @@ TrainResult Trainer::train() {
   last_validated_ = progress.step;
   reporter_->begin(communicator_ ? communicator_->all_reduce_seconds() : -1.0);
   TrainResult result;
+  result.setup_rss_mb = resident_set_mb();
 
   bool stop = false;
   while (!stop) {
@@ -273,8 +286,9 @@ TrainResult Trainer::train() {
       progress.wall_seconds = elapsed_wall();
       if (result.first_update_seconds < 0) {
         result.first_update_seconds = seconds_since_process_start();
-        log_ << fmt::format("first update {:.1f} s after the process started\n",
-                            result.first_update_seconds);
+        log_ << fmt::format("first update {:.1f} s after the process started ({:.0f} MB resident "
+                            "before it)\n",
+                            result.first_update_seconds, result.setup_rss_mb);
       }
       if (stats.finite) {
         reporter_->update(stats, step_seconds, progress, engine_->current_lr(),

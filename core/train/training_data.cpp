@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "core/data/batching.h"
+#include "core/io/atomic_file.h"
 #include "core/runtime/checkpoint.h"
 #include "core/train/distributed.h"
 
@@ -17,8 +18,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A fine-tuning run without tokenizer files takes the ones embedded in its initial checkpoint
+// rather than training new ones, which would not match the checkpoint's vocabulary.
+void adopt_checkpoint_tokenizer(const RunConfig& config, std::ostream& log) {
+  const std::string& path = config.training.init_from;
+  const std::string src_model = config.tokenizer_model(config.data.src_lang);
+  const std::string tgt_model = config.tokenizer_model(config.data.tgt_lang);
+  if (path.empty() || (fs::exists(src_model) && fs::exists(tgt_model)) || !fs::exists(path)) return;
+  CheckpointInfo info = read_checkpoint_info(path);
+  if (info.src_tokenizer_model.empty() || info.config.tokenizer.joint != config.tokenizer.joint) return;
+  fs::create_directories(fs::path(src_model).parent_path());
+  write_file_atomically(src_model, [&](std::ostream& out) { out << info.src_tokenizer_model; });
+  if (!config.tokenizer.joint) {
+    write_file_atomically(tgt_model, [&](std::ostream& out) { out << info.tgt_tokenizer_model; });
+  }
+  log << "adopted the tokenizer embedded in " << path << " as " << src_model
+      << (config.tokenizer.joint ? "" : " and " + tgt_model) << "\n";
+}
+
 // On rank 0 (or the only process): the tokenizers, then the dataset when it is missing or stale.
 void prepare_on_main(const RunConfig& config, std::ostream& log, bool terminal) {
+  adopt_checkpoint_tokenizer(config, log);
   Tokenizers tokenizers = prepare_tokenizers(config, log);
   const std::string stale = dataset_staleness(config, tokenizer_fingerprint(tokenizers));
   if (stale.empty()) return;
