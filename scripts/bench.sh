@@ -5,7 +5,9 @@
 # MFU against the matmul ceiling measured in the same run, peak memory, decoding speed of the
 # trained, averaged models from scripts/compare.sh (greedy, beam 5, batch size 1; float32 and
 # bf16), and the Python peer (scripts/bench_python.py, needs scripts/setup.sh --with-python) on the
-# same batches and weights. Writes reports/bench/*.json and prints everything.
+# same batches and weights. Then transformer_base's training figures (the preset a WMT-sized run
+# uses; Multi30k batches of 4,096 tokens, 5 timed updates) to plan such a run from. Writes
+# reports/bench/*.json and prints everything.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 threads="$(nproc)"
@@ -43,3 +45,7 @@ for model in transformer rnn; do
       2> >(grep -v -e "nested tensors" -e "_nested_tensor_from_mask" >&2) | tee "$out/python.txt"
   fi
 done
+echo "== transformer_base (training only)"
+build/bin/nmtzoo-bench --config configs/multi30k_de_en_transformer.yaml --threads "$threads" \
+  --set model.arch=transformer_base --set training.max_tokens=4096 --warmup 1 --steps 5 --repeats 2 \
+  --json "$out/transformer_base.json"

@@ -29,6 +29,12 @@ void keep_freed_memory_for_reuse() {
 #endif
 }
 
+void release_freed_memory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
 DeviceChoice parse_device_choice(const std::string& text) {
   if (text == "cpu") return DeviceChoice::kCpu;
   if (text == "cuda") return DeviceChoice::kCuda;

@@ -18,6 +18,10 @@ void configure_threads(int64_t threads);
 // Makes glibc malloc keep freed memory, however large, for reuse instead of returning it to the
 // system (process-wide; idempotent).
 void keep_freed_memory_for_reuse();
+// Returns the heap's free memory to the system once (malloc_trim): after building something large
+// and temporary, such as an epoch's batches over millions of pairs, which the allocator would
+// otherwise keep resident for good.
+void release_freed_memory();
 
 // cpu, cuda (an error naming the key when no CUDA device is usable) or auto.
 c10::Device resolve_device(DeviceChoice choice, const std::string& where = "training.device");

@@ -273,6 +273,7 @@ TrainResult Trainer::train() {
     auto batches = epoch_batches(data_, t.max_tokens, static_cast<uint64_t>(t.seed),
                                  static_cast<uint64_t>(progress.epoch));
     if (communicator_) batches = communicator_->shard(batches);
+    release_freed_memory();  // the epoch's sort and shuffle buffers: O(pairs)
     const auto n = static_cast<int64_t>(batches.size());
     while (progress.epoch_batch < n && !stop) {
       const int64_t begin = progress.epoch_batch;
