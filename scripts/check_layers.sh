@@ -30,6 +30,7 @@ declare -A allowed=(
   [core/data]="common/ core/config/ core/io/ tokenizer/"
   [core/runtime]="common/ core/config/ core/io/ core/data/ models/ tokenizer/"
   [core/search]="common/ core/config/ core/io/ core/data/ core/runtime/ models/encoder_decoder.h models/registry.h tokenizer/"
+  [core/serve]="common/ core/config/ core/io/ core/data/ core/plot/ core/runtime/ core/search/ models/encoder_decoder.h models/registry.h tokenizer/"
   [core/train]="common/ core/config/ core/io/ core/data/ core/metrics/ core/plot/ core/runtime/ core/search/ models/encoder_decoder.h models/registry.h tokenizer/"
   [fuzz]="common/ core/config/ core/io/ core/metrics/ core/data/"
 )

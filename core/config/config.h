@@ -118,12 +118,27 @@ struct DecodeConfig {
   ConstraintMode constraints;
 };
 
+// nmtzoo-serve: where it listens, how long requests may wait to be batched, and its limits.
+struct ServeConfig {
+  std::string host;
+  int64_t port;
+  int64_t http_threads;
+  double max_wait_ms;
+  double read_timeout_s;
+  int64_t max_body_bytes;
+  int64_t max_lines;
+  int64_t max_line_chars;
+  int64_t max_queue;
+  std::vector<std::string> api_keys;
+};
+
 struct RunConfig {
   DataConfig data;
   TokenizerConfig tokenizer;
   ModelConfig model;
   TrainConfig training;
   DecodeConfig decoding;
+  ServeConfig serve;
 
   std::string source;                           // the YAML file, or "" for defaults only
   std::set<std::string> explicit_keys;          // dotted keys set by the YAML or --set

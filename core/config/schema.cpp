@@ -574,6 +574,29 @@ std::vector<OptionSpec> build_schema() {
                                  {"unordered", ConstraintMode::kUnordered}},
                                 "lexically constrained beam search over the constraints of tsv or "
                                 "jsonl input: met in the given order, or in any order");
+
+  SectionBuilder<ServeConfig> serve(options, "serve", &RunConfig::serve);
+  serve.string("host", &ServeConfig::host, "127.0.0.1",
+               "nmtzoo-serve's address (0.0.0.0: every interface; the default serves this machine only)");
+  serve.integer("port", &ServeConfig::port, 8080, Range{0, 65535}, "TCP port; 0 = any free port");
+  serve.integer("http_threads", &ServeConfig::http_threads, 64, Range{1, 4096},
+                "connections served at once (a keep-alive connection holds one); decoding has its "
+                "own queue and thread, so this does not cap the batch");
+  serve.real("max_wait_ms", &ServeConfig::max_wait_ms, 10.0, Range{0, 60000},
+             "a request waits at most this long for others to share its batch");
+  serve.real("read_timeout_s", &ServeConfig::read_timeout_s, 10.0, Range{0.1, 3600},
+             "a client that sends nothing for this long is disconnected");
+  serve.integer("max_body_bytes", &ServeConfig::max_body_bytes, 1 << 20, positive,
+                "larger request bodies are refused (413)");
+  serve.integer("max_lines", &ServeConfig::max_lines, 1000, positive,
+                "sentences per request (lines of every q together)");
+  serve.integer("max_line_chars", &ServeConfig::max_line_chars, 5000, positive,
+                "characters per sentence (longer: 400)");
+  serve.integer("max_queue", &ServeConfig::max_queue, 10000, positive,
+                "sentences waiting to be decoded; a request beyond it gets 503");
+  serve.strings("api_keys", &ServeConfig::api_keys, {},
+                "accepted LibreTranslate api_key values; empty = no key needed (a given key is "
+                "ignored)");
   return options;
 }
 
@@ -589,7 +612,7 @@ const std::vector<OptionSpec>& config_schema() {
 
 const std::vector<std::string>& config_sections() {
   static const std::vector<std::string> sections{"data", "tokenizer", "model", "training",
-                                                 "decoding"};
+                                                 "decoding", "serve"};
   return sections;
 }
 

@@ -1,0 +1,36 @@
+// The HTTP half of nmtzoo-serve, on cpp-httplib (Debian's libcpp-httplib-dev): LibreTranslate's
+// API (POST /translate, GET /languages, POST /detect) so its clients work unchanged, nmtzoo's own
+// POST /v1/translate with per-request decoding options, GET /v1/models, GET /health and GET
+// /metrics (Prometheus). Every error is a JSON {"error": "..."} naming the field at fault.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/config/config.h"
+
+namespace nmtzoo {
+
+class TranslationService;
+
+class TranslationServer {
+ public:
+  // `config.serve` gives the address, limits and keys; the service does the decoding.
+  TranslationServer(TranslationService& service, const RunConfig& config);
+  ~TranslationServer();
+  TranslationServer(const TranslationServer&) = delete;
+  TranslationServer& operator=(const TranslationServer&) = delete;
+
+  // Binds serve.host:serve.port (0: a free port) and returns the port; throws on failure.
+  int bind();
+  // Serves until stop(): requests in flight are finished first.
+  void listen();
+  // Stops accepting; safe from any thread.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace nmtzoo

@@ -1,0 +1,186 @@
+#include "core/serve/translation_service.h"
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "models/encoder_decoder.h"
+
+namespace nmtzoo {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Requests decode together only with the same options (a key of every field that changes the
+// output). Sampling requests never share a call: each sentence's generator is seeded from its
+// line within the request, which batching must not shift.
+std::string options_key(const TranslatorOptions& o) {
+  const SearchOptions& s = o.search;
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", s.beam, s.nbest,
+                     static_cast<int>(s.length_penalty), s.alpha, s.max_len_a, s.max_len_b, s.min_len,
+                     s.record_attention, s.attention.layer, s.attention.head, s.attention.heads,
+                     s.unk_penalty, s.coverage_penalty, s.temperature, s.top_k, s.top_p,
+                     static_cast<int>(s.constraints), o.batch_tokens, o.bf16, s.sampling);
+}
+
+// A source sentence's cost against decoding.batch_tokens before it is tokenized: ~4 bytes a
+// subword in these languages.
+int64_t estimated_tokens(const TranslationRequest& request) {
+  return 1 + static_cast<int64_t>(request.source.size()) / 4;
+}
+
+}  // namespace
+
+struct TranslationService::Job {
+  const ServedModel* model;
+  TranslatorOptions options;
+  std::string key;
+  std::vector<TranslationRequest> sentences;
+  std::promise<std::vector<Translation>> result;
+  Clock::time_point queued;
+  int64_t tokens = 0;
+};
+
+TranslationService::TranslationService(std::vector<ServedModel> models, c10::Device device,
+                                       std::chrono::duration<double, std::milli> max_wait,
+                                       int64_t max_queue)
+    : models_(std::move(models)), device_(device), max_wait_(max_wait), max_queue_(max_queue) {
+  worker_ = std::thread([this] { decode_loop(); });
+}
+
+TranslationService::~TranslationService() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  worker_.join();
+}
+
+const ServedModel* TranslationService::find(const std::string& name) const {
+  for (const auto& model : models_) {
+    if (model.name == name) return &model;
+  }
+  return nullptr;
+}
+
+const ServedModel* TranslationService::find(const std::string& src_lang, const std::string& tgt_lang) const {
+  for (const auto& model : models_) {
+    if (model.src_lang() == src_lang && model.tgt_lang() == tgt_lang) return &model;
+  }
+  return nullptr;
+}
+
+std::future<std::vector<Translation>> TranslationService::submit(const ServedModel& model,
+                                                                 const TranslatorOptions& options,
+                                                                 std::vector<TranslationRequest> sentences) {
+  auto job = std::make_shared<Job>();
+  job->model = &model;
+  job->options = options;
+  job->key = options_key(options);
+  job->sentences = std::move(sentences);
+  for (const auto& sentence : job->sentences) job->tokens += estimated_tokens(sentence);
+  job->queued = Clock::now();
+  auto future = job->result.get_future();
+  const auto count = static_cast<int64_t>(job->sentences.size());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) throw QueueFull("the server is shutting down");
+    if (queued_sentences_ + count > max_queue_) {
+      throw QueueFull(fmt::format("the decoding queue is full ({} sentences waiting, serve.max_queue "
+                                  "is {}); retry later",
+                                  queued_sentences_, max_queue_));
+    }
+    queued_sentences_ += count;
+    queue_.push_back(std::move(job));
+  }
+  wake_.notify_all();
+  return future;
+}
+
+std::vector<std::shared_ptr<TranslationService::Job>> TranslationService::take_batch(
+    const std::shared_ptr<Job>& first) {
+  std::vector<std::shared_ptr<Job>> batch;
+  int64_t tokens = 0;
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    const Job& job = **it;
+    const bool joins = *it == first ||
+                       (!first->options.search.sampling && job.model == first->model &&
+                        job.key == first->key &&
+                        tokens + job.tokens <= first->options.batch_tokens);
+    if (joins) {
+      tokens += job.tokens;
+      batch.push_back(*it);
+      queued_sentences_ -= static_cast<int64_t>(job.sentences.size());
+      it = queue_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return batch;
+}
+
+void TranslationService::decode_loop() {
+  torch::NoGradGuard no_grad;
+  while (true) {
+    std::vector<std::shared_ptr<Job>> batch;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, nothing left
+      const std::shared_ptr<Job> first = queue_.front();
+      const auto deadline = first->queued + std::chrono::duration_cast<Clock::duration>(max_wait_);
+      // Wait for company until the oldest request's deadline or a full batch.
+      while (!stopping_ && Clock::now() < deadline) {
+        int64_t compatible = 0;
+        for (const auto& job : queue_) {
+          if (job->model == first->model && job->key == first->key) compatible += job->tokens;
+        }
+        if (first->options.search.sampling || compatible >= first->options.batch_tokens) break;
+        wake_.wait_until(lock, deadline);
+      }
+      batch = take_batch(first);
+      const auto now = Clock::now();
+      for (const auto& job : batch) {
+        stats_.queue_wait_seconds.observe(std::chrono::duration<double>(now - job->queued).count());
+      }
+    }
+    std::vector<TranslationRequest> sentences;
+    for (const auto& job : batch) sentences.insert(sentences.end(), job->sentences.begin(), job->sentences.end());
+    try {
+      const ServedModel& model = *batch.front()->model;
+      Translator translator(*model.trained.model, model.trained.tokenizers, batch.front()->options, device_);
+      std::vector<Translation> translations = translator.translate(sentences);
+      size_t next = 0;
+      for (const auto& job : batch) {
+        std::vector<Translation> mine(std::make_move_iterator(translations.begin() + static_cast<std::ptrdiff_t>(next)),
+                                      std::make_move_iterator(translations.begin() +
+                                                              static_cast<std::ptrdiff_t>(next + job->sentences.size())));
+        next += job->sentences.size();
+        job->result.set_value(std::move(mine));
+      }
+    } catch (...) {
+      // One request's bad prefix must not fail the others: decode them one by one.
+      for (const auto& job : batch) {
+        try {
+          Translator translator(*job->model->trained.model, job->model->trained.tokenizers, job->options, device_);
+          job->result.set_value(translator.translate(job->sentences));
+        } catch (...) {
+          job->result.set_exception(std::current_exception());
+        }
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++stats_.batches;
+    stats_.sentences += static_cast<int64_t>(sentences.size());
+    stats_.batch_sentences.observe(static_cast<double>(sentences.size()));
+  }
+}
+
+ServiceStats TranslationService::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ServiceStats copy = stats_;
+  copy.queued_sentences = queued_sentences_;
+  return copy;
+}
+
+}  // namespace nmtzoo

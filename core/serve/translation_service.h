@@ -1,0 +1,87 @@
+// The decoding half of nmtzoo-serve: loaded models and one queue in front of them. Requests from
+// any number of HTTP threads are queued; one decoding thread takes the oldest, waits at most
+// serve.max_wait_ms for more requests it can decode together (same model and options), and
+// translates them as one Translator call, which batches by decoding.batch_tokens. No HTTP here.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/runtime/trained_model.h"
+#include "core/serve/metrics.h"
+#include "core/search/translator.h"
+
+namespace nmtzoo {
+
+struct ServedModel {
+  std::string name;  // the checkpoint's file stem unless given
+  std::string checkpoint;
+  TrainedModel trained;
+  std::string src_lang() const { return trained.config.data.src_lang; }
+  std::string tgt_lang() const { return trained.config.data.tgt_lang; }
+};
+
+// The queue already holds serve.max_queue sentences.
+struct QueueFull : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ServiceStats {
+  int64_t batches = 0;
+  int64_t sentences = 0;
+  int64_t queued_sentences = 0;
+  Histogram batch_sentences{{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}};
+  Histogram queue_wait_seconds{{0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5}};
+};
+
+class TranslationService {
+ public:
+  TranslationService(std::vector<ServedModel> models, c10::Device device,
+                     std::chrono::duration<double, std::milli> max_wait, int64_t max_queue);
+  ~TranslationService();  // finishes what is queued, then stops
+  TranslationService(const TranslationService&) = delete;
+  TranslationService& operator=(const TranslationService&) = delete;
+
+  const std::vector<ServedModel>& models() const { return models_; }
+  // By name, or by language pair; null when none matches.
+  const ServedModel* find(const std::string& name) const;
+  const ServedModel* find(const std::string& src_lang, const std::string& tgt_lang) const;
+
+  // Queues `sentences` for `model` with `options`; the future gets one Translation per sentence,
+  // exactly what a Translator with these options gives (or its exception). Throws QueueFull.
+  std::future<std::vector<Translation>> submit(const ServedModel& model, const TranslatorOptions& options,
+                                               std::vector<TranslationRequest> sentences);
+
+  ServiceStats stats() const;
+
+ private:
+  struct Job;
+  void decode_loop();
+  // Jobs decodable with `first` in one call, oldest first (first included).
+  std::vector<std::shared_ptr<Job>> take_batch(const std::shared_ptr<Job>& first);
+
+  std::vector<ServedModel> models_;
+  c10::Device device_;
+  std::chrono::duration<double, std::milli> max_wait_;
+  int64_t max_queue_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  int64_t queued_sentences_ = 0;
+  bool stopping_ = false;
+  ServiceStats stats_;
+  std::thread worker_;
+};
+
+}  // namespace nmtzoo
