@@ -1,0 +1,230 @@
+// nmtzoo-serve's API, batching, limits and shutdown, against a server on a free loopback port.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <torch/torch.h>
+
+#include <future>
+#include <regex>
+#include <thread>
+
+#include "core/config/loader.h"
+#include "core/runtime/trained_model.h"
+#include "core/search/translator.h"
+#include "core/serve/http_api.h"
+#include "core/serve/translation_service.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/tiny_run.h"
+
+namespace nmtzoo {
+namespace {
+
+using nlohmann::json;
+
+class Server : public ::testing::Test {
+ protected:
+  void start(const std::vector<std::string>& serve_settings = {}) {
+    checkpoint_ = run_.save_untrained_checkpoint();
+    config_ = default_config();
+    apply_overrides(config_, {"serve.port=0", "serve.max_wait_ms=50"});
+    apply_overrides(config_, serve_settings);
+    ServedModel model;
+    model.name = "tiny";
+    model.checkpoint = checkpoint_;
+    model.trained = load_trained_model(checkpoint_, torch::kCPU);
+    std::vector<ServedModel> models;
+    models.push_back(std::move(model));
+    service_ = std::make_unique<TranslationService>(
+        std::move(models), torch::kCPU, std::chrono::duration<double, std::milli>(config_.serve.max_wait_ms),
+        config_.serve.max_queue);
+    server_ = std::make_unique<TranslationServer>(*service_, config_);
+    port_ = server_->bind();
+    thread_ = std::thread([this] { server_->listen(); });
+  }
+  void TearDown() override {
+    if (server_) server_->stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(30, 0);
+    return c;
+  }
+  json post_json(const std::string& path, const json& body, int expected_status) const {
+    auto res = client().Post(path.c_str(), body.dump(), "application/json");
+    EXPECT_TRUE(res) << path;
+    if (!res) return json();
+    EXPECT_EQ(res->status, expected_status) << res->body;
+    EXPECT_EQ(res->get_header_value("Access-Control-Allow-Origin"), "*");
+    return json::parse(res->body);
+  }
+  // What nmtzoo-translate's Translator gives for `sentences` with the model's own options.
+  std::vector<std::string> offline(const std::vector<std::string>& sentences, int64_t nbest = 1) const {
+    TrainedModel trained = load_trained_model(checkpoint_, torch::kCPU);
+    TranslatorOptions options = TranslatorOptions::from(trained.config.decoding);
+    options.search.nbest = nbest;
+    options.search.beam = std::max(options.search.beam, nbest);
+    Translator translator(*trained.model, trained.tokenizers, options, torch::kCPU);
+    std::vector<std::string> texts;
+    for (const auto& t : translator.translate(sentences)) {
+      for (const auto& text : t.texts) texts.push_back(text);
+    }
+    return texts;
+  }
+
+  testing::TinyRun run_{"transformer"};
+  std::string checkpoint_;
+  RunConfig config_;
+  std::unique_ptr<TranslationService> service_;
+  std::unique_ptr<TranslationServer> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+TEST_F(Server, LibreTranslateAnswersJsonAndFormRequestsAsTranslateDoes) {
+  start();
+  const std::vector<std::string> sentences{"a b c", "d e f g", "b b a"};
+  const auto expected = offline(sentences);
+  json one = post_json("/translate", {{"q", sentences[0]}, {"source", "src"}, {"target", "tgt"}}, 200);
+  EXPECT_EQ(one["translatedText"], expected[0]);
+  json many = post_json("/translate", {{"q", sentences}, {"source", "auto"}, {"target", "tgt"}}, 200);
+  EXPECT_EQ(many["translatedText"], json(expected));
+  EXPECT_EQ(many["detectedLanguage"]["language"], "src");
+  json lines = post_json("/translate", {{"q", "a b c\nd e f g"}, {"target", "tgt"}}, 200);
+  EXPECT_EQ(lines["translatedText"], expected[0] + "\n" + expected[1]);
+
+  auto form = client().Post("/translate", "q=b+b+a&source=src&target=tgt&alternatives=2&api_key=anything",
+                            "application/x-www-form-urlencoded");
+  ASSERT_TRUE(form);
+  ASSERT_EQ(form->status, 200) << form->body;
+  const auto nbest = offline({"b b a"}, 3);
+  json answer = json::parse(form->body);
+  EXPECT_EQ(answer["translatedText"], nbest[0]);
+  EXPECT_EQ(answer["alternatives"], json({nbest[1], nbest[2]}));
+
+  auto languages = client().Get("/languages");
+  EXPECT_EQ(json::parse(languages->body), json::parse(R"([{"code":"src","name":"src","targets":["tgt"]}])"));
+  EXPECT_EQ(post_json("/detect", {{"q", "a b"}}, 200), json::parse(R"([{"confidence":100.0,"language":"src"}])"));
+  EXPECT_EQ(post_json("/translate", {{"q", "a"}, {"target", "tgt"}, {"format", "html"}}, 400)["error"],
+            "format 'html' is not supported: send text");
+  auto health = client().Get("/health");
+  EXPECT_EQ(json::parse(health->body)["status"], "ok");
+}
+
+TEST_F(Server, ConcurrentRequestsAreBatchedAndEqualOfflineTranslation) {
+  start({"serve.max_wait_ms=200"});
+  std::vector<std::string> sentences;
+  for (int i = 0; i < 24; ++i) sentences.push_back(testing::reversal_task(24, 7).src[static_cast<size_t>(i)]);
+  const auto expected = offline(sentences);
+  std::vector<std::future<std::string>> answers;
+  for (const auto& sentence : sentences) {
+    answers.push_back(std::async(std::launch::async, [&, sentence] {
+      auto res = client().Post("/v1/translate", json{{"text", sentence}}.dump(), "application/json");
+      return res && res->status == 200 ? json::parse(res->body)["translations"][0]["text"].get<std::string>()
+                                       : std::string("(failed)");
+    }));
+  }
+  for (size_t i = 0; i < sentences.size(); ++i) EXPECT_EQ(answers[i].get(), expected[i]) << sentences[i];
+  const ServiceStats stats = service_->stats();
+  EXPECT_EQ(stats.sentences, 24);
+  EXPECT_LT(stats.batches, 24) << "concurrent single sentences share batches";
+  auto metrics = client().Get("/metrics");
+  EXPECT_NE(metrics->body.find("nmtzoo_batch_sentences_count " + std::to_string(stats.batches)), std::string::npos)
+      << metrics->body;
+  EXPECT_NE(metrics->body.find("nmtzoo_request_seconds_bucket{le=\"+Inf\"}"), std::string::npos);
+}
+
+TEST_F(Server, V1TranslateTakesDecodingOptionsAndReturnsScoresTokensAttention) {
+  start();
+  json answer = post_json("/v1/translate", {{"model", "tiny"}, {"text", json::array({"a b c"})}, {"beam", 4},
+                                            {"nbest", 2}, {"return_tokens", true}, {"return_attention", true}},
+                          200);
+  const json& nbest = answer["translations"][0]["nbest"];
+  ASSERT_EQ(nbest.size(), 2u);
+  EXPECT_TRUE(nbest[0]["score"].is_number());
+  EXPECT_EQ(nbest[0]["attention"].size(), nbest[0]["tokens"].size() + 1);
+  EXPECT_NE(nbest[0]["attention_svg"].get<std::string>().find("<svg"), std::string::npos);
+  EXPECT_EQ(post_json("/v1/translate", {{"text", "a"}, {"beam", 0}}, 400)["error"],
+            "field 'beam': 0 is out of range: expected in [1, 1024]");
+  EXPECT_EQ(post_json("/v1/translate", {{"text", "a"}, {"beam", 2}, {"nbest", 3}}, 400)["error"],
+            "field 'nbest' (3) exceeds the beam (2)");
+  EXPECT_EQ(post_json("/v1/translate", {{"text", "a"}, {"model", "big"}}, 404)["error"],
+            "no model named 'big' (this server has tiny)");
+  auto models = client().Get("/v1/models");
+  EXPECT_EQ(json::parse(models->body)[0]["name"], "tiny");
+}
+
+TEST_F(Server, BadAndHostileInputGetsA4xxNamingTheProblem) {
+  start({"serve.max_lines=5", "serve.max_line_chars=20", "serve.max_body_bytes=2000", "serve.max_queue=8"});
+  auto error_of = [&](const std::string& body, const char* type, int status) {
+    auto res = client().Post("/translate", body, type);
+    EXPECT_TRUE(res);
+    if (!res) return std::string();
+    EXPECT_EQ(res->status, status) << body.substr(0, 80) << " -> " << res->body;
+    return json::parse(res->body)["error"].get<std::string>();
+  };
+  const char* json_type = "application/json";
+  EXPECT_NE(error_of("{\"q\": ", json_type, 400).find("malformed JSON body"), std::string::npos);
+  EXPECT_EQ(error_of("[1, 2]", json_type, 400), "the JSON body must be an object");
+  EXPECT_EQ(error_of(R"({"target": "tgt"})", json_type, 400), "missing field 'q'");
+  EXPECT_EQ(error_of(R"({"q": ["a", 3], "target": "tgt"})", json_type, 400), "field 'q' item 2 must be a string");
+  EXPECT_EQ(error_of(R"({"q": "a"})", json_type, 400), "missing field 'target'");
+  EXPECT_EQ(error_of(R"({"q": "a", "target": "fr"})", json_type, 400),
+            "no model translates 'auto' to 'fr' (this server has src->tgt)");
+  EXPECT_EQ(error_of(R"({"q": "a\nb\nc\nd\ne\nf", "target": "tgt"})", json_type, 400),
+            "field 'q' holds more than serve.max_lines (5) lines");
+  EXPECT_EQ(error_of(R"({"q": ["a", "aaaaaaaaaaaaaaaaaaaaaaaaa"], "target": "tgt"})", json_type, 400),
+            "field 'q' item 2 line 1 has 25 characters, over serve.max_line_chars (20)");
+  EXPECT_EQ(error_of("q=schl%E4gt&target=tgt", "application/x-www-form-urlencoded", 400),
+            "field 'q' is not valid UTF-8 (byte 5)");
+  EXPECT_EQ(error_of(std::string(3000, 'x'), "text/plain", 413), "the request body is over serve.max_body_bytes (2000)");
+  // An empty string is a sentence like any other: an empty translation.
+  EXPECT_EQ(post_json("/translate", {{"q", ""}, {"target", "tgt"}}, 200)["translatedText"], "");
+  // Nothing broke: a good request still works.
+  EXPECT_EQ(post_json("/translate", {{"q", "a b"}, {"target", "tgt"}}, 200)["translatedText"], offline({"a b"})[0]);
+}
+
+TEST_F(Server, AFullQueueAnswers503AndOthersAreServed) {
+  start({"serve.max_queue=3", "serve.max_wait_ms=300"});
+  // 3 sentences fill the queue for 300 ms; 2 more are refused meanwhile.
+  auto filling = std::async(std::launch::async, [&] {
+    return client().Post("/translate", json{{"q", {"a", "b", "c"}}, {"target", "tgt"}}.dump(), "application/json")->status;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto refused = client().Post("/translate", json{{"q", {"a", "b"}}, {"target", "tgt"}}.dump(), "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 503);
+  EXPECT_NE(json::parse(refused->body)["error"].get<std::string>().find("the decoding queue is full"), std::string::npos);
+  EXPECT_EQ(filling.get(), 200);
+}
+
+TEST(ServeApp, SigtermFinishesTheRequestsInFlightAndExitsZero) {
+  testing::TinyRun run("transformer");
+  const std::string checkpoint = run.save_untrained_checkpoint();
+  testing::Subprocess server({testing::bin("nmtzoo-serve"), "-c", checkpoint, "--port", "0", "--threads", "1",
+                              "--set", "serve.max_wait_ms=500"},
+                             "", run.path("out"), run.path("err"));
+  int port = 0;
+  for (int i = 0; i < 200 && port == 0; ++i) {
+    std::smatch match;
+    const std::string err = testing::read_text(run.path("err"));
+    if (std::regex_search(err, match, std::regex("listening on http://127.0.0.1:([0-9]+)/"))) port = std::stoi(match[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GT(port, 0) << testing::read_text(run.path("err"));
+  auto in_flight = std::async(std::launch::async, [port] {
+    httplib::Client c("127.0.0.1", port);
+    auto res = c.Post("/translate", R"({"q": "a b c", "target": "tgt"})", "application/json");
+    return res ? res->status : -1;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));  // queued, waiting for company
+  server.signal(SIGTERM);
+  EXPECT_EQ(in_flight.get(), 200);
+  EXPECT_EQ(server.wait(), 0) << testing::read_text(run.path("err"));
+  EXPECT_NE(testing::read_text(run.path("err")).find("received SIGTERM: finishing the requests in flight"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace nmtzoo
