@@ -2,7 +2,8 @@
 # Installs every system package nmtzoo needs from Debian's registry, then checks the BLAS in use.
 # Idempotent: prints nothing and changes nothing when everything is already present.
 # Usage: scripts/setup.sh [--with-python] [--with-fuzz] [--with-sacrebleu]
-#   python3-numpy is always installed: a test checks nmtzoo's port of numpy's generator against it.
+#   python3-numpy is always installed: a test checks nmtzoo's port of numpy's generator against it;
+#   so are chromium, chromium-driver and python3-selenium: a test drives nmtzoo-serve's web page.
 #   --with-python adds python3-torch, for benchmarks only; --with-fuzz adds clang and its libFuzzer
 #   runtime, for scripts/fuzz.sh only; --with-sacrebleu adds what sacreBLEU imports, to run it from
 #   its source in scripts/make_*goldens* (the goldens are committed; tests never run sacreBLEU).
@@ -15,7 +16,7 @@ packages=(
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libutf8proc-dev libgloo-dev libzip-dev
   libcpp-httplib-dev
-  python3-numpy
+  python3-numpy chromium chromium-driver python3-selenium
 )
 for option in "$@"; do
   case "$option" in

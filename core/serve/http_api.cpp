@@ -167,6 +167,7 @@ struct TranslationServer::Impl {
   TranslationService& service;
   const RunConfig& config;
   httplib::Server http;
+  socket_t listen_socket = -1;
   std::atomic<int64_t> requests{0};
   std::atomic<int64_t> errors{0};
   std::mutex latency_mutex;
@@ -435,6 +436,15 @@ TranslationServer::TranslationServer(TranslationService& service, const RunConfi
   impl_->http.set_write_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
   impl_->http.set_keep_alive_timeout(static_cast<time_t>(std::max(1.0, s.read_timeout_s)));
   impl_->http.set_payload_max_length(static_cast<size_t>(s.max_body_bytes));
+  // httplib closes a keep-alive connection after 5 requests by default: clients would reconnect
+  // all the time under load.
+  impl_->http.set_keep_alive_max_count(100000);
+  // Remember the listening socket (httplib's default socket options are kept: SO_REUSEADDR).
+  impl_->http.set_socket_options([this](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
+    impl_->listen_socket = sock;
+  });
   impl_->routes();
 }
 
@@ -445,6 +455,9 @@ int TranslationServer::bind() {
   const int port = s.port == 0 ? impl_->http.bind_to_any_port(s.host)
                                : (impl_->http.bind_to_port(s.host, static_cast<int>(s.port)) ? static_cast<int>(s.port) : -1);
   if (port < 0) throw std::runtime_error(fmt::format("cannot listen on {}:{} (in use, or not an address of this machine?)", s.host, s.port));
+  // Debian's library listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, fixed when it was
+  // built): 64 clients connecting at once saw resets. listen() again only raises the backlog.
+  if (impl_->listen_socket >= 0) ::listen(impl_->listen_socket, SOMAXCONN);
   return port;
 }
 

@@ -22,6 +22,11 @@ std::string options_key(const TranslatorOptions& o) {
                      static_cast<int>(s.constraints), o.batch_tokens, o.bf16, s.sampling);
 }
 
+// A call takes queued requests up to this many decoding batches: the Translator sorts a call's
+// sentences by length, so a call of several batches pads less (the offline speed comes from
+// that), while the first request waits for a bounded number of batches.
+constexpr int64_t kBatchesPerCall = 4;
+
 // A source sentence's cost against decoding.batch_tokens before it is tokenized: ~4 bytes a
 // subword in these languages.
 int64_t estimated_tokens(const TranslationRequest& request) {
@@ -106,7 +111,7 @@ std::vector<std::shared_ptr<TranslationService::Job>> TranslationService::take_b
     const bool joins = *it == first ||
                        (!first->options.search.sampling && job.model == first->model &&
                         job.key == first->key &&
-                        tokens + job.tokens <= first->options.batch_tokens);
+                        tokens + job.tokens <= kBatchesPerCall * first->options.batch_tokens);
     if (joins) {
       tokens += job.tokens;
       batch.push_back(*it);

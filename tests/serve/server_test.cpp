@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <torch/torch.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <future>
 #include <regex>
 #include <thread>
@@ -224,6 +226,43 @@ TEST(ServeApp, SigtermFinishesTheRequestsInFlightAndExitsZero) {
   EXPECT_EQ(server.wait(), 0) << testing::read_text(run.path("err"));
   EXPECT_NE(testing::read_text(run.path("err")).find("received SIGTERM: finishing the requests in flight"),
             std::string::npos);
+}
+
+TEST(ServeApp, TheWebPageTranslatesInARealBrowser) {
+  testing::TinyRun run("transformer");
+  const std::string checkpoint = run.save_untrained_checkpoint();
+  testing::Subprocess server({testing::bin("nmtzoo-serve"), "-c", checkpoint, "--port", "0", "--threads", "1"},
+                             "", run.path("out"), run.path("err"));
+  int port = 0;
+  for (int i = 0; i < 200 && port == 0; ++i) {
+    std::smatch match;
+    const std::string err = testing::read_text(run.path("err"));
+    if (std::regex_search(err, match, std::regex("listening on http://127.0.0.1:([0-9]+)/"))) port = std::stoi(match[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GT(port, 0) << testing::read_text(run.path("err"));
+  // What the page must show: the API's answer for the page's options (beam 5, 3-best).
+  httplib::Client api("127.0.0.1", port);
+  auto res = api.Post("/v1/translate", R"({"text": "a b c\nd e f", "beam": 5, "nbest": 3})", "application/json");
+  ASSERT_TRUE(res);
+  const json answer = json::parse(res->body);
+  const std::string expected = answer["translations"][0]["text"].get<std::string>() + "\n" +
+                               answer["translations"][1]["text"].get<std::string>();
+  const std::string screenshot = std::string(NMTZOO_BIN_DIR) + "/../web_page_test.png";
+  testing::write_text(run.path("text.txt"), "a b c\nd e f");
+  testing::write_text(run.path("expected.txt"), expected);
+  const std::string command = "/usr/bin/python3 " + std::string(NMTZOO_SOURCE_DIR) +
+                              "/tests/serve/browser_test.py --port " + std::to_string(port) +
+                              " --text-file " + run.path("text.txt") + " --expect-file " +
+                              run.path("expected.txt") + " --screenshot " + screenshot;
+  const int status = std::system(command.c_str());
+  server.signal(SIGTERM);
+  EXPECT_EQ(server.wait(), 0);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+    NMTZOO_SKIP_OR_FAIL("the browser test needs chromium, chromium-driver and python3-selenium");
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command;
+  EXPECT_TRUE(std::filesystem::exists(screenshot));
 }
 
 }  // namespace
