@@ -133,7 +133,10 @@ void TranslationService::decode_loop() {
       wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, nothing left
       const std::shared_ptr<Job> first = queue_.front();
-      const auto deadline = first->queued + std::chrono::duration_cast<Clock::duration>(max_wait_);
+      // The wait for company counts from when the decoder could first take the request: requests
+      // that queued during the previous call are joined by the clients that call just answered.
+      const auto deadline = std::max(first->queued, decoder_free_since_) +
+                            std::chrono::duration_cast<Clock::duration>(max_wait_);
       // Wait for company until the oldest request's deadline or a full batch.
       while (!stopping_ && Clock::now() < deadline) {
         int64_t compatible = 0;
@@ -175,6 +178,7 @@ void TranslationService::decode_loop() {
       }
     }
     std::lock_guard<std::mutex> lock(mutex_);
+    decoder_free_since_ = Clock::now();
     ++stats_.batches;
     stats_.sentences += static_cast<int64_t>(sentences.size());
     stats_.batch_sentences.observe(static_cast<double>(sentences.size()));

@@ -1,7 +1,9 @@
 // The decoding half of nmtzoo-serve: loaded models and one queue in front of them. Requests from
 // any number of HTTP threads are queued; one decoding thread takes the oldest, waits at most
 // serve.max_wait_ms for more requests it can decode together (same model and options), and
-// translates them as one Translator call, which batches by decoding.batch_tokens. No HTTP here.
+// translates them as one Translator call, which batches by decoding.batch_tokens. The wait
+// counts from when the decoder became free, so that a request never waits for company longer
+// than serve.max_wait_ms once it could have been decoded. No HTTP here.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -80,6 +82,7 @@ class TranslationService {
   std::deque<std::shared_ptr<Job>> queue_;
   int64_t queued_sentences_ = 0;
   bool stopping_ = false;
+  std::chrono::steady_clock::time_point decoder_free_since_{};
   ServiceStats stats_;
   std::thread worker_;
 };

@@ -2,7 +2,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <torch/torch.h>
 
 #include <cstdlib>
@@ -199,6 +203,28 @@ TEST_F(Server, AFullQueueAnswers503AndOthersAreServed) {
   EXPECT_EQ(refused->status, 503);
   EXPECT_NE(json::parse(refused->body)["error"].get<std::string>().find("the decoding queue is full"), std::string::npos);
   EXPECT_EQ(filling.get(), 200);
+}
+
+TEST_F(Server, ASlowClientTimesOutWithoutStallingOthers) {
+  start({"serve.read_timeout_s=0.5", "serve.http_threads=2"});
+  // Two clients that connect and send half a request, holding both HTTP threads.
+  std::vector<int> slow;
+  for (int i = 0; i < 2; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port_));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    const std::string partial = "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"q\":";
+    ASSERT_EQ(::send(fd, partial.data(), partial.size(), 0), static_cast<ssize_t>(partial.size()));
+    slow.push_back(fd);
+  }
+  // Once their time is up, a well-behaved client is served.
+  const auto start_time = std::chrono::steady_clock::now();
+  EXPECT_EQ(post_json("/translate", {{"q", "a b"}, {"target", "tgt"}}, 200)["translatedText"], offline({"a b"})[0]);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count(), 5.0);
+  for (int fd : slow) ::close(fd);
 }
 
 TEST(ServeApp, SigtermFinishesTheRequestsInFlightAndExitsZero) {
