@@ -227,19 +227,24 @@ TEST_F(Server, ASlowClientTimesOutWithoutStallingOthers) {
   for (int fd : slow) ::close(fd);
 }
 
+// The port an nmtzoo-serve started with --port 0 logs to `err_path`; 0 if it never does.
+int listening_port(const std::string& err_path) {
+  for (int i = 0; i < 200; ++i) {
+    std::smatch match;
+    const std::string err = testing::read_text(err_path);
+    if (std::regex_search(err, match, std::regex("listening on http://127.0.0.1:([0-9]+)/"))) return std::stoi(match[1]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return 0;
+}
+
 TEST(ServeApp, SigtermFinishesTheRequestsInFlightAndExitsZero) {
   testing::TinyRun run("transformer");
   const std::string checkpoint = run.save_untrained_checkpoint();
   testing::Subprocess server({testing::bin("nmtzoo-serve"), "-c", checkpoint, "--port", "0", "--threads", "1",
                               "--set", "serve.max_wait_ms=500"},
                              "", run.path("out"), run.path("err"));
-  int port = 0;
-  for (int i = 0; i < 200 && port == 0; ++i) {
-    std::smatch match;
-    const std::string err = testing::read_text(run.path("err"));
-    if (std::regex_search(err, match, std::regex("listening on http://127.0.0.1:([0-9]+)/"))) port = std::stoi(match[1]);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const int port = listening_port(run.path("err"));
   ASSERT_GT(port, 0) << testing::read_text(run.path("err"));
   auto in_flight = std::async(std::launch::async, [port] {
     httplib::Client c("127.0.0.1", port);
@@ -259,13 +264,7 @@ TEST(ServeApp, TheWebPageTranslatesInARealBrowser) {
   const std::string checkpoint = run.save_untrained_checkpoint();
   testing::Subprocess server({testing::bin("nmtzoo-serve"), "-c", checkpoint, "--port", "0", "--threads", "1"},
                              "", run.path("out"), run.path("err"));
-  int port = 0;
-  for (int i = 0; i < 200 && port == 0; ++i) {
-    std::smatch match;
-    const std::string err = testing::read_text(run.path("err"));
-    if (std::regex_search(err, match, std::regex("listening on http://127.0.0.1:([0-9]+)/"))) port = std::stoi(match[1]);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const int port = listening_port(run.path("err"));
   ASSERT_GT(port, 0) << testing::read_text(run.path("err"));
   // What the page must show: the API's answer for the page's options (beam 5, 3-best).
   httplib::Client api("127.0.0.1", port);
