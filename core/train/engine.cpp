@@ -181,9 +181,8 @@ void TrainingEngine::restore_checkpoint(const std::string& path) {
   progress_ = read_checkpoint_info(path).progress;
 }
 
-void TrainingEngine::initialize_from(const std::string& path) {
+void TrainingEngine::initialize_from(const std::string& path, const CheckpointInfo& info) {
   const TrainConfig& t = config_.training;
-  const CheckpointInfo info = read_checkpoint_info(path);
   if (!t.reset_optimizer && !info.has_optimizer) {
     throw std::runtime_error("training.reset_optimizer is false, but '" + path +
                              "' holds no optimizer state (an averaged or exported checkpoint?)");

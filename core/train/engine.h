@@ -73,8 +73,8 @@ class TrainingEngine {
   void restore_checkpoint(const std::string& path);
   // Fine-tuning: the weights of another run's checkpoint of the same model and vocabulary (the
   // caller checks), and its optimizer, schedule position and counts unless training.reset_*
-  // say to start them afresh.
-  void initialize_from(const std::string& path);
+  // say to start them afresh. `info` is read_checkpoint_info(path).
+  void initialize_from(const std::string& path, const CheckpointInfo& info);
 
   TrainingProgress& progress() { return progress_; }
   const TrainingProgress& progress() const { return progress_; }

@@ -72,7 +72,9 @@ void check_resumable(const RunConfig& config, const std::string& fingerprint, co
 }
 
 // Fine-tuning needs the model the checkpoint holds (dropout may differ) and its vocabulary.
-void check_initializable(const RunConfig& config, const std::string& fingerprint, const std::string& path) {
+// Returns the checkpoint's info, read (and checksummed) once.
+CheckpointInfo check_initializable(const RunConfig& config, const std::string& fingerprint,
+                                   const std::string& path) {
   if (!fs::exists(path)) throw std::runtime_error("training.init_from: no checkpoint at '" + path + "'");
   CheckpointInfo info = read_checkpoint_info(path);
   std::string message;
@@ -90,6 +92,7 @@ void check_initializable(const RunConfig& config, const std::string& fingerprint
         "tokenizer.prefix unset (the run then adopts the checkpoint's tokenizer) or point it at "
         "the one the checkpoint was trained with");
   }
+  return info;
 }
 
 }  // namespace
@@ -147,8 +150,7 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
   } else {
     const TrainConfig& t = config_.training;
     if (!t.init_from.empty()) {
-      check_initializable(config_, data_.tokenizer_fingerprint, t.init_from);
-      engine_->initialize_from(t.init_from);
+      engine_->initialize_from(t.init_from, check_initializable(config_, data_.tokenizer_fingerprint, t.init_from));
       auto fresh = [](bool reset) { return reset ? "fresh" : "kept"; };
       log_ << fmt::format("fine-tuning from {} at step {} ({} optimizer, {} schedule, {} progress)\n",
                           t.init_from, progress.step, fresh(t.reset_optimizer),
