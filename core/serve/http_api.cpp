@@ -13,6 +13,7 @@
 #include "core/config/schema.h"
 #include "core/io/text_file.h"
 #include "core/plot/svg.h"
+#include "core/serve/connection_watch.h"
 #include "core/serve/metrics.h"
 #include "core/serve/translation_service.h"
 #include "core/serve/web_page.h"
@@ -153,9 +154,27 @@ TranslatorOptions decoding_options(const ServedModel& model, const json& fields)
   return TranslatorOptions::from(d);
 }
 
-std::vector<Translation> wait_for(std::future<std::vector<Translation>> future) {
+// The client hung up before its translations were ready.
+struct ClientGone : std::runtime_error {
+  ClientGone() : std::runtime_error("the client closed the connection") {}
+};
+
+// How often a waiting handler checks whether its client is still there.
+constexpr std::chrono::milliseconds kDisconnectPoll{20};
+
+// The request's translations, once decoded. A client that disconnects meanwhile has its request
+// dropped from the queue (unless its decoding has begun) and frees this HTTP thread at once.
+std::vector<Translation> wait_for(TranslationService& service, PendingTranslation pending,
+                                  const httplib::Request& req) {
+  ConnectionWatch watch(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
+  while (pending.result.wait_for(kDisconnectPoll) != std::future_status::ready) {
+    if (watch.peer_closed()) {
+      service.withdraw(pending.id);
+      throw ClientGone();
+    }
+  }
   try {
-    return future.get();
+    return pending.result.get();
   } catch (const std::invalid_argument& e) {
     throw RequestError(400, e.what());  // an unusable prefix or constraint
   }
@@ -230,7 +249,7 @@ struct TranslationServer::Impl {
     const auto lines = split_lines(texts, config.serve, "q", lines_of);
     std::vector<TranslationRequest> sentences;
     for (const auto& line : lines) sentences.push_back({line, {}, {}});
-    const auto translations = wait_for(service.submit(model, options, std::move(sentences)));
+    const auto translations = wait_for(service, service.submit(model, options, std::move(sentences)), req);
     json translated = json::array();
     json all_alternatives = json::array();
     size_t next = 0;
@@ -299,7 +318,7 @@ struct TranslationServer::Impl {
       }
       if (options.search.constraints == ConstraintMode::kNone) options.search.constraints = ConstraintMode::kOrdered;
     }
-    const auto translations = wait_for(service.submit(*model, options, std::move(sentences)));
+    const auto translations = wait_for(service, service.submit(*model, options, std::move(sentences)), req);
     json out = json::array();
     const auto& tokenizer = *model->trained.tokenizers.tgt;
     for (const Translation& t : translations) {
@@ -343,6 +362,8 @@ struct TranslationServer::Impl {
     text += metric_line("nmtzoo_request_errors_total", "counter", "HTTP requests answered with 4xx or 5xx", static_cast<double>(errors));
     text += metric_line("nmtzoo_sentences_total", "counter", "sentences decoded", static_cast<double>(stats.sentences));
     text += metric_line("nmtzoo_batches_total", "counter", "decoding batches", static_cast<double>(stats.batches));
+    text += metric_line("nmtzoo_withdrawn_requests_total", "counter", "queued requests dropped because their client disconnected", static_cast<double>(stats.withdrawn_requests));
+    text += metric_line("nmtzoo_withdrawn_sentences_total", "counter", "sentences of those requests", static_cast<double>(stats.withdrawn_sentences));
     text += metric_line("nmtzoo_queued_sentences", "gauge", "sentences waiting to be decoded", static_cast<double>(stats.queued_sentences));
     text += stats.batch_sentences.exposition("nmtzoo_batch_sentences", "sentences per decoding batch");
     text += stats.queue_wait_seconds.exposition("nmtzoo_queue_wait_seconds", "time a request waited in the queue");
@@ -362,11 +383,13 @@ struct TranslationServer::Impl {
         send_json(res, e.status, {{"error", e.what()}});
       } catch (const QueueFull& e) {
         send_json(res, 503, {{"error", e.what()}});
+      } catch (const ClientGone& e) {
+        send_json(res, 499, {{"error", e.what()}});  // nginx's status for this; nobody reads it
       } catch (const std::exception& e) {
         send_json(res, 500, {{"error", std::string("internal error: ") + e.what()}});
       }
       ++requests;
-      if (res.status >= 400) ++errors;
+      if (res.status >= 400 && res.status != 499) ++errors;
       std::lock_guard<std::mutex> lock(latency_mutex);
       latency.observe(std::chrono::duration<double>(Clock::now() - start).count());
     };

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "models/encoder_decoder.h"
 
 namespace nmtzoo {
@@ -43,6 +45,7 @@ struct TranslationService::Job {
   std::promise<std::vector<Translation>> result;
   Clock::time_point queued;
   int64_t tokens = 0;
+  uint64_t id = 0;
 };
 
 TranslationService::TranslationService(std::vector<ServedModel> models, c10::Device device,
@@ -75,9 +78,8 @@ const ServedModel* TranslationService::find(const std::string& src_lang, const s
   return nullptr;
 }
 
-std::future<std::vector<Translation>> TranslationService::submit(const ServedModel& model,
-                                                                 const TranslatorOptions& options,
-                                                                 std::vector<TranslationRequest> sentences) {
+PendingTranslation TranslationService::submit(const ServedModel& model, const TranslatorOptions& options,
+                                              std::vector<TranslationRequest> sentences) {
   auto job = std::make_shared<Job>();
   job->model = &model;
   job->options = options;
@@ -85,7 +87,7 @@ std::future<std::vector<Translation>> TranslationService::submit(const ServedMod
   job->sentences = std::move(sentences);
   for (const auto& sentence : job->sentences) job->tokens += estimated_tokens(sentence);
   job->queued = Clock::now();
-  auto future = job->result.get_future();
+  PendingTranslation pending{job->result.get_future(), 0};
   const auto count = static_cast<int64_t>(job->sentences.size());
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -96,10 +98,29 @@ std::future<std::vector<Translation>> TranslationService::submit(const ServedMod
                                   queued_sentences_, max_queue_));
     }
     queued_sentences_ += count;
+    job->id = pending.id = next_id_++;
     queue_.push_back(std::move(job));
   }
   wake_.notify_all();
-  return future;
+  return pending;
+}
+
+bool TranslationService::withdraw(uint64_t id) {
+  std::shared_ptr<Job> job;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = std::find_if(queue_.begin(), queue_.end(), [id](const auto& queued) { return queued->id == id; });
+    if (it == queue_.end()) return false;
+    job = *it;
+    queue_.erase(it);
+    const auto count = static_cast<int64_t>(job->sentences.size());
+    queued_sentences_ -= count;
+    ++stats_.withdrawn_requests;
+    stats_.withdrawn_sentences += count;
+  }
+  wake_.notify_all();  // the decoder may be waiting for company on this request's behalf
+  job->result.set_exception(std::make_exception_ptr(std::runtime_error("the request was withdrawn")));
+  return true;
 }
 
 std::vector<std::shared_ptr<TranslationService::Job>> TranslationService::take_batch(
@@ -133,12 +154,13 @@ void TranslationService::decode_loop() {
       wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, nothing left
       const std::shared_ptr<Job> first = queue_.front();
+      const auto still_queued = [&] { return std::find(queue_.begin(), queue_.end(), first) != queue_.end(); };
       // The wait for company counts from when the decoder could first take the request: requests
       // that queued during the previous call are joined by the clients that call just answered.
       const auto deadline = std::max(first->queued, decoder_free_since_) +
                             std::chrono::duration_cast<Clock::duration>(max_wait_);
       // Wait for company until the oldest request's deadline or a full batch.
-      while (!stopping_ && Clock::now() < deadline) {
+      while (!stopping_ && Clock::now() < deadline && still_queued()) {
         int64_t compatible = 0;
         for (const auto& job : queue_) {
           if (job->model == first->model && job->key == first->key) compatible += job->tokens;
@@ -146,6 +168,7 @@ void TranslationService::decode_loop() {
         if (first->options.search.sampling || compatible >= first->options.batch_tokens) break;
         wake_.wait_until(lock, deadline);
       }
+      if (!still_queued()) continue;  // withdrawn while waiting: start over with the new oldest
       batch = take_batch(first);
       const auto now = Clock::now();
       for (const auto& job : batch) {

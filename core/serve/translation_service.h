@@ -39,8 +39,16 @@ struct QueueFull : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What a client waits on: the translations, and the id that withdraws the request.
+struct PendingTranslation {
+  std::future<std::vector<Translation>> result;
+  uint64_t id = 0;
+};
+
 struct ServiceStats {
   int64_t batches = 0;
+  int64_t withdrawn_requests = 0;
+  int64_t withdrawn_sentences = 0;
   int64_t sentences = 0;
   int64_t queued_sentences = 0;
   Histogram batch_sentences{{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}};
@@ -62,8 +70,11 @@ class TranslationService {
 
   // Queues `sentences` for `model` with `options`; the future gets one Translation per sentence,
   // exactly what a Translator with these options gives (or its exception). Throws QueueFull.
-  std::future<std::vector<Translation>> submit(const ServedModel& model, const TranslatorOptions& options,
-                                               std::vector<TranslationRequest> sentences);
+  PendingTranslation submit(const ServedModel& model, const TranslatorOptions& options,
+                            std::vector<TranslationRequest> sentences);
+  // Drops request `id` if it is still queued (its client left): true if it was, false once its
+  // decoding has begun or ended. Its future then holds a std::runtime_error.
+  bool withdraw(uint64_t id);
 
   ServiceStats stats() const;
 
@@ -81,6 +92,7 @@ class TranslationService {
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Job>> queue_;
   int64_t queued_sentences_ = 0;
+  uint64_t next_id_ = 1;
   bool stopping_ = false;
   std::chrono::steady_clock::time_point decoder_free_since_{};
   ServiceStats stats_;

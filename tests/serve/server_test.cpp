@@ -1,4 +1,5 @@
 // nmtzoo-serve's API, batching, limits and shutdown, against a server on a free loopback port.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -205,19 +206,25 @@ TEST_F(Server, AFullQueueAnswers503AndOthersAreServed) {
   EXPECT_EQ(filling.get(), 200);
 }
 
+// A raw connection to the server that has sent `request` in full.
+int send_raw(int port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return -1;
+  if (::send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) return -1;
+  return fd;
+}
+
 TEST_F(Server, ASlowClientTimesOutWithoutStallingOthers) {
   start({"serve.read_timeout_s=0.5", "serve.http_threads=2"});
   // Two clients that connect and send half a request, holding both HTTP threads.
   std::vector<int> slow;
   for (int i = 0; i < 2; ++i) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(port_));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-    const std::string partial = "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"q\":";
-    ASSERT_EQ(::send(fd, partial.data(), partial.size(), 0), static_cast<ssize_t>(partial.size()));
+    const int fd = send_raw(port_, "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"q\":");
+    ASSERT_GE(fd, 0);
     slow.push_back(fd);
   }
   // Once their time is up, a well-behaved client is served.
@@ -225,6 +232,33 @@ TEST_F(Server, ASlowClientTimesOutWithoutStallingOthers) {
   EXPECT_EQ(post_json("/translate", {{"q", "a b"}, {"target", "tgt"}}, 200)["translatedText"], offline({"a b"})[0]);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count(), 5.0);
   for (int fd : slow) ::close(fd);
+}
+
+TEST_F(Server, ARequestWhoseClientDisconnectedIsDroppedFromTheQueue) {
+  // A lone request waits 3 s for company: time for its client to give up.
+  start({"serve.max_wait_ms=3000"});
+  const std::string body = json{{"q", {"a b", "b c"}}, {"target", "tgt"}}.dump();
+  const int fd = send_raw(port_, fmt::format("POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                             "Content-Length: {}\r\n\r\n{}", body.size(), body));
+  ASSERT_GE(fd, 0);
+  for (int i = 0; i < 100 && service_->stats().queued_sentences < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(service_->stats().queued_sentences, 2);
+  ::close(fd);
+  const auto closed = std::chrono::steady_clock::now();
+  for (int i = 0; i < 100 && service_->stats().withdrawn_requests == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // Dropped within a few polls, long before its wait was over, and never decoded.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - closed).count(), 1.0);
+  ServiceStats stats = service_->stats();
+  EXPECT_EQ(stats.withdrawn_requests, 1);
+  EXPECT_EQ(stats.withdrawn_sentences, 2);
+  EXPECT_EQ(stats.queued_sentences, 0);
+  EXPECT_EQ(stats.sentences, 0);
+  auto metrics = client().Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("nmtzoo_withdrawn_requests_total 1\n"), std::string::npos) << metrics->body;
+  // A client that stays is still served.
+  EXPECT_EQ(post_json("/translate", {{"q", "a b"}, {"target", "tgt"}}, 200)["translatedText"], offline({"a b"})[0]);
+  EXPECT_EQ(service_->stats().withdrawn_requests, 1);
 }
 
 // The port an nmtzoo-serve started with --port 0 logs to `err_path`; 0 if it never does.
