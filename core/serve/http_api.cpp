@@ -159,32 +159,12 @@ struct ClientGone : std::runtime_error {
   ClientGone() : std::runtime_error("the client closed the connection") {}
 };
 
-// How often a waiting handler checks whether its client is still there.
-constexpr std::chrono::milliseconds kDisconnectPoll{20};
-
-// The request's translations, once decoded. A client that disconnects meanwhile has its request
-// dropped from the queue (unless its decoding has begun) and frees this HTTP thread at once.
-std::vector<Translation> wait_for(TranslationService& service, PendingTranslation pending,
-                                  const httplib::Request& req) {
-  ConnectionWatch watch(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
-  while (pending.result.wait_for(kDisconnectPoll) != std::future_status::ready) {
-    if (watch.peer_closed()) {
-      service.withdraw(pending.id);
-      throw ClientGone();
-    }
-  }
-  try {
-    return pending.result.get();
-  } catch (const std::invalid_argument& e) {
-    throw RequestError(400, e.what());  // an unusable prefix or constraint
-  }
-}
-
 }  // namespace
 
 struct TranslationServer::Impl {
   TranslationService& service;
   const RunConfig& config;
+  DisconnectWatcher disconnects{[this](uint64_t id) { service.withdraw(id); }};
   httplib::Server http;
   socket_t listen_socket = -1;
   std::atomic<int64_t> requests{0};
@@ -193,6 +173,19 @@ struct TranslationServer::Impl {
   Histogram latency{{0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30}};
 
   Impl(TranslationService& s, const RunConfig& c) : service(s), config(c) {}
+
+  // The request's translations, once decoded. A client that hangs up meanwhile has its request
+  // dropped from the queue, unless its decoding has begun.
+  std::vector<Translation> wait_for(PendingTranslation pending, const httplib::Request& req) {
+    const auto watch = disconnects.watch({req.local_addr, req.local_port}, {req.remote_addr, req.remote_port}, pending.id);
+    try {
+      return pending.result.get();
+    } catch (const Withdrawn&) {
+      throw ClientGone();
+    } catch (const std::invalid_argument& e) {
+      throw RequestError(400, e.what());  // an unusable prefix or constraint
+    }
+  }
 
   void check_key(const json& fields) const {
     const auto& keys = config.serve.api_keys;
@@ -249,7 +242,7 @@ struct TranslationServer::Impl {
     const auto lines = split_lines(texts, config.serve, "q", lines_of);
     std::vector<TranslationRequest> sentences;
     for (const auto& line : lines) sentences.push_back({line, {}, {}});
-    const auto translations = wait_for(service, service.submit(model, options, std::move(sentences)), req);
+    const auto translations = wait_for(service.submit(model, options, std::move(sentences)), req);
     json translated = json::array();
     json all_alternatives = json::array();
     size_t next = 0;
@@ -318,7 +311,7 @@ struct TranslationServer::Impl {
       }
       if (options.search.constraints == ConstraintMode::kNone) options.search.constraints = ConstraintMode::kOrdered;
     }
-    const auto translations = wait_for(service, service.submit(*model, options, std::move(sentences)), req);
+    const auto translations = wait_for(service.submit(*model, options, std::move(sentences)), req);
     json out = json::array();
     const auto& tokenizer = *model->trained.tokenizers.tgt;
     for (const Translation& t : translations) {

@@ -119,7 +119,7 @@ bool TranslationService::withdraw(uint64_t id) {
     stats_.withdrawn_sentences += count;
   }
   wake_.notify_all();  // the decoder may be waiting for company on this request's behalf
-  job->result.set_exception(std::make_exception_ptr(std::runtime_error("the request was withdrawn")));
+  job->result.set_exception(std::make_exception_ptr(Withdrawn()));
   return true;
 }
 

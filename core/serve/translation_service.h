@@ -39,6 +39,11 @@ struct QueueFull : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What the future of a withdrawn request holds.
+struct Withdrawn : std::runtime_error {
+  Withdrawn() : std::runtime_error("the request was withdrawn") {}
+};
+
 // What a client waits on: the translations, and the id that withdraws the request.
 struct PendingTranslation {
   std::future<std::vector<Translation>> result;
@@ -73,7 +78,7 @@ class TranslationService {
   PendingTranslation submit(const ServedModel& model, const TranslatorOptions& options,
                             std::vector<TranslationRequest> sentences);
   // Drops request `id` if it is still queued (its client left): true if it was, false once its
-  // decoding has begun or ended. Its future then holds a std::runtime_error.
+  // decoding has begun or ended. Its future then holds Withdrawn.
   bool withdraw(uint64_t id);
 
   ServiceStats stats() const;
