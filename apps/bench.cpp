@@ -25,6 +25,7 @@
 #include "core/train/training_data.h"
 #include "core/train/update_timing.h"
 #include "kernels/batched_matmul.h"
+#include "kernels/int8_linear.h"
 #include "models/encoder_decoder.h"
 #include "models/registry.h"
 #include "core/runtime/weights.h"
@@ -72,6 +73,7 @@ struct Options {
   std::string python_json;
   std::string trace_dir;
   bool bf16_decoding = false;
+  bool int8_decoding = false;
 };
 
 // A Chrome trace of everything LibTorch runs until the returned object is destroyed; none
@@ -84,7 +86,6 @@ std::unique_ptr<torch::autograd::profiler::RecordProfile> start_trace(const Opti
 }
 
 nlohmann::json bench_training(const Options& cli, double& ceiling) {
-  register_builtin_models();
   RunConfig config = load_config(cli.config, cli.overrides);
   check_run_config(config);
   if (config.tokenizer.prefix.empty()) config.tokenizer.prefix = config.run_dir() + "/spm";
@@ -151,6 +152,15 @@ nlohmann::json bench_training(const Options& cli, double& ceiling) {
   return result;
 }
 
+const char* dtype_suffix(DecodeDtype dtype) {
+  switch (dtype) {
+    case DecodeDtype::kFloat32: return "";
+    case DecodeDtype::kBf16: return "_bf16";
+    case DecodeDtype::kInt8: return "_int8";
+  }
+  return "";
+}
+
 nlohmann::json bench_decoding(const Options& cli) {
   TrainedModel trained = load_trained_model(cli.checkpoint, torch::kCPU);
   const RunConfig& config = trained.config;
@@ -165,7 +175,7 @@ nlohmann::json bench_decoding(const Options& cli) {
     int64_t beam;
     bool cache;
     int64_t batch_tokens;
-    bool bf16 = false;
+    DecodeDtype dtype = DecodeDtype::kFloat32;
   };
   std::vector<Mode> modes{{"greedy, batched, cached", 1, true, config.decoding.batch_tokens},
                           {"beam 5, batched, cached", 5, true, config.decoding.batch_tokens},
@@ -175,31 +185,38 @@ nlohmann::json bench_decoding(const Options& cli) {
     modes.push_back({"beam 5, batched, no cache", 5, false, config.decoding.batch_tokens});
   }
   if (cli.bf16_decoding) {
-    modes.push_back({"greedy, batched, cached, bf16", 1, true, config.decoding.batch_tokens, true});
-    modes.push_back({"beam 5, batched, cached, bf16", 5, true, config.decoding.batch_tokens, true});
+    modes.push_back({"greedy, batched, cached, bf16", 1, true, config.decoding.batch_tokens, DecodeDtype::kBf16});
+    modes.push_back({"beam 5, batched, cached, bf16", 5, true, config.decoding.batch_tokens, DecodeDtype::kBf16});
   }
+  if (cli.int8_decoding) {
+    modes.push_back({"greedy, batched, cached, int8", 1, true, config.decoding.batch_tokens, DecodeDtype::kInt8});
+    modes.push_back({"beam 5, batched, cached, int8", 5, true, config.decoding.batch_tokens, DecodeDtype::kInt8});
+    modes.push_back({"greedy, batch size 1, cached, int8", 1, true, 1, DecodeDtype::kInt8});
+  }
+  Int8Linears int8;  // packed by the first int8 mode's first batch, timed apart
   auto uncached = std::make_shared<PrefixRecomputingModel>(trained.model);
   for (const auto& mode : modes) {
     TranslatorOptions options;
-    options.bf16 = mode.bf16;
+    options.dtype = mode.dtype;
     options.search = SearchOptions::from(config.decoding);
     options.search.beam = mode.beam;
     options.search.nbest = 1;
     options.batch_tokens = mode.batch_tokens;
     Translator translator(mode.cache ? *trained.model : *uncached, trained.tokenizers, options,
-                          torch::kCPU);
+                          torch::kCPU, &int8);
     auto trace = start_trace(cli, fmt::format("decode_beam{}_{}{}_batch{}.json", mode.beam,
                                               mode.cache ? "cached" : "uncached",
-                                              mode.bf16 ? "_bf16" : "", mode.batch_tokens));
+                                              dtype_suffix(mode.dtype), mode.batch_tokens));
+    const double pack_seconds = int8.pack_seconds();
     auto start = Clock::now();
     auto translations = translator.translate(sources);
-    const double seconds = seconds_since(start);
+    const double seconds = seconds_since(start) - (int8.pack_seconds() - pack_seconds);
     trace.reset();
     int64_t tokens = 0;
     for (const auto& t : translations) {
       if (!t.nbest.empty()) tokens += static_cast<int64_t>(t.nbest[0].tokens.size()) + 1;
     }
-    if (mode.beam == 1 && mode.cache && mode.batch_tokens > 1 && !mode.bf16) {
+    if (mode.beam == 1 && mode.cache && mode.batch_tokens > 1 && mode.dtype == DecodeDtype::kFloat32) {
       for (const auto& t : translations) greedy_ids.push_back(t.nbest.empty() ? std::vector<int64_t>{} : t.nbest[0].tokens);
     }
     const double sentences_per_second = static_cast<double>(sources.size()) / seconds;
@@ -211,6 +228,14 @@ nlohmann::json bench_decoding(const Options& cli) {
     std::cout << fmt::format("decoding   {:<31} {:8.1f} sentences/s {:9.0f} tokens/s {:8.2f} ms/sentence\n",
                              mode.name, sentences_per_second, static_cast<double>(tokens) / seconds,
                              1000.0 * seconds / static_cast<double>(sources.size()));
+  }
+  if (int8.packed_weights() > 0) {
+    std::cout << fmt::format("int8       {} weight matrices packed in {:.0f} ms: {:.1f} MB in int8 (the float32 "
+                             "model has {:.1f} MB of parameters); packing is left out of the times above\n",
+                             int8.packed_weights(), 1000 * int8.pack_seconds(), int8.int8_bytes() / 1e6,
+                             4.0 * static_cast<double>(count_parameters(*trained.model)) / 1e6);
+    results.push_back({{"mode", "int8 packing"}, {"weights", int8.packed_weights()},
+                       {"seconds", int8.pack_seconds()}, {"int8_bytes", int8.int8_bytes()}});
   }
   if (!cli.export_dir.empty()) {
     // The trained weights and tokenized test sources, for the Python peer's decoder.
@@ -235,6 +260,7 @@ nlohmann::json bench_decoding(const Options& cli) {
 }
 
 int run(const Options& cli) {
+  register_builtin_models();  // a decoding-only run loads checkpoints too
   configure_threads(cli.threads);
   double ceiling = matmul_ceiling();
   std::cout << fmt::format("machine    float32 matmul ceiling (2048^3, best of 6, {} threads): "
@@ -289,6 +315,7 @@ int main(int argc, char** argv) {
   app.add_option("--sentences", cli.sentences, "decode only the first N test sentences");
   app.add_flag("--no-uncached", cli.no_uncached, "skip the slow no-cache decoding modes");
   app.add_flag("--bf16-decoding", cli.bf16_decoding, "also time greedy and beam 5 with bf16 autocast");
+  app.add_flag("--int8-decoding", cli.int8_decoding, "also time greedy, beam 5 and batch size 1 with int8 linear layers");
   app.add_option("--json", cli.json_path, "also write the figures as JSON");
   app.add_option("--export-for-python", cli.export_dir,
                  "write batch shapes, weights and test ids for scripts/bench_python.py");

@@ -9,7 +9,6 @@
 
 namespace nmtzoo {
 
-namespace F = torch::nn::functional;
 
 AttentionImpl::AttentionImpl(const AttentionOptions& options_) : options(options_) { reset(); }
 
@@ -51,7 +50,7 @@ void AttentionImpl::reset_parameters() {
 }
 
 Tensor AttentionImpl::project_keys(const Tensor& keys) {
-  return key_proj ? key_proj->forward(keys) : keys;
+  return key_proj ? apply_linear(keys, *key_proj) : keys;
 }
 
 Tensor AttentionImpl::score(const Tensor& query, const Tensor& projected_keys) {
@@ -59,7 +58,7 @@ Tensor AttentionImpl::score(const Tensor& query, const Tensor& projected_keys) {
     case AttentionScore::kAdditive:
       // (B, T, 1, A) + (B, 1, S, A) -> v^T tanh(.) -> (B, T, S)
       return energy
-          ->forward(torch::tanh(query_proj->forward(query).unsqueeze(2) +
+          ->forward(torch::tanh(apply_linear(query, *query_proj).unsqueeze(2) +
                                 projected_keys.unsqueeze(1)))
           .squeeze(-1);
     case AttentionScore::kGeneral:

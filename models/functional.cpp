@@ -6,9 +6,18 @@
 #include <vector>
 
 #include "kernels/dropout.h"
+#include "kernels/int8_linear.h"
 #include "kernels/kernels.h"
 
 namespace nmtzoo {
+
+at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  Int8Linears* int8 = active_int8_linears();
+  if (int8 != nullptr && !at::GradMode::is_enabled() && x.device().is_cpu()) return int8->linear(x, weight, bias);
+  return torch::nn::functional::linear(x, weight, bias);
+}
+
+at::Tensor apply_linear(const at::Tensor& x, const torch::nn::LinearImpl& layer) { return apply_linear(x, layer.weight, layer.bias); }
 
 at::Tensor apply_dropout(const at::Tensor& x, double p, bool training) {
   if (p <= 0 || !training) return x;

@@ -3,10 +3,16 @@
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
+#include <torch/nn/modules/linear.h>
 
 #include <cstdint>
 
 namespace nmtzoo {
+
+// x W^T + b. Every linear layer of the zoo goes through here, so that inference inside an
+// Int8Scope (kernels/int8_linear.h) runs them in int8.
+at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
+at::Tensor apply_linear(const at::Tensor& x, const torch::nn::LinearImpl& layer);
 
 // Dropout with probability p when training, the identity otherwise (no copy).
 at::Tensor apply_dropout(const at::Tensor& x, double p, bool training);

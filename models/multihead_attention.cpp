@@ -9,7 +9,6 @@
 
 namespace nmtzoo {
 
-namespace F = torch::nn::functional;
 
 std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Tensor& k,
                                                         const Tensor& v, const Tensor& attn_mask,
@@ -51,7 +50,7 @@ Tensor MultiheadAttentionImpl::split_heads(const Tensor& x) const {
 std::tuple<Tensor, Tensor, Tensor> MultiheadAttentionImpl::project_qkv(const Tensor& x) {
   const int64_t b = x.size(0), t = x.size(1);
   // (B, T, 3E) -> (3, B, H, T, D)
-  Tensor qkv = F::linear(x, in_proj_weight, in_proj_bias)
+  Tensor qkv = apply_linear(x, in_proj_weight, in_proj_bias)
                    .view({b, t, 3, options.num_heads(), head_dim()})
                    .permute({2, 0, 3, 1, 4});
   return {qkv[0] * (1.0 / std::sqrt(static_cast<double>(head_dim()))), qkv[1], qkv[2]};
@@ -59,14 +58,14 @@ std::tuple<Tensor, Tensor, Tensor> MultiheadAttentionImpl::project_qkv(const Ten
 
 Tensor MultiheadAttentionImpl::project_q(const Tensor& x) {
   const int64_t e = options.embed_dim();
-  return split_heads(F::linear(x, in_proj_weight.narrow(0, 0, e), in_proj_bias.narrow(0, 0, e))) *
+  return split_heads(apply_linear(x, in_proj_weight.narrow(0, 0, e), in_proj_bias.narrow(0, 0, e))) *
          (1.0 / std::sqrt(static_cast<double>(head_dim())));
 }
 
 std::tuple<Tensor, Tensor> MultiheadAttentionImpl::project_kv(const Tensor& memory) {
   const int64_t e = options.embed_dim();
   const int64_t b = memory.size(0), s = memory.size(1);
-  Tensor kv = F::linear(memory, in_proj_weight.narrow(0, e, 2 * e), in_proj_bias.narrow(0, e, 2 * e))
+  Tensor kv = apply_linear(memory, in_proj_weight.narrow(0, e, 2 * e), in_proj_bias.narrow(0, e, 2 * e))
                   .view({b, s, 2, options.num_heads(), head_dim()})
                   .permute({2, 0, 3, 1, 4});
   return {kv[0], kv[1]};
@@ -81,7 +80,7 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const
                                                        need_weights);
   const int64_t b = heads.size(0), t = heads.size(2);
   Tensor merged = heads.transpose(1, 2).reshape({b, t, options.embed_dim()});
-  return {out_proj->forward(merged), weights};
+  return {apply_linear(merged, *out_proj), weights};
 }
 
 std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query,

@@ -7,7 +7,6 @@
 
 namespace nmtzoo {
 
-namespace F = torch::nn::functional;
 namespace rnn_utils = torch::nn::utils::rnn;
 
 RnnSeq2SeqImpl::RnnSeq2SeqImpl(const RnnSeq2SeqOptions& options_) : options(options_) { reset(); }
@@ -136,7 +135,7 @@ DecoderState RnnSeq2SeqImpl::encode(const Tensor& src_tokens, const Tensor& src_
   } else {
     state.set("context", torch::cat({forward_last, backward_first}, 1), SlotKind::kSource);
   }
-  Tensor hidden = torch::tanh(init_proj->forward(backward_first))
+  Tensor hidden = torch::tanh(apply_linear(backward_first, *init_proj))
                       .view({batch, options.decoder_layers(), n});
   state.set("hidden", hidden, SlotKind::kStep);
   if (lstm()) state.set("cell", torch::zeros_like(hidden), SlotKind::kStep);
@@ -147,7 +146,7 @@ DecoderState RnnSeq2SeqImpl::encode(const Tensor& src_tokens, const Tensor& src_
 }
 
 Tensor RnnSeq2SeqImpl::apply_readout(const Tensor& readout_input) {
-  Tensor pre = readout->forward(readout_input);
+  Tensor pre = apply_linear(readout_input, *readout);
   if (options.readout() == Readout::kTanh) return torch::tanh(pre);
   // Maxout over pairs of units: t_j = max(t~_{2j-1}, t~_{2j}).
   auto shape = pre.sizes().vec();
@@ -226,7 +225,7 @@ Tensor RnnSeq2SeqImpl::features(const Tensor& src_tokens, const Tensor& src_pad_
 }
 
 Tensor RnnSeq2SeqImpl::output_layer(const Tensor& features) {
-  return output_proj ? output_proj->forward(features) : F::linear(features, target_table()->weight);
+  return output_proj ? apply_linear(features, *output_proj) : apply_linear(features, target_table()->weight);
 }
 
 }  // namespace nmtzoo

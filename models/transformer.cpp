@@ -8,7 +8,6 @@
 
 namespace nmtzoo {
 
-namespace F = torch::nn::functional;
 
 namespace {
 
@@ -170,7 +169,7 @@ Tensor TransformerImpl::features(const Tensor& src_tokens, const Tensor& src_pad
 }
 
 Tensor TransformerImpl::output_layer(const Tensor& features) {
-  return output_proj ? output_proj->forward(features) : F::linear(features, target_table()->weight);
+  return output_proj ? apply_linear(features, *output_proj) : apply_linear(features, target_table()->weight);
 }
 
 }  // namespace nmtzoo

@@ -38,9 +38,9 @@ Tensor TransformerSublayers::residual(const Tensor& x, torch::nn::LayerNorm& nor
 }
 
 Tensor TransformerSublayers::feed_forward(const Tensor& x, bool training) {
-  Tensor hidden = linear1->forward(x);
+  Tensor hidden = apply_linear(x, *linear1);
   hidden = options.activation() == Activation::kGelu ? F::gelu(hidden) : F::relu(hidden);
-  return linear2->forward(apply_dropout(hidden, options.activation_dropout(), training));
+  return apply_linear(apply_dropout(hidden, options.activation_dropout(), training), *linear2);
 }
 
 TransformerEncoderLayerImpl::TransformerEncoderLayerImpl(const TransformerLayerOptions& options_)

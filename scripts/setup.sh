@@ -15,7 +15,7 @@ packages=(
   libsentencepiece-dev sentencepiece
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libutf8proc-dev libgloo-dev libzip-dev
-  libcpp-httplib-dev
+  libcpp-httplib-dev libdnnl-dev
   python3-numpy chromium chromium-driver python3-selenium
 )
 for option in "$@"; do

@@ -12,6 +12,7 @@ const std::vector<KeyAlias>& decoding_aliases() {
       {"--max-len-b", "decoding.max_len_b"},
       {"--min-len", "decoding.min_len"},
       {"--batch-tokens", "decoding.batch_tokens"},
+      {"--dtype", "decoding.dtype"},
       {"--bf16", "decoding.bf16", true},
       {"--unk-penalty", "decoding.unk_penalty"},
       {"--coverage-penalty", "decoding.coverage_penalty"},

@@ -24,6 +24,8 @@ inline const char* selection_metric_name(SelectionMetric metric) {
   return metric == SelectionMetric::kBleu ? "bleu" : metric == SelectionMetric::kChrf ? "chrf" : "loss";
 }
 enum class LengthPenalty { kNone, kAverage, kWu };
+// The number format of decoding's matrix products.
+enum class DecodeDtype { kFloat32, kBf16, kInt8 };
 // Lexically constrained decoding (fairseq's --constraints): none, or constraints met in the given
 // order, or in any order.
 enum class ConstraintMode { kNone, kOrdered, kUnordered };
@@ -107,7 +109,8 @@ struct DecodeConfig {
   int64_t max_len_b;
   int64_t min_len;
   int64_t batch_tokens;
-  bool bf16;
+  DecodeDtype dtype;
+  bool bf16;  // the older spelling of dtype: bf16
   double unk_penalty;
   double coverage_penalty;
   bool sampling;

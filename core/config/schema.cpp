@@ -551,8 +551,13 @@ std::vector<OptionSpec> build_schema() {
   decode.integer("min_len", &DecodeConfig::min_len, 1, non_negative, "shortest output, in tokens");
   decode.integer("batch_tokens", &DecodeConfig::batch_tokens, 4096, positive,
                  "decoding batch size in source tokens");
-  decode.boolean("bf16", &DecodeConfig::bf16, false,
-                 "CPU bfloat16 autocast for the matrix products (faster, slightly different output)");
+  decode.choice<DecodeDtype>("dtype", &DecodeConfig::dtype, DecodeDtype::kFloat32,
+                             {{"float32", DecodeDtype::kFloat32}, {"bf16", DecodeDtype::kBf16},
+                              {"int8", DecodeDtype::kInt8}},
+                             "number format of the matrix products: float32; bf16 (CPU autocast: "
+                             "products in bfloat16); int8 (CPU: linear layers with int8 weights, "
+                             "quantized per row at load, through LibTorch's quantized engine)");
+  decode.boolean("bf16", &DecodeConfig::bf16, false, "the same as dtype: bf16 (the older spelling)");
   decode.real("unk_penalty", &DecodeConfig::unk_penalty, 0.0, Range{},
               "subtracted from the log-probability of <unk> (negative: reward it)");
   decode.real("coverage_penalty", &DecodeConfig::coverage_penalty, 0.0, non_negative,

@@ -9,6 +9,7 @@
 #include "core/data/batching.h"
 #include "core/runtime/runtime.h"
 #include "core/search/search_strategy.h"
+#include "kernels/int8_linear.h"
 #include "models/encoder_decoder.h"
 #include "tokenizer/special_tokens.h"
 
@@ -18,13 +19,32 @@ TranslatorOptions TranslatorOptions::from(const DecodeConfig& config) {
   TranslatorOptions options;
   options.search = SearchOptions::from(config);
   options.batch_tokens = config.batch_tokens;
-  options.bf16 = config.bf16;
+  options.dtype = config.dtype;
+  if (config.bf16) {
+    if (config.dtype == DecodeDtype::kInt8) {
+      throw std::invalid_argument("decoding.bf16 is true but decoding.dtype is int8: set only decoding.dtype");
+    }
+    options.dtype = DecodeDtype::kBf16;
+  }
   return options;
 }
 
 Translator::Translator(EncoderDecoder& model, Tokenizers tokenizers, TranslatorOptions options,
-                       c10::Device device)
-    : model_(model), tokenizers_(std::move(tokenizers)), options_(options), device_(device) {}
+                       c10::Device device, Int8Linears* int8)
+    : model_(model), tokenizers_(std::move(tokenizers)), options_(options), device_(device) {
+  if (options_.dtype != DecodeDtype::kInt8) return;
+  if (!device_.is_cpu()) {
+    throw std::runtime_error("decoding.dtype int8 runs on CPU only; use float32 or bf16 on " + device_.str());
+  }
+  Int8Linears::require_support();
+  if (int8 == nullptr) {
+    own_int8_ = std::make_unique<Int8Linears>();
+    int8 = own_int8_.get();
+  }
+  int8_ = int8;
+}
+
+Translator::~Translator() = default;
 
 int64_t Translator::max_source_tokens() const { return model_.max_positions() - 1; }
 
@@ -82,7 +102,8 @@ std::vector<Translation> Translator::translate(const std::vector<TranslationRequ
   }
   const int64_t budget = std::max<int64_t>(1, options_.batch_tokens / options_.search.width());
   model_.eval();
-  CpuAutocast autocast(options_.bf16 && device_.is_cpu());
+  CpuAutocast autocast(options_.dtype == DecodeDtype::kBf16 && device_.is_cpu());
+  Int8Scope int8(int8_);
   int64_t done = static_cast<int64_t>(requests.size() - to_translate.size());  // empty lines
   for (const auto& batch : make_batches(lengths, BatchingOptions{budget, 0, false})) {
     std::vector<TokenSpan> rows;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 namespace nmtzoo {
 
 class EncoderDecoder;
+class Int8Linears;
 
 struct Translation {
   std::vector<Hypothesis> nbest;          // best first; empty for an empty input line
@@ -27,16 +29,21 @@ struct Translation {
 struct TranslatorOptions {
   SearchOptions search;
   int64_t batch_tokens = 4096;  // padded source tokens per batch (x beam for beam search)
-  bool bf16 = false;            // CPU bfloat16 autocast for the matrix products
+  DecodeDtype dtype = DecodeDtype::kFloat32;  // of the matrix products
 
-  // The search, batch size and bf16 choice of a config's decoding section.
+  // The search, batch size and dtype of a config's decoding section; throws
+  // std::invalid_argument when decoding.bf16 contradicts decoding.dtype.
   static TranslatorOptions from(const DecodeConfig& config);
 };
 
 class Translator {
  public:
+  // With dtype int8, `int8` holds the model's packed int8 weights (a server keeps one per model
+  // across calls); null: the Translator packs its own. Throws std::runtime_error when int8 cannot
+  // run here (not a CPU, no quantized engine).
   Translator(EncoderDecoder& model, Tokenizers tokenizers, TranslatorOptions options,
-             c10::Device device);
+             c10::Device device, Int8Linears* int8 = nullptr);
+  ~Translator();
 
   // One Translation per input sentence, in input order. Empty sentences give empty
   // translations; sentences longer than the model accepts are truncated (Translation::truncated).
@@ -61,6 +68,8 @@ class Translator {
   TranslatorOptions options_;
   c10::Device device_;
   std::function<void(int64_t)> progress_;
+  std::unique_ptr<Int8Linears> own_int8_;
+  Int8Linears* int8_ = nullptr;
 };
 
 }  // namespace nmtzoo

@@ -21,7 +21,7 @@ std::string options_key(const TranslatorOptions& o) {
                      static_cast<int>(s.length_penalty), s.alpha, s.max_len_a, s.max_len_b, s.min_len,
                      s.record_attention, s.attention.layer, s.attention.head, s.attention.heads,
                      s.unk_penalty, s.coverage_penalty, s.temperature, s.top_k, s.top_p,
-                     static_cast<int>(s.constraints), o.batch_tokens, o.bf16, s.sampling);
+                     static_cast<int>(s.constraints), o.batch_tokens, static_cast<int>(o.dtype), s.sampling);
 }
 
 // A call takes queued requests up to this many decoding batches: the Translator sorts a call's
@@ -179,7 +179,8 @@ void TranslationService::decode_loop() {
     for (const auto& job : batch) sentences.insert(sentences.end(), job->sentences.begin(), job->sentences.end());
     try {
       const ServedModel& model = *batch.front()->model;
-      Translator translator(*model.trained.model, model.trained.tokenizers, batch.front()->options, device_);
+      Translator translator(*model.trained.model, model.trained.tokenizers, batch.front()->options, device_,
+                            model.int8.get());
       std::vector<Translation> translations = translator.translate(sentences);
       size_t next = 0;
       for (const auto& job : batch) {
@@ -193,7 +194,8 @@ void TranslationService::decode_loop() {
       // One request's bad prefix must not fail the others: decode them one by one.
       for (const auto& job : batch) {
         try {
-          Translator translator(*job->model->trained.model, job->model->trained.tokenizers, job->options, device_);
+          Translator translator(*job->model->trained.model, job->model->trained.tokenizers, job->options, device_,
+                                job->model->int8.get());
           job->result.set_value(translator.translate(job->sentences));
         } catch (...) {
           job->result.set_exception(std::current_exception());

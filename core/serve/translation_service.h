@@ -23,6 +23,7 @@
 #include "core/runtime/trained_model.h"
 #include "core/serve/metrics.h"
 #include "core/search/translator.h"
+#include "kernels/int8_linear.h"
 
 namespace nmtzoo {
 
@@ -30,6 +31,7 @@ struct ServedModel {
   std::string name;  // the checkpoint's file stem unless given
   std::string checkpoint;
   TrainedModel trained;
+  std::unique_ptr<Int8Linears> int8 = std::make_unique<Int8Linears>();  // packed on first int8 use
   std::string src_lang() const { return trained.config.data.src_lang; }
   std::string tgt_lang() const { return trained.config.data.tgt_lang; }
 };

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "core/config/loader.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/trained_model.h"
 #include "models/encoder_decoder.h"
@@ -42,7 +43,7 @@ TEST(Translator, Bf16DecodingStaysInsideTheTranslatorAndKeepsLineCounts) {
   TranslatorOptions options;
   Translator float32(*trained.model, trained.tokenizers, options, torch::kCPU);
   auto before = float32.translate(lines);
-  options.bf16 = true;
+  options.dtype = DecodeDtype::kBf16;
   auto bf16 = Translator(*trained.model, trained.tokenizers, options, torch::kCPU).translate(lines);
   ASSERT_EQ(bf16.size(), lines.size());
   EXPECT_TRUE(bf16[1].nbest.empty());
@@ -50,6 +51,18 @@ TEST(Translator, Bf16DecodingStaysInsideTheTranslatorAndKeepsLineCounts) {
   EXPECT_FALSE(at::autocast::is_cpu_enabled());
   auto after = float32.translate(lines);
   for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(before[i].texts, after[i].texts) << "line " << i;
+}
+
+TEST(TranslatorOptions, DtypeComesFromDecodingDtypeOrTheOlderBf16Switch) {
+  RunConfig config = default_config();
+  EXPECT_EQ(TranslatorOptions::from(config.decoding).dtype, DecodeDtype::kFloat32);
+  apply_overrides(config, {"decoding.dtype=int8"});
+  EXPECT_EQ(TranslatorOptions::from(config.decoding).dtype, DecodeDtype::kInt8);
+  apply_overrides(config, {"decoding.bf16=true"});
+  EXPECT_THROW(TranslatorOptions::from(config.decoding), std::invalid_argument);
+  apply_overrides(config, {"decoding.dtype=float32"});
+  EXPECT_EQ(TranslatorOptions::from(config.decoding).dtype, DecodeDtype::kBf16);
+  EXPECT_THROW(apply_overrides(config, {"decoding.dtype=int4"}), std::exception);
 }
 
 TEST(Translator, TruncatesOverlongLinesInsteadOfFailing) {

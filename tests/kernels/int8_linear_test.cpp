@@ -1,0 +1,107 @@
+#include "kernels/int8_linear.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "core/runtime/trained_model.h"
+#include "core/search/translator.h"
+#include "models/encoder_decoder.h"
+#include "models/functional.h"
+#include "tests/support/tiny_run.h"
+
+namespace nmtzoo {
+namespace {
+
+// Largest error relative to the largest magnitude of the float32 result.
+double relative_error(const at::Tensor& ours, const at::Tensor& reference) {
+  return (ours - reference).abs().max().item<double>() / reference.abs().max().item<double>();
+}
+
+TEST(Int8Linear, StaysCloseToFloat32ForAnyShapeWithAndWithoutBias) {
+  torch::manual_seed(3);
+  torch::NoGradGuard no_grad;
+  Int8Linears int8;
+  const auto weight = torch::randn({48, 40});
+  const auto bias = torch::randn({48});
+  // Rows of 3-D and 2-D inputs, nonnegative inputs (after a ReLU), a single row.
+  for (const auto& x : {torch::randn({5, 7, 40}), torch::randn({13, 40}).relu(), torch::randn({1, 40}) * 100}) {
+    const auto reference = torch::nn::functional::linear(x, weight, bias);
+    const auto ours = int8.linear(x, weight, bias);
+    ASSERT_EQ(ours.sizes(), reference.sizes());
+    EXPECT_LT(relative_error(ours, reference), 0.02) << x.sizes();
+    EXPECT_LT(relative_error(int8.linear(x, weight, {}), torch::nn::functional::linear(x, weight)), 0.02);
+  }
+  EXPECT_EQ(int8.linear(torch::randn({0, 3, 40}), weight, bias).sizes(), (std::vector<int64_t>{0, 3, 48}));
+  // One packed form per weight and bias, made once.
+  EXPECT_EQ(int8.packed_weights(), 2);
+  EXPECT_GE(int8.int8_bytes(), 48 * 40);
+  EXPECT_GT(int8.pack_seconds(), 0.0);
+}
+
+TEST(Int8Linear, AppliesInsideItsScopeToInferenceOnly) {
+  torch::manual_seed(4);
+  Int8Linears int8;
+  const auto weight = torch::randn({6, 8});
+  const auto x = torch::randn({3, 8});
+  const auto reference = torch::nn::functional::linear(x, weight);
+  {
+    Int8Scope scope(&int8);
+    EXPECT_EQ(active_int8_linears(), &int8);
+    EXPECT_TRUE(torch::equal(apply_linear(x, weight), reference));  // grad mode on: float32
+    torch::NoGradGuard no_grad;
+    EXPECT_FALSE(torch::equal(apply_linear(x, weight), reference));
+    EXPECT_LT(relative_error(apply_linear(x, weight), reference), 0.02);
+    Int8Scope inner(nullptr);  // null keeps the outer scope
+    EXPECT_EQ(active_int8_linears(), &int8);
+  }
+  EXPECT_EQ(active_int8_linears(), nullptr);
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::equal(apply_linear(x, weight), reference));
+}
+
+// Every linear layer of both architectures runs in int8 inside a Translator with dtype int8, and
+// the next-token distributions stay close to float32's.
+void expect_int8_close(const std::string& arch, int64_t expected_weights) {
+  testing::TinyRun run(arch);
+  TrainedModel trained = load_trained_model(run.save_untrained_checkpoint(), torch::kCPU);
+  torch::NoGradGuard no_grad;
+  trained.model->eval();
+  const auto src = torch::tensor({{5, 6, 7, 8, 2}, {9, 10, 2, 0, 0}}, torch::kLong);
+  const auto mask = src.eq(0);
+  const auto tgt = torch::tensor({{1, 11, 12}, {1, 13, 14}}, torch::kLong);
+  const auto reference = trained.model->forward(src, mask, tgt).log_softmax(-1);
+  Int8Linears int8;
+  at::Tensor ours;
+  {
+    Int8Scope scope(&int8);
+    ours = trained.model->forward(src, mask, tgt).log_softmax(-1);
+  }
+  EXPECT_EQ(int8.packed_weights(), expected_weights) << arch;
+  EXPECT_LT((ours.exp() - reference.exp()).abs().max().item<double>(), 0.02) << arch;
+
+  TranslatorOptions options;
+  options.dtype = DecodeDtype::kInt8;
+  Int8Linears shared;
+  Translator translator(*trained.model, trained.tokenizers, options, torch::kCPU, &shared);
+  const std::vector<std::string> lines{"alpha bravo", "", "charlie delta echo"};
+  const auto translations = translator.translate(lines);
+  ASSERT_EQ(translations.size(), lines.size());
+  EXPECT_TRUE(translations[1].nbest.empty());
+  EXPECT_FALSE(translations[0].nbest.empty());
+  EXPECT_EQ(shared.packed_weights(), expected_weights) << "the decoder's step uses the same layers";
+}
+
+TEST(Int8Linear, RunsEveryLinearLayerOfTheTransformerCloseToFloat32) {
+  // Per encoder layer: QKV, output, two FFN; per decoder layer: self QKV, output, cross Q, cross
+  // KV, output, two FFN; then the output projection.
+  const RunConfig config = testing::TinyRun("transformer").config();
+  expect_int8_close("transformer", 4 * config.model.encoder_layers + 7 * config.model.decoder_layers + 1);
+}
+
+TEST(Int8Linear, RunsTheRnnsLinearLayersCloseToFloat32) {
+  // The initial-state projection, attention's W and U, the readout, the output projection.
+  expect_int8_close("rnn_bahdanau", 5);
+}
+
+}  // namespace
+}  // namespace nmtzoo
