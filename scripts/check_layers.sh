@@ -29,8 +29,8 @@ declare -A allowed=(
   [core/config]="common/ core/io/"
   [core/data]="common/ core/config/ core/io/ tokenizer/"
   [core/runtime]="common/ core/config/ core/io/ core/data/ models/ tokenizer/"
-  [core/search]="common/ core/config/ core/io/ core/data/ core/runtime/ models/encoder_decoder.h models/registry.h tokenizer/"
-  [core/serve]="common/ core/config/ core/io/ core/data/ core/plot/ core/runtime/ core/search/ models/encoder_decoder.h models/registry.h tokenizer/"
+  [core/search]="common/ core/config/ core/io/ core/data/ core/runtime/ kernels/int8_linear.h models/encoder_decoder.h models/registry.h tokenizer/"
+  [core/serve]="common/ core/config/ core/io/ core/data/ core/plot/ core/runtime/ core/search/ kernels/int8_linear.h models/encoder_decoder.h models/registry.h tokenizer/"
   [core/train]="common/ core/config/ core/io/ core/data/ core/metrics/ core/plot/ core/runtime/ core/search/ models/encoder_decoder.h models/registry.h tokenizer/"
   [fuzz]="common/ core/config/ core/io/ core/metrics/ core/data/"
 )
