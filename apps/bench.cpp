@@ -6,6 +6,7 @@
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -74,6 +75,7 @@ struct Options {
   std::string trace_dir;
   bool bf16_decoding = false;
   bool int8_decoding = false;
+  bool latency = false;
 };
 
 // A Chrome trace of everything LibTorch runs until the returned object is destroyed; none
@@ -161,6 +163,45 @@ const char* dtype_suffix(DecodeDtype dtype) {
   return "";
 }
 
+// Sentences translated one at a time, as an interactive user sends them: greedy, each call timed
+// from text to text (tokenization included), after 20 untimed warm-up sentences; per dtype.
+nlohmann::json bench_latency(const Options& cli, TrainedModel& trained, const std::vector<std::string>& sources) {
+  constexpr size_t kWarmup = 20;
+  nlohmann::json results = nlohmann::json::array();
+  std::vector<DecodeDtype> dtypes{DecodeDtype::kFloat32};
+  if (cli.bf16_decoding) dtypes.push_back(DecodeDtype::kBf16);
+  if (cli.int8_decoding) dtypes.push_back(DecodeDtype::kInt8);
+  for (DecodeDtype dtype : dtypes) {
+    TranslatorOptions options;
+    options.search = SearchOptions::from(trained.config.decoding);
+    options.search.beam = 1;
+    options.search.nbest = 1;
+    options.dtype = dtype;
+    Int8Linears int8;
+    Translator translator(*trained.model, trained.tokenizers, options, torch::kCPU, &int8);
+    for (size_t i = 0; i < std::min(kWarmup, sources.size()); ++i) translator.translate({sources[i]});
+    std::vector<double> ms;
+    for (const auto& source : sources) {
+      const auto start = Clock::now();
+      translator.translate({source});
+      ms.push_back(1000.0 * seconds_since(start));
+    }
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    auto quantile = [&](double q) { return sorted[static_cast<size_t>(q * static_cast<double>(sorted.size() - 1))]; };
+    double total = 0;
+    for (double m : ms) total += m;
+    const std::string name = std::string("latency, greedy, one sentence per call") + dtype_suffix(dtype);
+    results.push_back({{"mode", name}, {"sentences", ms.size()}, {"median_ms", quantile(0.5)},
+                       {"p90_ms", quantile(0.9)}, {"mean_ms", total / static_cast<double>(ms.size())},
+                       {"threads", torch::get_num_threads()}});
+    std::cout << fmt::format("latency    {:<31} median {:6.2f} ms  p90 {:6.2f} ms  mean {:6.2f} ms ({} sentences, {} threads)\n",
+                             std::string("greedy, 1 sentence/call") + dtype_suffix(dtype), quantile(0.5),
+                             quantile(0.9), total / static_cast<double>(ms.size()), ms.size(), torch::get_num_threads());
+  }
+  return results;
+}
+
 nlohmann::json bench_decoding(const Options& cli) {
   TrainedModel trained = load_trained_model(cli.checkpoint, torch::kCPU);
   const RunConfig& config = trained.config;
@@ -228,6 +269,9 @@ nlohmann::json bench_decoding(const Options& cli) {
     std::cout << fmt::format("decoding   {:<31} {:8.1f} sentences/s {:9.0f} tokens/s {:8.2f} ms/sentence\n",
                              mode.name, sentences_per_second, static_cast<double>(tokens) / seconds,
                              1000.0 * seconds / static_cast<double>(sources.size()));
+  }
+  if (cli.latency) {
+    for (auto& entry : bench_latency(cli, trained, sources)) results.push_back(entry);
   }
   if (int8.packed_weights() > 0) {
     std::cout << fmt::format("int8       {} weight matrices packed in {:.0f} ms: {:.1f} MB in int8 (the float32 "
@@ -315,6 +359,9 @@ int main(int argc, char** argv) {
   app.add_option("--sentences", cli.sentences, "decode only the first N test sentences");
   app.add_flag("--no-uncached", cli.no_uncached, "skip the slow no-cache decoding modes");
   app.add_flag("--bf16-decoding", cli.bf16_decoding, "also time greedy and beam 5 with bf16 autocast");
+  app.add_flag("--latency", cli.latency,
+               "also time sentences translated one at a time (greedy, 20 warm-up sentences; median and p90), "
+               "in float32 and each dtype asked for");
   app.add_flag("--int8-decoding", cli.int8_decoding, "also time greedy, beam 5 and batch size 1 with int8 linear layers");
   app.add_option("--json", cli.json_path, "also write the figures as JSON");
   app.add_option("--export-for-python", cli.export_dir,
