@@ -11,13 +11,40 @@
 
 namespace nmtzoo {
 
+namespace {
+
+bool int8_products(const at::Tensor& x) {
+  return active_int8_linears() != nullptr && !at::GradMode::is_enabled() && x.device().is_cpu();
+}
+
+}  // namespace
+
 at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  Int8Linears* int8 = active_int8_linears();
-  if (int8 != nullptr && !at::GradMode::is_enabled() && x.device().is_cpu()) return int8->linear(x, weight, bias);
+  if (int8_products(x)) return active_int8_linears()->linear(x, weight, bias);
   return torch::nn::functional::linear(x, weight, bias);
 }
 
 at::Tensor apply_linear(const at::Tensor& x, const torch::nn::LinearImpl& layer) { return apply_linear(x, layer.weight, layer.bias); }
+
+at::Tensor gru_cell(const at::Tensor& input, const at::Tensor& h, torch::nn::GRUCellImpl& cell) {
+  if (!int8_products(input)) return cell.forward(input, h);
+  // PyTorch's gate order: reset, update, new.
+  auto gi = apply_linear(input, cell.weight_ih, cell.bias_ih).chunk(3, 1);
+  auto gh = apply_linear(h, cell.weight_hh, cell.bias_hh).chunk(3, 1);
+  at::Tensor reset = torch::sigmoid(gi[0] + gh[0]);
+  at::Tensor update = torch::sigmoid(gi[1] + gh[1]);
+  at::Tensor candidate = torch::tanh(gi[2] + reset * gh[2]);
+  return candidate + update * (h - candidate);
+}
+
+std::tuple<at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input, const at::Tensor& h, const at::Tensor& c,
+                                             torch::nn::LSTMCellImpl& cell) {
+  if (!int8_products(input)) return cell.forward(input, std::make_tuple(h, c));
+  // PyTorch's gate order: input, forget, cell, output.
+  auto gates = (apply_linear(input, cell.weight_ih, cell.bias_ih) + apply_linear(h, cell.weight_hh, cell.bias_hh)).chunk(4, 1);
+  at::Tensor c_next = torch::sigmoid(gates[1]) * c + torch::sigmoid(gates[0]) * torch::tanh(gates[2]);
+  return {torch::sigmoid(gates[3]) * torch::tanh(c_next), c_next};
+}
 
 at::Tensor apply_dropout(const at::Tensor& x, double p, bool training) {
   if (p <= 0 || !training) return x;

@@ -4,6 +4,9 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 #include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/rnn.h>
+
+#include <tuple>
 
 #include <cstdint>
 
@@ -13,6 +16,12 @@ namespace nmtzoo {
 // Int8Scope (kernels/int8_linear.h) runs them in int8.
 at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
 at::Tensor apply_linear(const at::Tensor& x, const torch::nn::LinearImpl& layer);
+
+// One step of a GRU / LSTM cell, as the module's forward gives it; inside an Int8Scope its two
+// products go through apply_linear() (the modules' own forward would keep them in float32).
+at::Tensor gru_cell(const at::Tensor& input, const at::Tensor& h, torch::nn::GRUCellImpl& cell);
+std::tuple<at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input, const at::Tensor& h, const at::Tensor& c,
+                                             torch::nn::LSTMCellImpl& cell);
 
 // Dropout with probability p when training, the identity otherwise (no copy).
 at::Tensor apply_dropout(const at::Tensor& x, double p, bool training);

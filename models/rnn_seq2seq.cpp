@@ -171,12 +171,12 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
     for (int64_t layer = 0; layer < layers; ++layer) {
       Tensor h = hidden.select(1, layer);
       if (lstm()) {
-        auto [h_next, c_next] = decoder_cells->ptr<torch::nn::LSTMCellImpl>(layer)->forward(
-            input, std::make_tuple(h, cell->select(1, layer)));
+        auto [h_next, c_next] =
+            lstm_cell(input, h, cell->select(1, layer), *decoder_cells->ptr<torch::nn::LSTMCellImpl>(layer));
         new_hidden.push_back(h_next);
         new_cell.push_back(c_next);
       } else {
-        new_hidden.push_back(decoder_cells->ptr<torch::nn::GRUCellImpl>(layer)->forward(input, h));
+        new_hidden.push_back(gru_cell(input, h, *decoder_cells->ptr<torch::nn::GRUCellImpl>(layer)));
       }
       input = dropout(new_hidden.back());
     }

@@ -99,8 +99,31 @@ TEST(Int8Linear, RunsEveryLinearLayerOfTheTransformerCloseToFloat32) {
 }
 
 TEST(Int8Linear, RunsTheRnnsLinearLayersCloseToFloat32) {
-  // The initial-state projection, attention's W and U, the readout, the output projection.
-  expect_int8_close("rnn_bahdanau", 5);
+  // The initial-state projection, attention's W and U, the readout, the output projection, and
+  // both products of each decoder cell (the encoder's recurrent layers stay in float32).
+  const RunConfig config = testing::TinyRun("rnn_bahdanau").config();
+  expect_int8_close("rnn_bahdanau", 5 + 2 * config.model.decoder_layers);
+}
+
+TEST(Int8Linear, RecurrentCellsEqualTheirModulesAndStayCloseInInt8) {
+  torch::manual_seed(6);
+  torch::NoGradGuard no_grad;
+  torch::nn::GRUCell gru(12, 10);
+  torch::nn::LSTMCell lstm(12, 10);
+  const auto x = torch::randn({4, 12});
+  const auto h = torch::randn({4, 10});
+  const auto c = torch::randn({4, 10});
+  const auto gru_reference = gru->forward(x, h);
+  const auto [h_reference, c_reference] = lstm->forward(x, std::make_tuple(h, c));
+  EXPECT_TRUE(torch::equal(gru_cell(x, h, *gru), gru_reference));
+  EXPECT_TRUE(torch::equal(std::get<0>(lstm_cell(x, h, c, *lstm)), h_reference));
+  Int8Linears int8;
+  Int8Scope scope(&int8);
+  EXPECT_LT((gru_cell(x, h, *gru) - gru_reference).abs().max().item<double>(), 0.02);
+  const auto [h_int8, c_int8] = lstm_cell(x, h, c, *lstm);
+  EXPECT_LT((h_int8 - h_reference).abs().max().item<double>(), 0.02);
+  EXPECT_LT((c_int8 - c_reference).abs().max().item<double>(), 0.02);
+  EXPECT_EQ(int8.packed_weights(), 4);
 }
 
 }  // namespace
