@@ -3,8 +3,8 @@
 #   scripts/bench.sh [--threads N] [--no-python]
 # For transformer_small and rnn_bahdanau_small on Multi30k de->en: training tokens/s, FLOPs and
 # MFU against the matmul ceiling measured in the same run, peak memory, decoding speed of the
-# trained, averaged models from scripts/compare.sh (greedy, beam 5, batch size 1; float32 and
-# bf16), and the Python peer (scripts/bench_python.py, needs scripts/setup.sh --with-python) on the
+# trained, averaged models from scripts/compare.sh (greedy, beam 5, batch size 1, one sentence per call; float32,
+# bf16 and int8), and the Python peer (scripts/bench_python.py, needs scripts/setup.sh --with-python) on the
 # same batches and weights. Then transformer_base's training figures (the preset a WMT-sized run
 # uses; Multi30k batches of 4,096 tokens, 5 timed updates) to plan such a run from. Writes
 # reports/bench/*.json and prints everything.
@@ -29,7 +29,7 @@ for model in transformer rnn; do
   run="runs/multi30k_de_en_$model"
   checkpoint=()
   if [[ -f "$run/averaged.pt" ]]; then
-    checkpoint=(--checkpoint "$run/averaged.pt" --no-uncached --bf16-decoding)
+    checkpoint=(--checkpoint "$run/averaged.pt" --no-uncached --bf16-decoding --int8-decoding --latency)
   else
     echo "bench.sh: no $run/averaged.pt (run scripts/compare.sh first): training figures only" >&2
   fi
