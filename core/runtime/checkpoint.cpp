@@ -123,14 +123,22 @@ void open_archive(torch::serialize::InputArchive& archive, const std::string& pa
   }
   std::ifstream probe(path, std::ios::binary);
   if (!probe) throw std::runtime_error("checkpoint '" + path + "' does not exist");
+  auto unreadable = [&](const std::string& why) {
+    return std::runtime_error("'" + path + "' is not a readable nmtzoo checkpoint (truncated or corrupt?): " + why);
+  };
+  c10::IValue version;
+  bool has_version = false;
+  // A damaged record can fail in LibTorch's zip reader (c10::Error) or, inside the archive's
+  // TorchScript code, in its parser (another std::exception): either way, name the file.
   try {
     archive.load_from(path);
+    has_version = archive.try_read("nmtzoo_checkpoint_version", version);
   } catch (const c10::Error& e) {
-    throw std::runtime_error("'" + path + "' is not a readable nmtzoo checkpoint (truncated or "
-                             "corrupt?): " + e.what_without_backtrace());
+    throw unreadable(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    throw unreadable(e.what());
   }
-  c10::IValue version;
-  if (!archive.try_read("nmtzoo_checkpoint_version", version) || !version.isInt() ||
+  if (!has_version || !version.isInt() ||
       version.toInt() < kOldestReadableVersion || version.toInt() > kFormatVersion) {
     throw std::runtime_error(fmt::format("'{}' is not an nmtzoo checkpoint of format version {} to {}",
                                          path, kOldestReadableVersion, kFormatVersion));
