@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
+#include <string>
+#include <unordered_map>
 
 namespace nmtzoo {
 namespace {
@@ -61,18 +63,24 @@ Int8Linears::Int8Linears() = default;
 Int8Linears::~Int8Linears() = default;
 
 void Int8Linears::require_support() {
-  try {
-    Int8Linears probe;
-    probe.linear(at::ones({2, 4}), at::ones({3, 4}), at::zeros({3}));
-  } catch (const std::exception& e) {
+  // Probed once per process: a server builds a Translator for every decoding call.
+  static const std::string problem = [] {
+    try {
+      Int8Linears probe;
+      probe.linear(at::ones({2, 4}), at::ones({3, 4}), at::zeros({3}));
+      return std::string();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+  }();
+  if (!problem.empty()) {
     throw std::runtime_error(fmt::format("int8 decoding cannot run here (oneDNN: {}); use decoding.dtype float32 or bf16",
-                                         e.what()));
+                                         problem));
   }
 }
 
 const Int8Linears::Packed& Int8Linears::packed(const at::Tensor& weight, const at::Tensor& bias) {
-  const std::string key = fmt::format("{}:{}x{}:{}", weight.data_ptr(), weight.size(0), weight.size(1),
-                                      bias.defined() ? bias.data_ptr() : nullptr);
+  const Key key{weight.data_ptr(), weight.size(0), weight.size(1), bias.defined() ? bias.data_ptr() : nullptr};
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = packed_.find(key); it != packed_.end()) return *it->second;
   TORCH_CHECK(weight.dim() == 2 && weight.device().is_cpu(), "int8 linear layers need a 2-D CPU weight, got ",

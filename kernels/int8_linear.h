@@ -17,10 +17,10 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <string>
-#include <unordered_map>
+#include <tuple>
 
 namespace nmtzoo {
 
@@ -49,7 +49,9 @@ class Int8Linears {
   const Packed& packed(const at::Tensor& weight, const at::Tensor& bias);
 
   mutable std::mutex mutex_;
-  std::unordered_map<std::string, std::unique_ptr<Packed>> packed_;
+  // (weight memory, rows, columns, bias memory) -> packed form.
+  using Key = std::tuple<const void*, int64_t, int64_t, const void*>;
+  std::map<Key, std::unique_ptr<Packed>> packed_;
   double pack_seconds_ = 0;
 };
 
