@@ -20,6 +20,7 @@
 #include "core/io/text_file.h"
 #include "core/runtime/trained_model.h"
 #include "core/search/prefix_recomputing_model.h"
+#include "core/search/shortlist.h"
 #include "core/search/translator.h"
 #include "core/runtime/runtime.h"
 #include "core/train/engine.h"
@@ -76,6 +77,7 @@ struct Options {
   bool bf16_decoding = false;
   bool int8_decoding = false;
   bool latency = false;
+  std::string shortlist;
 };
 
 // A Chrome trace of everything LibTorch runs until the returned object is destroyed; none
@@ -165,18 +167,30 @@ const char* dtype_suffix(DecodeDtype dtype) {
 
 // Sentences translated one at a time, as an interactive user sends them: greedy, each call timed
 // from text to text (tokenization included), after 20 untimed warm-up sentences; per dtype.
-nlohmann::json bench_latency(const Options& cli, TrainedModel& trained, const std::vector<std::string>& sources) {
+nlohmann::json bench_latency(const Options& cli, TrainedModel& trained, const std::vector<std::string>& sources,
+                             const std::shared_ptr<const Shortlist>& shortlist) {
   constexpr size_t kWarmup = 20;
   nlohmann::json results = nlohmann::json::array();
   std::vector<DecodeDtype> dtypes{DecodeDtype::kFloat32};
   if (cli.bf16_decoding) dtypes.push_back(DecodeDtype::kBf16);
   if (cli.int8_decoding) dtypes.push_back(DecodeDtype::kInt8);
-  for (DecodeDtype dtype : dtypes) {
+  std::vector<std::pair<DecodeDtype, bool>> variants;  // dtype, with the shortlist
+  for (DecodeDtype dtype : dtypes) variants.emplace_back(dtype, false);
+  if (shortlist) {
+    variants.emplace_back(DecodeDtype::kFloat32, true);
+    if (cli.int8_decoding) variants.emplace_back(DecodeDtype::kInt8, true);
+  }
+  for (const auto& [dtype, shortlisted] : variants) {
     TranslatorOptions options;
     options.search = SearchOptions::from(trained.config.decoding);
     options.search.beam = 1;
     options.search.nbest = 1;
     options.dtype = dtype;
+    if (shortlisted) {
+      options.shortlist = shortlist;
+      options.shortlist_top_k = trained.config.decoding.shortlist_top_k;
+      options.shortlist_frequent = trained.config.decoding.shortlist_frequent;
+    }
     Int8Linears int8;
     Translator translator(*trained.model, trained.tokenizers, options, torch::kCPU, &int8);
     for (size_t i = 0; i < std::min(kWarmup, sources.size()); ++i) translator.translate({sources[i]});
@@ -191,12 +205,13 @@ nlohmann::json bench_latency(const Options& cli, TrainedModel& trained, const st
     auto quantile = [&](double q) { return sorted[static_cast<size_t>(q * static_cast<double>(sorted.size() - 1))]; };
     double total = 0;
     for (double m : ms) total += m;
-    const std::string name = std::string("latency, greedy, one sentence per call") + dtype_suffix(dtype);
+    const std::string suffix = std::string(dtype_suffix(dtype)) + (shortlisted ? ", shortlist" : "");
+    const std::string name = "latency, greedy, one sentence per call" + suffix;
     results.push_back({{"mode", name}, {"sentences", ms.size()}, {"median_ms", quantile(0.5)},
                        {"p90_ms", quantile(0.9)}, {"mean_ms", total / static_cast<double>(ms.size())},
                        {"threads", torch::get_num_threads()}});
     std::cout << fmt::format("latency    {:<31} median {:6.2f} ms  p90 {:6.2f} ms  mean {:6.2f} ms ({} sentences, {} threads)\n",
-                             std::string("greedy, 1 sentence/call") + dtype_suffix(dtype), quantile(0.5),
+                             "greedy, 1 sentence/call" + suffix, quantile(0.5),
                              quantile(0.9), total / static_cast<double>(ms.size()), ms.size(), torch::get_num_threads());
   }
   return results;
@@ -217,6 +232,7 @@ nlohmann::json bench_decoding(const Options& cli) {
     bool cache;
     int64_t batch_tokens;
     DecodeDtype dtype = DecodeDtype::kFloat32;
+    bool shortlist = false;
   };
   std::vector<Mode> modes{{"greedy, batched, cached", 1, true, config.decoding.batch_tokens},
                           {"beam 5, batched, cached", 5, true, config.decoding.batch_tokens},
@@ -234,6 +250,16 @@ nlohmann::json bench_decoding(const Options& cli) {
     modes.push_back({"beam 5, batched, cached, int8", 5, true, config.decoding.batch_tokens, DecodeDtype::kInt8});
     modes.push_back({"greedy, batch size 1, cached, int8", 1, true, 1, DecodeDtype::kInt8});
   }
+  std::shared_ptr<const Shortlist> shortlist;
+  if (!cli.shortlist.empty()) {
+    shortlist = std::make_shared<const Shortlist>(Shortlist::load(cli.shortlist, trained.tokenizers));
+    const int64_t batch_tokens = config.decoding.batch_tokens;
+    modes.push_back({"beam 5, batched, cached, shortlist", 5, true, batch_tokens, DecodeDtype::kFloat32, true});
+    if (cli.int8_decoding) {
+      modes.push_back({"beam 5, batched, cached, int8, shortlist", 5, true, batch_tokens, DecodeDtype::kInt8, true});
+      modes.push_back({"greedy, batched, cached, int8, shortlist", 1, true, batch_tokens, DecodeDtype::kInt8, true});
+    }
+  }
   Int8Linears int8;  // packed by the first int8 mode's first batch, timed apart
   auto uncached = std::make_shared<PrefixRecomputingModel>(trained.model);
   for (const auto& mode : modes) {
@@ -243,11 +269,16 @@ nlohmann::json bench_decoding(const Options& cli) {
     options.search.beam = mode.beam;
     options.search.nbest = 1;
     options.batch_tokens = mode.batch_tokens;
+    if (mode.shortlist) {
+      options.shortlist = shortlist;
+      options.shortlist_top_k = config.decoding.shortlist_top_k;
+      options.shortlist_frequent = config.decoding.shortlist_frequent;
+    }
     Translator translator(mode.cache ? *trained.model : *uncached, trained.tokenizers, options,
                           torch::kCPU, &int8);
-    auto trace = start_trace(cli, fmt::format("decode_beam{}_{}{}_batch{}.json", mode.beam,
-                                              mode.cache ? "cached" : "uncached",
-                                              dtype_suffix(mode.dtype), mode.batch_tokens));
+    auto trace = start_trace(cli, fmt::format("decode_beam{}_{}{}{}_batch{}.json", mode.beam,
+                                              mode.cache ? "cached" : "uncached", dtype_suffix(mode.dtype),
+                                              mode.shortlist ? "_shortlist" : "", mode.batch_tokens));
     const double pack_seconds = int8.pack_seconds();
     auto start = Clock::now();
     auto translations = translator.translate(sources);
@@ -271,7 +302,7 @@ nlohmann::json bench_decoding(const Options& cli) {
                              1000.0 * seconds / static_cast<double>(sources.size()));
   }
   if (cli.latency) {
-    for (auto& entry : bench_latency(cli, trained, sources)) results.push_back(entry);
+    for (auto& entry : bench_latency(cli, trained, sources, shortlist)) results.push_back(entry);
   }
   if (int8.packed_weights() > 0) {
     std::cout << fmt::format("int8       {} weight matrices packed in {:.0f} ms: {:.1f} MB in int8 (the float32 "
@@ -358,6 +389,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--sentences", cli.sentences, "decode only the first N test sentences");
   app.add_flag("--no-uncached", cli.no_uncached, "skip the slow no-cache decoding modes");
+  app.add_option("--shortlist", cli.shortlist,
+                 "also time beam 5 (and with --int8-decoding: beam 5 and greedy in int8) over this lexical "
+                 "shortlist, with the checkpoint's decoding.shortlist_top_k and shortlist_frequent");
   app.add_flag("--bf16-decoding", cli.bf16_decoding, "also time greedy and beam 5 with bf16 autocast");
   app.add_flag("--latency", cli.latency,
                "also time sentences translated one at a time (greedy, 20 warm-up sentences; median and p90), "

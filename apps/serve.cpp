@@ -14,6 +14,7 @@
 #include "core/runtime/runtime.h"
 #include "core/runtime/trained_model.h"
 #include "core/serve/http_api.h"
+#include "core/search/shortlist.h"
 #include "core/serve/translation_service.h"
 #include "models/registry.h"
 
@@ -74,6 +75,9 @@ int run(const Options& cli) {
     }
     model.trained = load_trained_model(model.checkpoint, device);
     apply_overrides(model.trained.config, decoding_sets);
+    if (const std::string& path = model.trained.config.decoding.shortlist; !path.empty()) {
+      model.shortlist = std::make_shared<const Shortlist>(Shortlist::load(path, model.trained.tokenizers));
+    }
     std::cerr << fmt::format("model {}: {} ({} -> {}, {})\n", model.name, model.checkpoint,
                              model.src_lang(), model.tgt_lang(), model.trained.config.model.arch);
     models.push_back(std::move(model));

@@ -493,20 +493,24 @@ int run(const Options& cli) {
   const std::string search_name = options.search.sampling ? fmt::format("sampling x{}", options.search.nbest)
                                                           : fmt::format("beam {}", options.search.beam);
   if (!cli.quiet) {
+    const std::string shortlist =
+        translator.mean_shortlist_size() > 0
+            ? fmt::format(", shortlists of {:.0f} target tokens on average", translator.mean_shortlist_size())
+            : "";
     std::cerr << fmt::format("translated {} sentences ({} target tokens) in {:.2f} s: {:.1f} "
-                             "sentences/s, {:.0f} tokens/s ({}, {} model(s), {} threads, {})\n",
+                             "sentences/s, {:.0f} tokens/s ({}, {} model(s), {} threads, {}{})\n",
                              sentences, output_tokens, seconds, static_cast<double>(sentences) / seconds,
                              static_cast<double>(output_tokens) / seconds, search_name,
-                             members.models.size(), torch::get_num_threads(), device.str());
+                             members.models.size(), torch::get_num_threads(), device.str(), shortlist);
   }
   if (!cli.stats_path.empty()) {
     write_file_atomically(cli.stats_path, [&](std::ostream& out) {
       out << fmt::format("{{\"sentences\": {}, \"target_tokens\": {}, \"seconds\": {:.4f}, "
                          "\"sentences_per_second\": {:.3f}, \"tokens_per_second\": {:.1f}, "
-                         "\"beam\": {}, \"models\": {}, \"threads\": {}}}\n",
+                         "\"beam\": {}, \"models\": {}, \"threads\": {}, \"mean_shortlist_size\": {:.1f}}}\n",
                          sentences, output_tokens, seconds, static_cast<double>(sentences) / seconds,
                          static_cast<double>(output_tokens) / seconds, options.search.beam,
-                         members.models.size(), torch::get_num_threads());
+                         members.models.size(), torch::get_num_threads(), translator.mean_shortlist_size());
     });
   }
   return 0;

@@ -57,6 +57,16 @@ struct Int8Linears::Packed {
   memory weights;        // int8, in the primitive's layout
   at::Tensor scales;     // (N) float: row r of W is about int8 row r * scales[r]
   at::Tensor bias;       // (1, N) float, or undefined
+  // The float weight's and bias's memory, held so that no other tensor can be allocated at the
+  // addresses that key this entry while it exists.
+  c10::Storage weight_storage;
+  c10::Storage bias_storage;
+
+  // Nothing but this entry holds the float weight or bias any more (a shortlist's gathered rows
+  // after its batch, a model destroyed): the entry can never be looked up again.
+  bool orphaned() const {
+    return weight_storage.use_count() == 1 || (bias_storage && bias_storage.use_count() == 1);
+  }
 };
 
 Int8Linears::Int8Linears() = default;
@@ -86,7 +96,10 @@ const Int8Linears::Packed& Int8Linears::packed(const at::Tensor& weight, const a
   TORCH_CHECK(weight.dim() == 2 && weight.device().is_cpu(), "int8 linear layers need a 2-D CPU weight, got ",
               weight.sizes(), " on ", weight.device());
   const auto start = std::chrono::steady_clock::now();
+  for (auto it = packed_.begin(); it != packed_.end();) it = it->second->orphaned() ? packed_.erase(it) : std::next(it);
   auto entry = std::make_unique<Packed>();
+  entry->weight_storage = weight.storage();
+  if (bias.defined()) entry->bias_storage = bias.storage();
   at::Tensor w = weight.detach().to(at::kFloat).contiguous();
   entry->rows = w.size(0);
   entry->columns = w.size(1);

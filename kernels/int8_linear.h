@@ -36,8 +36,10 @@ class Int8Linears {
   static void require_support();
 
   // x W^T + b, W (N, K) and b (N) float, x (..., K) float on CPU. W is quantized and packed the
-  // first time it is seen, keyed by its memory and shape: it must stay alive and unchanged while
-  // this object is in use (a model's weights during decoding).
+  // first time it is seen, keyed by its memory and shape, and must not change in place while this
+  // object is in use (a model's weights during decoding). The entry holds W's memory, so no other
+  // tensor can take its address; once nothing else holds W (a shortlist's gathered rows after
+  // their batch), the entry is dropped at the next packing.
   at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
   int64_t packed_weights() const;  // how many weights have been packed

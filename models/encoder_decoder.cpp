@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "models/functional.h"
+
 namespace nmtzoo {
 
 namespace {
@@ -64,7 +66,9 @@ std::vector<std::string> DecoderState::names() const {
 
 void DecoderState::reorder(const Tensor& rows, bool source_rows_changed) {
   for (auto& slot : slots_) {
-    if (slot.kind == SlotKind::kStep || source_rows_changed) select_rows(slot.value, rows);
+    if (slot.kind == SlotKind::kStep || (source_rows_changed && slot.kind == SlotKind::kSource)) {
+      select_rows(slot.value, rows);
+    }
   }
   select_rows(attention, rows);
   for (auto& tensor : layer_attention) select_rows(tensor, rows);
@@ -73,7 +77,7 @@ void DecoderState::reorder(const Tensor& rows, bool source_rows_changed) {
 
 const Tensor* DecoderState::first_defined() const {
   for (const auto& slot : slots_) {
-    if (slot.value.defined()) return &slot.value;
+    if (slot.value.defined() && slot.kind != SlotKind::kShared) return &slot.value;
   }
   for (const auto& child : children) {
     if (const Tensor* tensor = child.first_defined()) return tensor;
@@ -90,6 +94,18 @@ void DecoderState::repeat_rows(int64_t times) {
   const Tensor* tensor = first_defined();
   if (times == 1 || tensor == nullptr) return;
   reorder(torch::arange(tensor->size(0), tensor->options().dtype(torch::kLong)).repeat_interleave(times));
+}
+
+Tensor EncoderDecoder::step_logits(const Tensor& features, const Tensor& weight, const Tensor& bias,
+                                   DecoderState& state) {
+  if (!state.vocabulary.defined()) return apply_linear(features, weight, bias);
+  static const std::string kWeightSlot = "shortlist_weight";
+  static const std::string kBiasSlot = "shortlist_bias";
+  if (!state.contains(kWeightSlot)) {
+    state.set(kWeightSlot, weight.index_select(0, state.vocabulary), SlotKind::kShared);
+    state.set(kBiasSlot, bias.defined() ? bias.index_select(0, state.vocabulary) : Tensor(), SlotKind::kShared);
+  }
+  return apply_linear(features, state[kWeightSlot], state[kBiasSlot]);
 }
 
 std::string layer_slot(const char* name, size_t layer) {

@@ -21,6 +21,7 @@ enum class SlotKind {
   kSource,  // computed once from the source (memory, its mask, projected keys): identical for all
             // hypotheses of a sentence, so gathered only when sentences leave the batch
   kStep,    // changes or grows every step (self-attention K/V, RNN state): gathered every time
+  kShared,  // one value for all rows, not batch-major (a shortlist's output weights): never gathered
 };
 
 // What a model keeps between decode_step calls, owned by the caller (search), never by the
@@ -49,6 +50,11 @@ class DecoderState {
   int64_t rows() const;
 
   int64_t step = 0;                     // target positions decoded so far
+  // A shortlist, when defined: the target ids (V') decode_step scores, sorted and starting with
+  // the special ids 0..3, on the model's device. decode_step then returns (B, V') log-probabilities
+  // normalised over them, column c for token vocabulary[c]. Set by the search before the first
+  // step; a combinator passes it to its children.
+  Tensor vocabulary;
   std::vector<DecoderState> children;   // states of the models a combinator drives
 
   // Filled by decode_step when record_attention is true, for plots:
@@ -99,6 +105,13 @@ class EncoderDecoder : public torch::nn::Module {
   Tensor forward(const Tensor& src_tokens, const Tensor& src_pad_mask, const Tensor& tgt_in);
 
   virtual int64_t max_positions() const = 0;  // longest source or target sequence, in tokens
+
+ protected:
+  // features (B, F) -> logits (B, V) through the output weight (V, F) and bias (V, or undefined),
+  // or (B, V') over state.vocabulary's rows only when a shortlist is set (the rows are gathered
+  // once per state, into kShared entries).
+  static Tensor step_logits(const Tensor& features, const Tensor& weight, const Tensor& bias,
+                            DecoderState& state);
 };
 
 }  // namespace nmtzoo

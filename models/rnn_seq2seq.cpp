@@ -207,7 +207,9 @@ Tensor RnnSeq2SeqImpl::decode_step(const Tensor& prev_tokens, DecoderState& stat
     state.layer_attention = {weights.unsqueeze(1)};
   }
   ++state.step;
-  return output_layer(dropout(t)).log_softmax(-1);
+  return step_logits(dropout(t), output_proj ? output_proj->weight : target_table()->weight,
+                     output_proj ? output_proj->bias : Tensor(), state)
+      .log_softmax(-1);
 }
 
 Tensor RnnSeq2SeqImpl::features(const Tensor& src_tokens, const Tensor& src_pad_mask,

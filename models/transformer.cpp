@@ -158,7 +158,9 @@ Tensor TransformerImpl::decode_step(const Tensor& prev_tokens, DecoderState& sta
     state.attention = torch::stack(state.layer_attention).mean(std::vector<int64_t>{0, 2});
   }
   ++state.step;
-  return output_layer(h.squeeze(1)).log_softmax(-1);
+  return step_logits(h.squeeze(1), output_proj ? output_proj->weight : target_table()->weight,
+                     output_proj ? output_proj->bias : Tensor(), state)
+      .log_softmax(-1);
 }
 
 Tensor TransformerImpl::features(const Tensor& src_tokens, const Tensor& src_pad_mask,

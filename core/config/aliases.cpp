@@ -13,6 +13,7 @@ const std::vector<KeyAlias>& decoding_aliases() {
       {"--min-len", "decoding.min_len"},
       {"--batch-tokens", "decoding.batch_tokens"},
       {"--dtype", "decoding.dtype"},
+      {"--shortlist", "decoding.shortlist"},
       {"--bf16", "decoding.bf16", true},
       {"--unk-penalty", "decoding.unk_penalty"},
       {"--coverage-penalty", "decoding.coverage_penalty"},

@@ -111,6 +111,9 @@ struct DecodeConfig {
   int64_t batch_tokens;
   DecodeDtype dtype;
   bool bf16;  // the older spelling of dtype: bf16
+  std::string shortlist;  // lexical shortlist file, "" = none
+  int64_t shortlist_top_k;
+  int64_t shortlist_frequent;
   double unk_penalty;
   double coverage_penalty;
   bool sampling;

@@ -556,8 +556,16 @@ std::vector<OptionSpec> build_schema() {
                               {"int8", DecodeDtype::kInt8}},
                              "number format of the matrix products: float32; bf16 (CPU autocast: "
                              "products in bfloat16); int8 (CPU: linear layers with int8 weights, "
-                             "quantized per row at load, through LibTorch's quantized engine)");
+                             "quantized per row at first use, products in oneDNN)");
   decode.boolean("bf16", &DecodeConfig::bf16, false, "the same as dtype: bf16 (the older spelling)");
+  decode.string("shortlist", &DecodeConfig::shortlist, "",
+                "lexical shortlist file (nmtzoo-shortlist): each batch scores only its source tokens' "
+                "likely translations and the most frequent target tokens; \"\" = the whole vocabulary; "
+                "not used for sampling or constraints");
+  decode.integer("shortlist_top_k", &DecodeConfig::shortlist_top_k, 10, positive,
+                 "shortlist: candidates kept per source token (10 and 100 were chosen on Multi30k's val)");
+  decode.integer("shortlist_frequent", &DecodeConfig::shortlist_frequent, 100, non_negative,
+                 "shortlist: most frequent target tokens always kept");
   decode.real("unk_penalty", &DecodeConfig::unk_penalty, 0.0, Range{},
               "subtracted from the log-probability of <unk> (negative: reward it)");
   decode.real("coverage_penalty", &DecodeConfig::coverage_penalty, 0.0, non_negative,

@@ -54,6 +54,7 @@ Tensor EnsembleModel::decode_step(const Tensor& prev_tokens, DecoderState& state
   for (size_t i = 0; i < models_.size(); ++i) {
     DecoderState& child = state.children[i];
     child.record_attention = state.record_attention;
+    child.vocabulary = state.vocabulary;
     log_probs.push_back(models_[i]->decode_step(prev_tokens, child));
     if (state.record_attention && child.attention.defined()) {
       attention.push_back(selected_attention(child, attention_choices_[i]));

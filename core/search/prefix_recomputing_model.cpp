@@ -19,7 +19,9 @@ Tensor PrefixRecomputingModel::decode_step(const Tensor& prev_tokens, DecoderSta
   Tensor& prefix = state["prefix"];
   prefix = prefix.defined() ? torch::cat({prefix, prev_tokens.unsqueeze(1)}, 1) : prev_tokens.unsqueeze(1);
   ++state.step;
-  return model_->forward(state["src_tokens"], state["src_pad_mask"], prefix).select(1, -1).log_softmax(-1);
+  Tensor logits = model_->forward(state["src_tokens"], state["src_pad_mask"], prefix).select(1, -1);
+  if (state.vocabulary.defined()) logits = logits.index_select(1, state.vocabulary);
+  return logits.log_softmax(-1);
 }
 
 Tensor PrefixRecomputingModel::features(const Tensor& src_tokens, const Tensor& src_pad_mask,

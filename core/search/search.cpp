@@ -94,6 +94,32 @@ void force_prefixes(at::Tensor& log_probs, int64_t step, const std::vector<int64
   log_probs.index_copy_(0, row_index, forced);
 }
 
+// The guides with their prefixes written as columns of the shortlist `vocabulary` (sorted ids).
+std::vector<SentenceGuide> prefixes_as_columns(std::vector<SentenceGuide> guides, const at::Tensor& vocabulary) {
+  at::Tensor ids = vocabulary.to(torch::kCPU, torch::kLong).contiguous();
+  const int64_t* begin = ids.data_ptr<int64_t>();
+  const int64_t* end = begin + ids.numel();
+  for (auto& guide : guides) {
+    for (int64_t& token : guide.prefix) {
+      const int64_t* found = std::lower_bound(begin, end, token);
+      TORCH_CHECK(found != end && *found == token, "prefix token ", token, " is not in the shortlist");
+      token = found - begin;
+    }
+  }
+  return guides;
+}
+
+void check_shortlist(const at::Tensor& vocabulary) {
+  TORCH_CHECK(vocabulary.dim() == 1 && vocabulary.scalar_type() == torch::kLong && vocabulary.size(0) > kEosId,
+              "a shortlist is a 1-D long tensor of sorted target ids from 0, got ", vocabulary.sizes(), " ",
+              vocabulary.scalar_type());
+  TORCH_CHECK(vocabulary.narrow(0, 0, kEosId + 1).cpu().equal(torch::arange(kEosId + 1, torch::kLong)),
+              "a shortlist must start with the special ids 0..", kEosId);
+  TORCH_CHECK(vocabulary.size(0) == 1 || (vocabulary.narrow(0, 1, vocabulary.size(0) - 1) >
+                                          vocabulary.narrow(0, 0, vocabulary.size(0) - 1)).all().item<bool>(),
+              "a shortlist's ids must be sorted and distinct");
+}
+
 at::Tensor to_device_index(const std::vector<int64_t>& rows, const c10::Device& device) {
   return torch::tensor(rows, torch::kLong).to(device);
 }
@@ -157,7 +183,8 @@ double penalized_score(double log_prob, int64_t length, LengthPenalty penalty, d
 std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Tensor& src_tokens,
                                             const at::Tensor& src_pad_mask,
                                             const SearchOptions& options, SearchStrategy& strategy,
-                                            const std::vector<SentenceGuide>& guides) {
+                                            const std::vector<SentenceGuide>& guides,
+                                            const at::Tensor& vocabulary) {
   const int64_t K = strategy.width();
   TORCH_CHECK(K >= 1 && options.nbest >= 1 && options.nbest <= K,
               "need 1 <= nbest <= beam, but got nbest ", options.nbest, " and beam ", K);
@@ -168,6 +195,14 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
   const auto device = src_tokens.device();
   DecoderState state = model.encode(src_tokens, src_pad_mask);
   state.record_attention = options.needs_attention();
+  std::vector<SentenceGuide> column_guides;
+  if (vocabulary.defined()) {
+    check_shortlist(vocabulary);
+    state.vocabulary = vocabulary.to(device);
+    column_guides = prefixes_as_columns(guides, vocabulary);
+  }
+  // The log-probabilities' columns are ids, or shortlist positions.
+  const std::vector<SentenceGuide>& step_guides = vocabulary.defined() ? column_guides : guides;
   state.repeat_rows(K);
   const std::vector<int64_t> lengths = source_lengths(src_pad_mask);
   const std::vector<int64_t> limits = length_limits(model, lengths, options, guides);
@@ -184,15 +219,18 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
   for (int64_t step = 0; !book.empty(); ++step) {
     at::Tensor log_probs = model.decode_step(prev, state);  // (R, V)
     apply_token_rules(log_probs, step, book.row_limits(limits), options);
-    if (step < static_cast<int64_t>(longest_prefix)) force_prefixes(log_probs, step, book.row_sentences(), guides);
+    if (step < static_cast<int64_t>(longest_prefix)) force_prefixes(log_probs, step, book.row_sentences(), step_guides);
     if (state.record_attention && (state.attention.defined() || !state.layer_attention.empty())) {
       at::Tensor now = selected_attention(state, options.attention).unsqueeze(1);
       history = history.defined() ? torch::cat({history, now}, 1) : now;
     }
     const int64_t blocks = log_probs.size(0) / K;
-    NextRows next = book.advance(strategy.step(step, log_probs.view({blocks, K, -1}),
-                                               scores.view({blocks, K}), book.sentences()),
-                                 strategy, history);
+    StepCandidates candidates =
+        strategy.step(step, log_probs.view({blocks, K, -1}), scores.view({blocks, K}), book.sentences());
+    if (vocabulary.defined()) {
+      candidates.tokens = state.vocabulary.index_select(0, candidates.tokens.reshape({-1})).view_as(candidates.tokens);
+    }
+    NextRows next = book.advance(candidates, strategy, history);
     if (next.parents.empty()) break;
     strategy.select(next.parents, next.tokens);
     at::Tensor rows = to_device_index(next.parents, device);

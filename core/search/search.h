@@ -74,11 +74,15 @@ struct Hypothesis {
 
 // n-best lists (up to options.nbest, at most the strategy's width), best first, one per source
 // row. src_tokens (B, S), src_pad_mask (B, S). `guides`, empty or one per row: each row's prefix
-// is forced, and its length limit grows by its prefix and constraint tokens.
+// is forced, and its length limit grows by its prefix and constraint tokens. `vocabulary`, when
+// defined, is the batch's shortlist (DecoderState::vocabulary: sorted target ids starting with
+// 0..3, holding every prefix token): the model scores only those tokens and the strategy sees
+// (N, K, V') log-probabilities; tokens it returns are mapped back to ids.
 std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Tensor& src_tokens,
                                             const at::Tensor& src_pad_mask,
                                             const SearchOptions& options, SearchStrategy& strategy,
-                                            const std::vector<SentenceGuide>& guides = {});
+                                            const std::vector<SentenceGuide>& guides = {},
+                                            const at::Tensor& vocabulary = {});
 
 // The cross-attention of the last step (R, S) that `choice` selects from the model's state.
 at::Tensor selected_attention(const DecoderState& state, const AttentionChoice& choice);

@@ -9,6 +9,7 @@
 #include "core/data/batching.h"
 #include "core/runtime/runtime.h"
 #include "core/search/search_strategy.h"
+#include "core/search/shortlist.h"
 #include "kernels/int8_linear.h"
 #include "models/encoder_decoder.h"
 #include "tokenizer/special_tokens.h"
@@ -20,6 +21,9 @@ TranslatorOptions TranslatorOptions::from(const DecodeConfig& config) {
   options.search = SearchOptions::from(config);
   options.batch_tokens = config.batch_tokens;
   options.dtype = config.dtype;
+  options.shortlist_path = config.shortlist;
+  options.shortlist_top_k = config.shortlist_top_k;
+  options.shortlist_frequent = config.shortlist_frequent;
   if (config.bf16) {
     if (config.dtype == DecodeDtype::kInt8) {
       throw std::invalid_argument("decoding.bf16 is true but decoding.dtype is int8: set only decoding.dtype");
@@ -31,7 +35,10 @@ TranslatorOptions TranslatorOptions::from(const DecodeConfig& config) {
 
 Translator::Translator(EncoderDecoder& model, Tokenizers tokenizers, TranslatorOptions options,
                        c10::Device device, Int8Linears* int8)
-    : model_(model), tokenizers_(std::move(tokenizers)), options_(options), device_(device) {
+    : model_(model), tokenizers_(std::move(tokenizers)), options_(std::move(options)), device_(device) {
+  if (!options_.shortlist && !options_.shortlist_path.empty()) {
+    options_.shortlist = std::make_shared<const Shortlist>(Shortlist::load(options_.shortlist_path, tokenizers_));
+  }
   if (options_.dtype != DecodeDtype::kInt8) return;
   if (!device_.is_cpu()) {
     throw std::runtime_error("decoding.dtype int8 runs on CPU only; use float32 or bf16 on " + device_.str());
@@ -60,6 +67,24 @@ std::vector<int64_t> Translator::target_ids(const std::string& text) const {
   std::vector<int64_t> ids;
   for (int32_t id : tokenizers_.tgt->encode(text)) ids.push_back(id);
   return ids;
+}
+
+at::Tensor Translator::batch_vocabulary(const std::vector<std::vector<int32_t>>& sources,
+                                        const std::vector<SentenceGuide>& guides) {
+  const SearchOptions& search = options_.search;
+  if (!options_.shortlist || search.sampling || search.constraints != ConstraintMode::kNone) return {};
+  std::vector<int64_t> prefix_tokens;
+  for (const auto& guide : guides) prefix_tokens.insert(prefix_tokens.end(), guide.prefix.begin(), guide.prefix.end());
+  const std::vector<int64_t> ids =
+      options_.shortlist->vocabulary(sources, options_.shortlist_top_k, options_.shortlist_frequent, prefix_tokens);
+  ++shortlisted_batches_;
+  shortlisted_tokens_ += static_cast<int64_t>(ids.size());
+  return torch::tensor(ids, torch::kLong).to(device_);
+}
+
+double Translator::mean_shortlist_size() const {
+  return shortlisted_batches_ == 0 ? 0.0
+                                   : static_cast<double>(shortlisted_tokens_) / static_cast<double>(shortlisted_batches_);
 }
 
 SentenceGuide Translator::guide(const TranslationRequest& request, int64_t line) const {
@@ -108,16 +133,19 @@ std::vector<Translation> Translator::translate(const std::vector<TranslationRequ
   for (const auto& batch : make_batches(lengths, BatchingOptions{budget, 0, false})) {
     std::vector<TokenSpan> rows;
     std::vector<SentenceGuide> batch_guides;
+    std::vector<std::vector<int32_t>> batch_sources;
     for (int64_t j : batch) {
       const auto& source = sources[to_translate[j]];
       rows.push_back({source.data(), source.size()});
       batch_guides.push_back(guides[to_translate[j]]);
+      if (options_.shortlist) batch_sources.push_back(source);
     }
     at::Tensor src_tokens = pad_sequences(rows, /*add_bos=*/false, /*add_eos=*/true).to(device_);
     at::Tensor src_pad_mask = src_tokens.eq(kPadId);
     auto strategy = make_strategy(options_.search, batch_guides);
     std::vector<std::vector<Hypothesis>> nbest =
-        search(model_, src_tokens, src_pad_mask, options_.search, *strategy, batch_guides);
+        search(model_, src_tokens, src_pad_mask, options_.search, *strategy, batch_guides,
+               batch_vocabulary(batch_sources, batch_guides));
     for (size_t r = 0; r < batch.size(); ++r) {
       Translation& result = results[to_translate[batch[r]]];
       result.nbest = std::move(nbest[r]);

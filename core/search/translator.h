@@ -17,6 +17,7 @@ namespace nmtzoo {
 
 class EncoderDecoder;
 class Int8Linears;
+class Shortlist;
 
 struct Translation {
   std::vector<Hypothesis> nbest;          // best first; empty for an empty input line
@@ -30,8 +31,16 @@ struct TranslatorOptions {
   SearchOptions search;
   int64_t batch_tokens = 4096;  // padded source tokens per batch (x beam for beam search)
   DecodeDtype dtype = DecodeDtype::kFloat32;  // of the matrix products
+  // A lexical shortlist (shortlist.h): each batch is decoded over its sentences' top_k candidates
+  // per source token, the `frequent` most frequent target tokens and any prefix tokens. Not used
+  // for sampling or constrained decoding, which need the whole vocabulary. The Translator loads
+  // `shortlist_path` when `shortlist` is null.
+  std::string shortlist_path;
+  std::shared_ptr<const Shortlist> shortlist;
+  int64_t shortlist_top_k = 10;
+  int64_t shortlist_frequent = 100;
 
-  // The search, batch size and dtype of a config's decoding section; throws
+  // The search, batch size, dtype and shortlist of a config's decoding section; throws
   // std::invalid_argument when decoding.bf16 contradicts decoding.dtype.
   static TranslatorOptions from(const DecodeConfig& config);
 };
@@ -58,9 +67,15 @@ class Translator {
 
   const TranslatorOptions& options() const { return options_; }
   int64_t max_source_tokens() const;  // subword tokens kept, EOS excluded
+  // Target tokens a batch was decoded over, on average over the batches that used the shortlist
+  // so far; 0 when none did.
+  double mean_shortlist_size() const;
 
  private:
   std::vector<int64_t> target_ids(const std::string& text) const;
+  // The batch's shortlist as a tensor on the device, or undefined for the whole vocabulary.
+  at::Tensor batch_vocabulary(const std::vector<std::vector<int32_t>>& sources,
+                              const std::vector<SentenceGuide>& guides);
   SentenceGuide guide(const TranslationRequest& request, int64_t line) const;
 
   EncoderDecoder& model_;
@@ -70,6 +85,8 @@ class Translator {
   std::function<void(int64_t)> progress_;
   std::unique_ptr<Int8Linears> own_int8_;
   Int8Linears* int8_ = nullptr;
+  int64_t shortlisted_batches_ = 0;
+  int64_t shortlisted_tokens_ = 0;
 };
 
 }  // namespace nmtzoo

@@ -151,7 +151,7 @@ TranslatorOptions decoding_options(const ServedModel& model, const json& fields)
   if (d.sampling && d.constraints != ConstraintMode::kNone) {
     throw RequestError(400, "sampling cannot meet constraints: drop one of them");
   }
-  return TranslatorOptions::from(d);
+  return model.translator_options(d);
 }
 
 // The client hung up before its translations were ready.
@@ -235,7 +235,7 @@ struct TranslationServer::Impl {
       if (alternatives < 0 || alternatives > 16) throw RequestError(400, "field 'alternatives' must be in [0, 16]");
     }
     const ServedModel& model = model_for(source, target);
-    TranslatorOptions options = TranslatorOptions::from(model.trained.config.decoding);
+    TranslatorOptions options = model.translator_options(model.trained.config.decoding);
     options.search.nbest = alternatives + 1;
     options.search.beam = std::max(options.search.beam, options.search.nbest);
     std::vector<size_t> lines_of;

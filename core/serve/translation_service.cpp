@@ -48,6 +48,12 @@ struct TranslationService::Job {
   uint64_t id = 0;
 };
 
+TranslatorOptions ServedModel::translator_options(const DecodeConfig& decoding) const {
+  TranslatorOptions options = TranslatorOptions::from(decoding);
+  options.shortlist = shortlist;
+  return options;
+}
+
 TranslationService::TranslationService(std::vector<ServedModel> models, c10::Device device,
                                        std::chrono::duration<double, std::milli> max_wait,
                                        int64_t max_queue)

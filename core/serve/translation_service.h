@@ -32,6 +32,9 @@ struct ServedModel {
   std::string checkpoint;
   TrainedModel trained;
   std::unique_ptr<Int8Linears> int8 = std::make_unique<Int8Linears>();  // packed on first int8 use
+  std::shared_ptr<const Shortlist> shortlist;  // loaded once from decoding.shortlist, or null
+  // TranslatorOptions::from(decoding) with this model's loaded shortlist.
+  TranslatorOptions translator_options(const DecodeConfig& decoding) const;
   std::string src_lang() const { return trained.config.data.src_lang; }
   std::string tgt_lang() const { return trained.config.data.tgt_lang; }
 };

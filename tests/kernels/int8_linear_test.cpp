@@ -59,6 +59,26 @@ TEST(Int8Linear, AppliesInsideItsScopeToInferenceOnly) {
   EXPECT_TRUE(torch::equal(apply_linear(x, weight), reference));
 }
 
+TEST(Int8Linear, DropsThePackedFormOfAWeightNothingElseHolds) {
+  torch::NoGradGuard no_grad;
+  Int8Linears int8;
+  const auto kept = torch::randn({16, 8});
+  const auto x = torch::randn({3, 8});
+  int8.linear(x, kept, {});
+  // Per-batch weights (a shortlist's gathered rows) come and go, often at the same address: each
+  // is packed anew, never confused with a predecessor, and the dead ones are dropped.
+  for (int i = 0; i < 5; ++i) {
+    const auto transient = torch::randn({16, 8});
+    const auto reference = torch::nn::functional::linear(x, transient);
+    EXPECT_LT(relative_error(int8.linear(x, transient, {}), reference), 0.02) << i;
+  }
+  EXPECT_EQ(int8.packed_weights(), 2);  // `kept` and the last transient one
+  const auto view = kept.narrow(0, 0, 8);  // a view of a held weight shares its memory
+  int8.linear(x, view, {});
+  int8.linear(x, kept, {});
+  EXPECT_EQ(int8.packed_weights(), 2);  // the last transient one dropped, the view packed
+}
+
 // Every linear layer of both architectures runs in int8 inside a Translator with dtype int8, and
 // the next-token distributions stay close to float32's.
 void expect_int8_close(const std::string& arch, int64_t expected_weights) {
