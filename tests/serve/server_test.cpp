@@ -14,10 +14,13 @@
 #include <filesystem>
 #include <future>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "core/config/loader.h"
 #include "core/runtime/trained_model.h"
+#include "core/data/tokenizers.h"
+#include "core/search/shortlist.h"
 #include "core/search/translator.h"
 #include "core/serve/http_api.h"
 #include "core/serve/translation_service.h"
@@ -40,6 +43,8 @@ class Server : public ::testing::Test {
     model.name = "tiny";
     model.checkpoint = checkpoint_;
     model.trained = load_trained_model(checkpoint_, torch::kCPU);
+    model.shortlist = shortlist_;
+    narrow_shortlist(model.trained.config);
     std::vector<ServedModel> models;
     models.push_back(std::move(model));
     service_ = std::make_unique<TranslationService>(
@@ -69,7 +74,9 @@ class Server : public ::testing::Test {
   // What nmtzoo-translate's Translator gives for `sentences` with the model's own options.
   std::vector<std::string> offline(const std::vector<std::string>& sentences, int64_t nbest = 1) const {
     TrainedModel trained = load_trained_model(checkpoint_, torch::kCPU);
+    narrow_shortlist(trained.config);
     TranslatorOptions options = TranslatorOptions::from(trained.config.decoding);
+    options.shortlist = shortlist_;
     options.search.nbest = nbest;
     options.search.beam = std::max(options.search.beam, nbest);
     Translator translator(*trained.model, trained.tokenizers, options, torch::kCPU);
@@ -80,7 +87,15 @@ class Server : public ::testing::Test {
     return texts;
   }
 
+  // With a shortlist, one candidate per source token and no frequent tokens, so that it matters.
+  void narrow_shortlist(RunConfig& config) const {
+    if (!shortlist_) return;
+    config.decoding.shortlist_top_k = 1;
+    config.decoding.shortlist_frequent = 0;
+  }
+
   testing::TinyRun run_{"transformer"};
+  std::shared_ptr<const Shortlist> shortlist_;  // the served model's, set before start()
   std::string checkpoint_;
   RunConfig config_;
   std::unique_ptr<TranslationService> service_;
@@ -160,6 +175,35 @@ TEST_F(Server, V1TranslateTakesDecodingOptionsAndReturnsScoresTokensAttention) {
             "no model named 'big' (this server has tiny)");
   auto models = client().Get("/v1/models");
   EXPECT_EQ(json::parse(models->body)[0]["name"], "tiny");
+}
+
+TEST_F(Server, AModelsShortlistServesItsRequestsAsTranslateDoes) {
+  const Tokenizers tokenizers = load_tokenizers(run_.config());
+  const auto task = testing::reversal_task(200, 9);
+  std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> pairs;
+  for (size_t i = 0; i < task.src.size(); ++i) {
+    pairs.emplace_back(tokenizers.src->encode(task.src[i]), tokenizers.tgt->encode(task.tgt[i]));
+  }
+  auto shortlist = std::make_shared<Shortlist>(Shortlist::train(
+      [&](const std::function<void(TokenSpan, TokenSpan)>& each) {
+        for (const auto& [src, tgt] : pairs) each({src.data(), src.size()}, {tgt.data(), tgt.size()});
+      },
+      tokenizers.src->vocab_size(), tokenizers.tgt->vocab_size()));
+  shortlist_ = shortlist;
+  start();
+  const std::vector<std::string> sentences{"a b c", "d e f g"};
+  const auto expected = offline(sentences);
+  json answer = post_json("/v1/translate", {{"text", sentences}, {"return_tokens", true}}, 200);
+  for (size_t i = 0; i < sentences.size(); ++i) {
+    EXPECT_EQ(answer["translations"][i]["text"], expected[i]);
+    std::set<std::string> allowed;
+    for (int64_t id : shortlist->vocabulary({tokenizers.src->encode(sentences[i])}, 1, 0)) {
+      allowed.insert(tokenizers.tgt->piece(id));
+    }
+    for (const auto& piece : answer["translations"][i]["nbest"][0]["tokens"].get<std::vector<std::string>>()) {
+      EXPECT_TRUE(allowed.count(piece) == 1) << piece;
+    }
+  }
 }
 
 TEST_F(Server, BadAndHostileInputGetsA4xxNamingTheProblem) {
@@ -291,6 +335,17 @@ TEST(ServeApp, SigtermFinishesTheRequestsInFlightAndExitsZero) {
   EXPECT_EQ(server.wait(), 0) << testing::read_text(run.path("err"));
   EXPECT_NE(testing::read_text(run.path("err")).find("received SIGTERM: finishing the requests in flight"),
             std::string::npos);
+}
+
+TEST(ServeApp, AShortlistThatCannotBeLoadedStopsItAtStartNamingTheFile) {
+  testing::TinyRun run("transformer");
+  const std::string checkpoint = run.save_untrained_checkpoint();
+  const std::string missing = run.path("missing.shortlist");
+  testing::Subprocess server({testing::bin("nmtzoo-serve"), "-c", checkpoint, "--port", "0", "--threads", "1",
+                              "--set", "decoding.shortlist=" + missing},
+                             "", run.path("out"), run.path("err"));
+  EXPECT_NE(server.wait(), 0);
+  EXPECT_NE(testing::read_text(run.path("err")).find(missing), std::string::npos) << testing::read_text(run.path("err"));
 }
 
 TEST(ServeApp, TheWebPageTranslatesInARealBrowser) {
