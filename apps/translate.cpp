@@ -130,6 +130,11 @@ TranslatorOptions translator_options(const Options& cli, RunConfig& config) {
   check_config(config);
   TranslatorOptions options = TranslatorOptions::from(config.decoding);
   options.search.record_attention = !cli.attention_dir.empty() || !cli.alignment.empty();
+  if (!options.shortlist_path.empty() &&
+      (options.search.sampling || options.search.constraints != ConstraintMode::kNone)) {
+    std::cerr << "note: " << (options.search.sampling ? "sampling" : "constrained decoding")
+              << " needs the whole vocabulary: the shortlist is not used\n";
+  }
   return options;
 }
 

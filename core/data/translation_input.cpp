@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 
+#include "core/io/text_file.h"
+
 namespace nmtzoo {
 
 InputFormat parse_input_format(const std::string& name) {
@@ -18,21 +20,11 @@ namespace {
 
 TranslationRequest parse_tsv(const std::string& line) {
   TranslationRequest request;
-  size_t field = 0;
-  size_t start = 0;
-  while (true) {
-    const size_t tab = line.find('\t', start);
-    std::string value = line.substr(start, tab == std::string::npos ? std::string::npos : tab - start);
-    if (field == 0) {
-      request.source = std::move(value);
-    } else if (field == 1) {
-      request.prefix = std::move(value);
-    } else if (!value.empty()) {
-      request.constraints.push_back(std::move(value));
-    }
-    ++field;
-    if (tab == std::string::npos) break;
-    start = tab + 1;
+  std::vector<std::string> fields = split_fields(line, '\t');
+  request.source = std::move(fields[0]);
+  if (fields.size() > 1) request.prefix = std::move(fields[1]);
+  for (size_t f = 2; f < fields.size(); ++f) {
+    if (!fields[f].empty()) request.constraints.push_back(std::move(fields[f]));
   }
   return request;
 }

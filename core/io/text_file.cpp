@@ -76,6 +76,17 @@ bool LineReader::next(std::string& line) {
 
 int64_t LineReader::file_offset() const { return static_cast<int64_t>(gzoffset(handle_->file)); }
 
+std::vector<std::string> split_fields(std::string_view text, char separator) {
+  std::vector<std::string> fields;
+  size_t start = 0;
+  for (size_t end = text.find(separator); end != std::string_view::npos; end = text.find(separator, start)) {
+    fields.emplace_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  fields.emplace_back(text.substr(start));
+  return fields;
+}
+
 std::vector<std::string> read_lines(const std::string& path) {
   LineReader reader(path);
   std::vector<std::string> lines;

@@ -38,6 +38,9 @@ class LineReader {
 
 std::vector<std::string> read_lines(const std::string& path);
 
+// The pieces of `text` between `separator`s: n separators give n + 1 pieces, empty ones included.
+std::vector<std::string> split_fields(std::string_view text, char separator);
+
 // Byte offset of the first invalid UTF-8 sequence in `text`, or nullopt if it is valid.
 std::optional<size_t> find_invalid_utf8(std::string_view text);
 

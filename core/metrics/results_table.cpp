@@ -5,21 +5,11 @@
 #include <algorithm>
 #include <string_view>
 
+#include "core/io/text_file.h"
 #include "core/metrics/text_normalize.h"
 
 namespace nmtzoo {
 namespace {
-
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  for (size_t end = text.find('\n'); end != std::string::npos; end = text.find('\n', start)) {
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  lines.push_back(text.substr(start));
-  return lines;
-}
 
 size_t code_points(std::string_view text) { return split_code_points(text).size(); }
 
@@ -79,7 +69,7 @@ std::string fancy_grid(const std::vector<std::string>& headers,
   for (const auto& row : rows) {
     cells.emplace_back();
     for (size_t c = 0; c < row.size(); ++c) {
-      cells.back().push_back(split_lines(strip(row[c])));
+      cells.back().push_back(split_fields(strip(row[c]), '\n'));
       for (const auto& line : cells.back().back()) {
         widths[c] = std::max(widths[c], code_points(line));
       }

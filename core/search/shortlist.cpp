@@ -117,17 +117,6 @@ std::unordered_map<std::string, int32_t> piece_ids(const SentencePiece& tokenize
   return ids;
 }
 
-std::vector<std::string> split_tabs(const std::string& line) {
-  std::vector<std::string> fields;
-  size_t start = 0;
-  for (size_t tab = line.find('\t'); tab != std::string::npos; tab = line.find('\t', start)) {
-    fields.push_back(line.substr(start, tab - start));
-    start = tab + 1;
-  }
-  fields.push_back(line.substr(start));
-  return fields;
-}
-
 std::string checked_piece(const SentencePiece& tokenizer, int64_t id) {
   std::string piece = tokenizer.piece(id);
   if (piece.find_first_of("\t\n") != std::string::npos) {
@@ -198,7 +187,7 @@ Shortlist Shortlist::load(const std::string& path, const Tokenizers& tokenizers)
     throw std::runtime_error(fmt::format("{}:{}: {}", path, reader.line_number(), what));
   };
   if (!reader.next(line)) fail("empty file; expected an nmtzoo shortlist");
-  std::vector<std::string> header = split_tabs(line);
+  std::vector<std::string> header = split_fields(line, '\t');
   if (header.size() != 3 || header[0] != kMagic) fail("not an nmtzoo shortlist (made by nmtzoo-shortlist)");
   if (header[1] != kVersion) fail(fmt::format("shortlist format version {} is not supported (this build reads {})", header[1], kVersion));
   const std::string fingerprint = tokenizer_fingerprint(tokenizers);
@@ -230,7 +219,7 @@ Shortlist Shortlist::load(const std::string& path, const Tokenizers& tokenizers)
   shortlist.frequency_.assign(static_cast<size_t>(shortlist.target_vocab_), 0);
   shortlist.candidates_.resize(static_cast<size_t>(tokenizers.src->vocab_size()));
   while (reader.next(line)) {
-    std::vector<std::string> fields = split_tabs(line);
+    std::vector<std::string> fields = split_fields(line, '\t');
     if (fields[0] == "frequent" && fields.size() == 3) {
       const int32_t t = id_of(target_ids, fields[1], "target");
       shortlist.frequent_.push_back(t);
