@@ -21,7 +21,7 @@ speed="$runs/speed.txt"
 if [[ ! -s "$speed" ]]; then
   for bf16 in false true false true; do
     build/bin/nmtzoo-bench -c "$config" --threads "$threads" --set "training.bf16=$bf16" |
-      grep -E "^(machine|training)" | sed "s/^/bf16=$bf16  /"
+      grep -E "^(machine|training|  )" | sed "s/^/bf16=$bf16  /"
   done > "$speed.partial"
   mv "$speed.partial" "$speed"
 fi

@@ -77,7 +77,9 @@ struct Hypothesis {
 // is forced, and its length limit grows by its prefix and constraint tokens. `vocabulary`, when
 // defined, is the batch's shortlist (DecoderState::vocabulary: sorted target ids starting with
 // 0..3, holding every prefix token): the model scores only those tokens and the strategy sees
-// (N, K, V') log-probabilities; tokens it returns are mapped back to ids.
+// (N, K, V') log-probabilities; tokens it returns are mapped back to ids. A strategy that looks
+// tokens up by id in the log-probabilities (constrained beam) or needs the whole distribution
+// (sampling) must be given none: the Translator gives it only to greedy and beam search.
 std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Tensor& src_tokens,
                                             const at::Tensor& src_pad_mask,
                                             const SearchOptions& options, SearchStrategy& strategy,
