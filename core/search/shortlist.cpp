@@ -6,6 +6,7 @@
 #include <ostream>
 #include <stdexcept>
 #include <unordered_map>
+#include <utility>
 
 #include "core/io/atomic_file.h"
 #include "core/io/text_file.h"
@@ -147,7 +148,7 @@ Shortlist Shortlist::train(const PairVisitor& visit, int64_t source_vocab, int64
   if (static_cast<int64_t>(shortlist.frequent_.size()) > options.frequent) {
     shortlist.frequent_.resize(static_cast<size_t>(options.frequent));
   }
-  shortlist.frequency_ = frequency;
+  shortlist.frequency_ = std::move(frequency);
 
   shortlist.candidates_.resize(static_cast<size_t>(source_vocab));
   for (int64_t s = 0; s < source_vocab; ++s) {
@@ -242,6 +243,13 @@ const std::vector<std::pair<int32_t, float>>& Shortlist::candidates(int64_t sour
 
 std::vector<int64_t> Shortlist::vocabulary(const std::vector<std::vector<int32_t>>& sources, int64_t top_k,
                                            int64_t frequent, const std::vector<int64_t>& extra) const {
+  std::vector<TokenSpan> spans;
+  for (const auto& source : sources) spans.push_back({source.data(), source.size()});
+  return vocabulary(spans, top_k, frequent, extra);
+}
+
+std::vector<int64_t> Shortlist::vocabulary(const std::vector<TokenSpan>& sources, int64_t top_k, int64_t frequent,
+                                           const std::vector<int64_t>& extra) const {
   std::vector<char> kept(static_cast<size_t>(target_vocab_), 0);
   auto keep = [&](int64_t id) {
     if (id >= 0 && id < target_vocab_) kept[static_cast<size_t>(id)] = 1;

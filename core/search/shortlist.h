@@ -47,6 +47,8 @@ class Shortlist {
 
   // The shortlist of a batch, sorted ids: the special ids 0..3, the `frequent` most frequent
   // target tokens, each source token's `top_k` best candidates, and `extra` (prefix tokens).
+  std::vector<int64_t> vocabulary(const std::vector<TokenSpan>& sources, int64_t top_k, int64_t frequent,
+                                  const std::vector<int64_t>& extra = {}) const;
   std::vector<int64_t> vocabulary(const std::vector<std::vector<int32_t>>& sources, int64_t top_k,
                                   int64_t frequent, const std::vector<int64_t>& extra = {}) const;
 

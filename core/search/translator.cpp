@@ -69,7 +69,7 @@ std::vector<int64_t> Translator::target_ids(const std::string& text) const {
   return ids;
 }
 
-at::Tensor Translator::batch_vocabulary(const std::vector<std::vector<int32_t>>& sources,
+at::Tensor Translator::batch_vocabulary(const std::vector<TokenSpan>& sources,
                                         const std::vector<SentenceGuide>& guides) {
   const SearchOptions& search = options_.search;
   if (!options_.shortlist || search.sampling || search.constraints != ConstraintMode::kNone) return {};
@@ -133,19 +133,17 @@ std::vector<Translation> Translator::translate(const std::vector<TranslationRequ
   for (const auto& batch : make_batches(lengths, BatchingOptions{budget, 0, false})) {
     std::vector<TokenSpan> rows;
     std::vector<SentenceGuide> batch_guides;
-    std::vector<std::vector<int32_t>> batch_sources;
     for (int64_t j : batch) {
       const auto& source = sources[to_translate[j]];
       rows.push_back({source.data(), source.size()});
       batch_guides.push_back(guides[to_translate[j]]);
-      if (options_.shortlist) batch_sources.push_back(source);
     }
     at::Tensor src_tokens = pad_sequences(rows, /*add_bos=*/false, /*add_eos=*/true).to(device_);
     at::Tensor src_pad_mask = src_tokens.eq(kPadId);
     auto strategy = make_strategy(options_.search, batch_guides);
     std::vector<std::vector<Hypothesis>> nbest =
         search(model_, src_tokens, src_pad_mask, options_.search, *strategy, batch_guides,
-               batch_vocabulary(batch_sources, batch_guides));
+               batch_vocabulary(rows, batch_guides));
     for (size_t r = 0; r < batch.size(); ++r) {
       Translation& result = results[to_translate[batch[r]]];
       result.nbest = std::move(nbest[r]);

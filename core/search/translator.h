@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/data/binary_dataset.h"
 #include "core/data/tokenizers.h"
 #include "core/data/translation_input.h"
 #include "core/search/search.h"
@@ -74,7 +75,7 @@ class Translator {
  private:
   std::vector<int64_t> target_ids(const std::string& text) const;
   // The batch's shortlist as a tensor on the device, or undefined for the whole vocabulary.
-  at::Tensor batch_vocabulary(const std::vector<std::vector<int32_t>>& sources,
+  at::Tensor batch_vocabulary(const std::vector<TokenSpan>& sources,
                               const std::vector<SentenceGuide>& guides);
   SentenceGuide guide(const TranslationRequest& request, int64_t line) const;
 

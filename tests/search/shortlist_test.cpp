@@ -75,9 +75,9 @@ TEST(Shortlist, ABatchsVocabularyIsSortedAndHoldsSpecialsFrequentCandidatesAndEx
   Shortlist shortlist = Shortlist::train(visitor(pairs), 40, 50);
   auto ids = shortlist.vocabulary({{12}, {17, 12}}, /*top_k=*/1, /*frequent=*/1, /*extra=*/{44});
   EXPECT_EQ(ids, (std::vector<int64_t>{0, 1, 2, 3, 5, 32, 37, 44}));
-  auto none = shortlist.vocabulary({}, 1, 0);
+  auto none = shortlist.vocabulary(std::vector<TokenSpan>{}, 1, 0);
   EXPECT_EQ(none, (std::vector<int64_t>{0, 1, 2, 3}));
-  auto wide = shortlist.vocabulary({{12}}, 100, 1000);
+  auto wide = shortlist.vocabulary(std::vector<std::vector<int32_t>>{{12}}, 100, 1000);
   EXPECT_TRUE(std::is_sorted(wide.begin(), wide.end()));
   EXPECT_GE(wide.size(), 15u);
 }
