@@ -7,12 +7,15 @@
 #include <limits>
 #include <thread>
 
+#include "kernels/onednn_matmul.h"
+
 namespace nmtzoo {
 
 void configure_threads(int64_t threads) {
   const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
   torch::set_num_threads(static_cast<int>(threads > 0 ? threads : cores));
   keep_freed_memory_for_reuse();
+  install_onednn_matmul();
 }
 
 void keep_freed_memory_for_reuse() {

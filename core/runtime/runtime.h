@@ -12,7 +12,7 @@
 namespace nmtzoo {
 
 // LibTorch's intra-op threads: `threads`, or every core when 0 (LibTorch's own default can be 1).
-// Also calls keep_freed_memory_for_reuse().
+// Also calls keep_freed_memory_for_reuse() and install_onednn_matmul() (kernels/onednn_matmul.h).
 void configure_threads(int64_t threads);
 
 // Makes glibc malloc keep freed memory, however large, for reuse instead of returning it to the

@@ -1,0 +1,160 @@
+#include "kernels/onednn_matmul.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/ops/addmm_cpu_dispatch.h>
+#include <ATen/ops/bmm_cpu_dispatch.h>
+#include <ATen/ops/mm_cpu_dispatch.h>
+#include <c10/util/Exception.h>
+#include <oneapi/dnnl/dnnl.h>
+#include <torch/library.h>
+#include <torch/torch.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "kernels/kernels.h"
+
+namespace nmtzoo {
+namespace {
+
+// How one matrix (rows x cols, given its two strides) is laid out for sgemm: row-major with
+// leading dimension ld, or the transpose of a row-major cols x rows matrix.
+struct Layout {
+  bool transposed;
+  int64_t ld;
+};
+
+std::optional<Layout> layout_of(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+  if (col_stride == 1 && (rows == 1 || row_stride >= cols)) return Layout{false, std::max<int64_t>(row_stride, cols)};
+  if (row_stride == 1 && (cols == 1 || col_stride >= rows)) return Layout{true, std::max<int64_t>(col_stride, rows)};
+  return std::nullopt;
+}
+
+std::optional<Layout> layout_of(const at::Tensor& matrix) {
+  const int64_t d = matrix.dim();
+  return layout_of(matrix.size(d - 2), matrix.size(d - 1), matrix.stride(d - 2), matrix.stride(d - 1));
+}
+
+std::atomic<bool> enabled{true};
+std::atomic<bool> installed{false};
+std::atomic<int64_t> products{0};
+
+bool handled(std::initializer_list<const at::Tensor*> tensors) {
+  if (!fast_kernels_enabled() || !enabled.load(std::memory_order_relaxed)) return false;
+  for (const at::Tensor* t : tensors) {
+    if (t->scalar_type() != at::kFloat || t->layout() != at::kStrided || !t->device().is_cpu() ||
+        t->numel() == 0 || t->is_conj() || t->is_neg()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// out (m x n, row-major, ld n) = alpha a b + beta out, for one matrix each.
+void multiply_into(const at::Tensor& a, const Layout& la, const at::Tensor& b, const Layout& lb,
+                   float alpha, float beta, at::Tensor& out, int64_t a_offset = 0,
+                   int64_t b_offset = 0, int64_t out_offset = 0) {
+  const int64_t d = a.dim();
+  products.fetch_add(1, std::memory_order_relaxed);
+  onednn_sgemm(la.transposed, lb.transposed, a.size(d - 2), b.size(d - 1), a.size(d - 1), alpha,
+               a.data_ptr<float>() + a_offset, la.ld, b.data_ptr<float>() + b_offset, lb.ld, beta,
+               out.data_ptr<float>() + out_offset, out.size(-1));
+}
+
+at::Tensor mm_kernel(const at::Tensor& a, const at::Tensor& b) {
+  if (handled({&a, &b}) && a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0)) {
+    auto la = layout_of(a);
+    auto lb = layout_of(b);
+    if (la && lb) {
+      at::Tensor out = at::empty({a.size(0), b.size(1)}, a.options());
+      multiply_into(a, *la, b, *lb, 1.0f, 0.0f, out);
+      return out;
+    }
+  }
+  return at::cpu::mm(a, b);
+}
+
+at::Tensor addmm_kernel(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
+                        const at::Scalar& beta, const at::Scalar& alpha) {
+  if (handled({&self, &a, &b}) && a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0) &&
+      self.dim() <= 2 && !beta.isComplex() && !alpha.isComplex()) {
+    auto la = layout_of(a);
+    auto lb = layout_of(b);
+    const std::vector<int64_t> shape{a.size(0), b.size(1)};
+    if (la && lb && at::is_expandable_to(self.sizes(), shape)) {
+      const float beta_value = beta.toFloat();
+      at::Tensor out = at::empty(shape, a.options());
+      // With beta 0, BLAS semantics: `self` is not read (NaNs in it do not propagate).
+      if (beta_value != 0.0f) out.copy_(self.expand(shape));
+      multiply_into(a, *la, b, *lb, alpha.toFloat(), beta_value, out);
+      return out;
+    }
+  }
+  return at::cpu::addmm(self, a, b, beta, alpha);
+}
+
+at::Tensor bmm_kernel(const at::Tensor& a, const at::Tensor& b) {
+  if (handled({&a, &b}) && a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0) &&
+      a.size(2) == b.size(1)) {
+    auto la = layout_of(a);
+    auto lb = layout_of(b);
+    if (la && lb) {
+      const int64_t batch = a.size(0);
+      at::Tensor out = at::empty({batch, a.size(1), b.size(2)}, a.options());
+      const int64_t out_stride = a.size(1) * b.size(2);
+      auto run = [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          multiply_into(a, *la, b, *lb, 1.0f, 0.0f, out, i * a.stride(0), i * b.stride(0),
+                        i * out_stride);
+        }
+      };
+      // Many small matrices (attention): one per thread, each product on its thread. Few
+      // matrices: one after the other, each product threaded by oneDNN.
+      if (batch >= at::get_num_threads()) {
+        at::parallel_for(0, batch, 1, run);
+      } else {
+        run(0, batch);
+      }
+      return out;
+    }
+  }
+  return at::cpu::bmm(a, b);
+}
+
+}  // namespace
+
+void onednn_sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                  const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                  int64_t ldc) {
+  const dnnl_status_t status = dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', m, n, k,
+                                          alpha, a, lda, b, ldb, beta, c, ldc);
+  TORCH_CHECK(status == dnnl_success, "oneDNN sgemm failed with status ", static_cast<int>(status),
+              " for m=", m, " n=", n, " k=", k);
+}
+
+void install_onednn_matmul() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Replacing a kernel makes the dispatcher warn once per operator; this is the intended use.
+    struct Quiet : c10::WarningHandler {
+      void process(const c10::SourceLocation&, const std::string&, bool) override {}
+    } quiet;
+    c10::Warning::WarningHandlerGuard guard(&quiet);
+    // Never destroyed: the registrations must outlive every product of the process.
+    static auto* library = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::CPU,
+                                              __FILE__, __LINE__);
+    library->impl("mm", TORCH_FN(mm_kernel));
+    library->impl("addmm", TORCH_FN(addmm_kernel));
+    library->impl("bmm", TORCH_FN(bmm_kernel));
+    installed = true;
+  });
+}
+
+bool onednn_matmul_installed() { return installed; }
+void set_onednn_matmul_enabled(bool on) { enabled = on; }
+bool onednn_matmul_enabled() { return enabled; }
+int64_t onednn_matmul_products() { return products.load(); }
+
+}  // namespace nmtzoo

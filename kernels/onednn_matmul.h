@@ -1,0 +1,34 @@
+// float32 matrix products on CPU through oneDNN's sgemm instead of LibTorch's BLAS.
+//
+// Why: Debian 12's LibTorch multiplies through OpenBLAS 0.3.21, which predates this machine's
+// CPU (an AMD EPYC with full-width AVX-512) and runs its 256-bit kernels there: 2048^3 `torch::mm`
+// reaches ~245 GFLOP/s on 2 threads where oneDNN's JIT sgemm (libdnnl, which LibTorch already
+// loads) reaches ~480, and 1.8-2.6x OpenBLAS on every shape of a training step (measured with
+// scripts/measure_sgemm.py). Elsewhere oneDNN picks its own best kernel for the CPU it runs on.
+//
+// install_onednn_matmul() replaces the CPU kernels of aten::mm, aten::addmm and aten::bmm in
+// LibTorch's dispatcher, so every product goes through it: nmtzoo's layers, LibTorch's own modules
+// (the encoder GRU), and the products autograd's backward formulas compute. Other dtypes, strides
+// that are neither row- nor column-major, empty matrices, fast_kernels_enabled() == false and
+// set_onednn_matmul_enabled(false) go to LibTorch's own CPU kernels, unchanged.
+#pragma once
+
+#include <cstdint>
+
+namespace nmtzoo {
+
+// Idempotent and process-wide; configure_threads() calls it.
+void install_onednn_matmul();
+bool onednn_matmul_installed();
+// On by default; off sends every product to LibTorch's BLAS (benchmarks compare the two).
+void set_onednn_matmul_enabled(bool enabled);
+bool onednn_matmul_enabled();
+// Matrices multiplied by the replaced kernels so far (one per matrix of a bmm), for tests.
+int64_t onednn_matmul_products();
+
+// Row-major C = alpha op(A) op(B) + beta C, as BLAS sgemm with leading dimensions.
+void onednn_sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                  const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                  int64_t ldc);
+
+}  // namespace nmtzoo

@@ -1,0 +1,114 @@
+#include "kernels/onednn_matmul.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <ATen/ops/addmm_cpu_dispatch.h>
+#include <ATen/ops/bmm_cpu_dispatch.h>
+#include <ATen/ops/mm_cpu_dispatch.h>
+
+#include <limits>
+
+#include "kernels/kernels.h"
+
+namespace nmtzoo {
+namespace {
+
+// Runs `product` and says how many matrices went through oneDNN meanwhile.
+template <typename F>
+int64_t products_during(F product) {
+  const int64_t before = onednn_matmul_products();
+  product();
+  return onednn_matmul_products() - before;
+}
+
+// Row-major, transposed, and row-major with a leading dimension wider than the matrix.
+std::vector<at::Tensor> layouts_of(int64_t rows, int64_t cols) {
+  return {torch::randn({rows, cols}), torch::randn({cols, rows}).t(),
+          torch::randn({rows, cols + 3}).narrow(1, 2, cols),
+          torch::randn({cols + 2, rows}).narrow(0, 1, cols).t()};
+}
+
+TEST(OnednnMatmul, MmAndAddmmMatchLibTorchsKernelsForEveryLayout) {
+  ASSERT_TRUE(onednn_matmul_installed());
+  torch::manual_seed(3);
+  for (const auto& a : layouts_of(7, 5)) {
+    for (const auto& b : layouts_of(5, 6)) {
+      at::Tensor ours;
+      EXPECT_EQ(products_during([&] { ours = torch::mm(a, b); }), 1);
+      EXPECT_TRUE(torch::allclose(ours, at::cpu::mm(a, b), 1e-5, 1e-5));
+      for (const auto& bias : {torch::randn({6}), torch::randn({1, 6}), torch::randn({7, 1}),
+                               torch::randn({7, 6})}) {
+        EXPECT_EQ(products_during([&] { ours = torch::addmm(bias, a, b, 0.5, 2.0); }), 1);
+        EXPECT_TRUE(torch::allclose(ours, at::cpu::addmm(bias, a, b, 0.5, 2.0), 1e-5, 1e-5));
+      }
+    }
+  }
+}
+
+TEST(OnednnMatmul, AddmmWithBetaZeroIgnoresSelfAsBlasDoes) {
+  auto a = torch::randn({4, 3});
+  auto b = torch::randn({3, 2});
+  auto nan = torch::full({4, 2}, std::numeric_limits<float>::quiet_NaN());
+  EXPECT_TRUE(torch::allclose(torch::addmm(nan, a, b, 0.0, 1.0), torch::mm(a, b), 1e-6, 1e-6));
+}
+
+TEST(OnednnMatmul, BmmMatchesLibTorchManyAndFewMatrices) {
+  torch::manual_seed(4);
+  for (int64_t batch : {1, 2, 9}) {
+    auto a = torch::randn({batch, 6, 4});
+    auto b = torch::randn({batch, 5, 4}).transpose(1, 2);  // column-major matrices
+    at::Tensor ours;
+    EXPECT_EQ(products_during([&] { ours = torch::bmm(a, b); }), batch);
+    EXPECT_TRUE(torch::allclose(ours, at::cpu::bmm(a, b), 1e-5, 1e-5));
+    // A batch dimension broadcast by expand (stride 0).
+    auto shared = torch::randn({1, 4, 3}).expand({batch, 4, 3});
+    EXPECT_TRUE(torch::allclose(torch::bmm(a, shared), at::cpu::bmm(a, shared), 1e-5, 1e-5));
+  }
+}
+
+TEST(OnednnMatmul, GradientsThroughLinearAndMatmulMatchLibTorch) {
+  torch::manual_seed(6);
+  auto x = torch::randn({3, 4, 8}, torch::requires_grad());
+  auto w = torch::randn({5, 8}, torch::requires_grad());
+  auto bias = torch::randn({5}, torch::requires_grad());
+  auto k = torch::randn({3, 7, 5}, torch::requires_grad());
+  auto run = [&] {
+    for (auto* t : {&x, &w, &bias, &k}) t->mutable_grad() = at::Tensor();
+    auto y = torch::nn::functional::linear(x, w, bias);           // addmm
+    auto scores = torch::matmul(y, k.transpose(1, 2));            // bmm
+    (scores.tanh() * torch::arange(scores.numel()).view(scores.sizes()).sin()).sum().backward();
+    return std::vector<at::Tensor>{scores.detach(), x.grad(), w.grad(), bias.grad(), k.grad()};
+  };
+  std::vector<at::Tensor> ours;
+  EXPECT_GT(products_during([&] { ours = run(); }), 0);
+  set_onednn_matmul_enabled(false);
+  std::vector<at::Tensor> reference;
+  EXPECT_EQ(products_during([&] { reference = run(); }), 0);
+  set_onednn_matmul_enabled(true);
+  for (size_t i = 0; i < ours.size(); ++i) {
+    EXPECT_TRUE(torch::allclose(ours[i], reference[i], 1e-4, 1e-4)) << i;
+  }
+}
+
+TEST(OnednnMatmul, OtherDtypesStridesAndEmptyMatricesGoToLibTorch) {
+  auto every_other = torch::randn({4, 10}).slice(1, 0, 10, 2);  // neither row- nor column-major
+  auto b = torch::randn({5, 3});
+  at::Tensor ours;
+  EXPECT_EQ(products_during([&] { ours = torch::mm(every_other, b); }), 0);
+  EXPECT_TRUE(torch::allclose(ours, at::cpu::mm(every_other.contiguous(), b), 1e-5, 1e-5));
+  auto d = torch::randn({3, 4}, torch::kDouble);
+  EXPECT_EQ(products_during([&] { ours = torch::mm(d, d.t()); }), 0);
+  EXPECT_EQ(ours.scalar_type(), torch::kDouble);
+  EXPECT_EQ(products_during([&] { ours = torch::mm(torch::randn({0, 3}), torch::randn({3, 2})); }), 0);
+  EXPECT_EQ(ours.sizes(), (std::vector<int64_t>{0, 2}));
+  auto k0 = torch::addmm(torch::ones({2, 2}), torch::randn({2, 0}), torch::randn({0, 2}));
+  EXPECT_TRUE(torch::equal(k0, torch::ones({2, 2})));
+  set_fast_kernels_enabled(false);
+  EXPECT_EQ(products_during([&] { torch::mm(b.t(), b); }), 0);
+  set_fast_kernels_enabled(true);
+  EXPECT_EQ(products_during([&] { torch::mm(b.t(), b); }), 1);
+}
+
+}  // namespace
+}  // namespace nmtzoo
