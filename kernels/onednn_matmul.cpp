@@ -10,7 +10,6 @@
 #include <torch/torch.h>
 
 #include <atomic>
-#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -26,15 +25,15 @@ struct Layout {
   int64_t ld;
 };
 
-std::optional<Layout> layout_of(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
-  if (col_stride == 1 && (rows == 1 || row_stride >= cols)) return Layout{false, std::max<int64_t>(row_stride, cols)};
-  if (row_stride == 1 && (cols == 1 || col_stride >= rows)) return Layout{true, std::max<int64_t>(col_stride, rows)};
-  return std::nullopt;
-}
-
 std::optional<Layout> layout_of(const at::Tensor& matrix) {
   const int64_t d = matrix.dim();
-  return layout_of(matrix.size(d - 2), matrix.size(d - 1), matrix.stride(d - 2), matrix.stride(d - 1));
+  const int64_t rows = matrix.size(d - 2);
+  const int64_t cols = matrix.size(d - 1);
+  const int64_t row_stride = matrix.stride(d - 2);
+  const int64_t col_stride = matrix.stride(d - 1);
+  if (col_stride == 1 && (rows == 1 || row_stride >= cols)) return Layout{false, std::max(row_stride, cols)};
+  if (row_stride == 1 && (cols == 1 || col_stride >= rows)) return Layout{true, std::max(col_stride, rows)};
+  return std::nullopt;
 }
 
 std::atomic<bool> enabled{true};
