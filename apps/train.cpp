@@ -21,12 +21,12 @@ using namespace nmtzoo;
 
 int run(const std::string& path, const std::vector<std::string>& overrides, bool resume,
         double timeout_seconds) {
+  install_stop_signal_handlers();  // before any thread starts
   register_builtin_models();
   RunConfig config = load_config(path, overrides);
   check_run_config(config);
   auto communicator = Communicator::from_environment(
       std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000)));
-  install_stop_signal_handlers();
   Trainer trainer(config, resume, std::cerr, communicator);
   TrainResult result = trainer.train();
   const auto& p = result.progress;

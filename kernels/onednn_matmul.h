@@ -11,6 +11,11 @@
 // (the encoder GRU), and the products autograd's backward formulas compute. Other dtypes, strides
 // that are neither row- nor column-major, empty matrices, fast_kernels_enabled() == false and
 // set_onednn_matmul_enabled(false) go to LibTorch's own CPU kernels, unchanged.
+//
+// Signals: a signal handler that interrupts oneDNN's JIT sgemm on its thread's stack corrupts the
+// heap (reproduced with oneDNN 2.6.3 here). nmtzoo's programs therefore never run a handler on a
+// computing thread: nmtzoo-train and nmtzoo-serve block SIGINT/SIGTERM and take them with sigwait
+// on a thread of their own. A program embedding nmtzoo must do the same.
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <torch/torch.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <thread>
 
 #include "core/config/loader.h"
 #include "core/io/atomic_file.h"
@@ -30,7 +32,6 @@ using Clock = std::chrono::steady_clock;
 
 std::atomic<bool> g_stop_requested{false};
 
-extern "C" void request_stop(int) { g_stop_requested = true; }
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -98,11 +99,25 @@ CheckpointInfo check_initializable(const RunConfig& config, const std::string& f
 }  // namespace
 
 void install_stop_signal_handlers() {
-  struct sigaction action {};
-  action.sa_handler = request_stop;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  // No handler runs on a computing thread's stack: oneDNN's JIT sgemm (kernels/onednn_matmul.h)
+  // corrupted the heap when a handler interrupted it (reproduced: SIGTERM during training, and
+  // signals sent to a loop of dnnl_sgemm calls). The signals are blocked in this thread and in
+  // every thread it starts from now on, and one thread waits for them instead.
+  static const bool once = [] {
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    std::thread([stop_signals] {
+      for (;;) {
+        int signal = 0;
+        if (sigwait(&stop_signals, &signal) == 0) g_stop_requested = true;
+      }
+    }).detach();
+    return true;
+  }();
+  (void)once;
 }
 
 bool stop_requested() { return g_stop_requested; }

@@ -75,7 +75,9 @@ class Trainer {
   int64_t last_validated_ = 0;
 };
 
-// Installs SIGINT/SIGTERM handlers that ask the running Trainer to stop after its current update.
+// Makes SIGINT/SIGTERM ask the running Trainer to stop after its current update. Call it first in
+// main(), before any thread starts: the signals are blocked in the calling thread and the threads
+// it starts later, and taken by a waiting thread (sigwait).
 void install_stop_signal_handlers();
 bool stop_requested();
 
