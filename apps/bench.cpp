@@ -131,6 +131,10 @@ nlohmann::json bench_training(const Options& cli, Ceiling& ceiling) {
     flops += training_flops(config.model, data.tokenizers.tgt->vocab_size(), shape);
   }
   const double gflops = flops / timing.seconds / 1e9;
+  const double updates = static_cast<double>(timing.updates);
+  // Products alone: how close the kernels come to the ceiling on these shapes, and what the rest
+  // of a step (elementwise operators, the loss, the optimizer, autograd) costs.
+  const double product_gflops = flops / timing.product_seconds / 1e9;
   nlohmann::json result{
       {"arch", config.model.arch},
       {"parameters", parameters},
@@ -148,7 +152,10 @@ nlohmann::json bench_training(const Options& cli, Ceiling& ceiling) {
       {"mfu_of_blas", gflops / ceiling.blas},
       {"matmul_gflops", ceiling.best()},
       {"onednn_matmul_gflops", ceiling.onednn},
-      {"blas_matmul_gflops", ceiling.blas}};
+      {"blas_matmul_gflops", ceiling.blas},
+      {"product_seconds_per_update", timing.product_seconds / updates},
+      {"other_seconds_per_update", (timing.seconds - timing.product_seconds) / updates},
+      {"product_gflops", product_gflops}};
   std::cout << fmt::format(
       "training   {} ({}, {:.2f}M parameters, {}{} threads): {} updates of ~{} tokens in "
       "{:.1f} s (fastest of {} passes)\n"
@@ -160,6 +167,11 @@ nlohmann::json bench_training(const Options& cli, Ceiling& ceiling) {
       config.training.max_tokens, timing.seconds, cli.repeats, result["tgt_tokens_per_second"].get<double>(),
       result["src_tgt_tokens_per_second"].get<double>(), result["gflop_per_update"].get<double>(),
       gflops, 100 * gflops / ceiling.best(), ceiling.best(), 100 * gflops / ceiling.blas, ceiling.blas);
+  std::cout << fmt::format(
+      "           per update: {:.0f} ms in matrix products ({:.1f} GFLOP/s there, {:.0f}% of the "
+      "ceiling), {:.0f} ms in everything else\n",
+      1000 * timing.product_seconds / updates, product_gflops, 100 * product_gflops / ceiling.best(),
+      1000 * (timing.seconds - timing.product_seconds) / updates);
   if (!cli.export_dir.empty()) {
     // The batches just timed, for scripts/bench_python.py to train on the same data.
     fs::create_directories(cli.export_dir);

@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <optional>
 
@@ -39,6 +40,23 @@ std::optional<Layout> layout_of(const at::Tensor& matrix) {
 std::atomic<bool> enabled{true};
 std::atomic<bool> installed{false};
 std::atomic<int64_t> products{0};
+std::atomic<int64_t> product_nanoseconds{0};
+
+// Adds the wall-clock time of one replaced kernel call, whichever path it takes, to the total.
+class ProductTimer {
+ public:
+  ProductTimer() : start_(std::chrono::steady_clock::now()) {}
+  ~ProductTimer() {
+    const auto elapsed = std::chrono::steady_clock::now() - start_;
+    product_nanoseconds.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count(),
+                                  std::memory_order_relaxed);
+  }
+  ProductTimer(const ProductTimer&) = delete;
+  ProductTimer& operator=(const ProductTimer&) = delete;
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
 
 bool handled(std::initializer_list<const at::Tensor*> tensors) {
   if (!fast_kernels_enabled() || !enabled.load(std::memory_order_relaxed)) return false;
@@ -63,6 +81,7 @@ void multiply_into(const at::Tensor& a, const Layout& la, const at::Tensor& b, c
 }
 
 at::Tensor mm_kernel(const at::Tensor& a, const at::Tensor& b) {
+  ProductTimer timer;
   if (handled({&a, &b}) && a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0)) {
     auto la = layout_of(a);
     auto lb = layout_of(b);
@@ -77,6 +96,7 @@ at::Tensor mm_kernel(const at::Tensor& a, const at::Tensor& b) {
 
 at::Tensor addmm_kernel(const at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
                         const at::Scalar& beta, const at::Scalar& alpha) {
+  ProductTimer timer;
   if (handled({&self, &a, &b}) && a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0) &&
       self.dim() <= 2 && !beta.isComplex() && !alpha.isComplex()) {
     auto la = layout_of(a);
@@ -95,6 +115,7 @@ at::Tensor addmm_kernel(const at::Tensor& self, const at::Tensor& a, const at::T
 }
 
 at::Tensor bmm_kernel(const at::Tensor& a, const at::Tensor& b) {
+  ProductTimer timer;
   if (handled({&a, &b}) && a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0) &&
       a.size(2) == b.size(1)) {
     auto la = layout_of(a);
@@ -155,5 +176,6 @@ bool onednn_matmul_installed() { return installed; }
 void set_onednn_matmul_enabled(bool on) { enabled = on; }
 bool onednn_matmul_enabled() { return enabled; }
 int64_t onednn_matmul_products() { return products.load(); }
+double matmul_seconds() { return static_cast<double>(product_nanoseconds.load()) / 1e9; }
 
 }  // namespace nmtzoo

@@ -30,6 +30,10 @@ void set_onednn_matmul_enabled(bool enabled);
 bool onednn_matmul_enabled();
 // Matrices multiplied by the replaced kernels so far (one per matrix of a bmm), for tests.
 int64_t onednn_matmul_products();
+// Wall-clock seconds spent in aten::mm, addmm and bmm calls since install_onednn_matmul(), through
+// oneDNN or LibTorch's fallback alike (summed over calling threads; two clock reads per call): how
+// a benchmark splits a training step into products and everything else, without a profiler.
+double matmul_seconds();
 
 // Row-major C = alpha op(A) op(B) + beta C, as BLAS sgemm with leading dimensions.
 void onednn_sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,

@@ -16,6 +16,7 @@ struct TrainConfig;
 struct UpdateTiming {
   int64_t updates = 0;
   double seconds = 0;
+  double product_seconds = 0;  // of `seconds`, inside matrix products (kernels/onednn_matmul.h)
   int64_t src_tokens = 0;  // non-pad
   int64_t tgt_tokens = 0;  // non-pad
   std::vector<BatchShape> shapes;  // of every batch timed

@@ -25,6 +25,8 @@ TEST(UpdateTiming, ReportsTheFastestPassOverTheSameBatches) {
   EXPECT_EQ(timing.updates, 3);
   EXPECT_EQ(timing.shapes.size(), 6u);  // two batches per update, one pass's worth
   EXPECT_GT(timing.seconds, 0.0);
+  EXPECT_GT(timing.product_seconds, 0.0) << "every update multiplies matrices";
+  EXPECT_LT(timing.product_seconds, timing.seconds);
   int64_t tgt = 0;
   for (const auto& shape : timing.shapes) tgt += shape.tgt_tokens;
   EXPECT_EQ(timing.tgt_tokens, tgt);
