@@ -29,6 +29,7 @@ struct ShimApi {
   decltype(&nmtzoo_spm_vocab_size) vocab_size;
   decltype(&nmtzoo_spm_special_id) special_id;
   decltype(&nmtzoo_spm_encode_ids) encode_ids;
+  decltype(&nmtzoo_spm_sample_encode_ids) sample_encode_ids;
   decltype(&nmtzoo_spm_encode_pieces) encode_pieces;
   decltype(&nmtzoo_spm_decode_ids) decode_ids;
   decltype(&nmtzoo_spm_id_to_piece) id_to_piece;
@@ -79,6 +80,7 @@ ShimApi load_shim() {
     resolve(library, "nmtzoo_spm_vocab_size", api.vocab_size);
     resolve(library, "nmtzoo_spm_special_id", api.special_id);
     resolve(library, "nmtzoo_spm_encode_ids", api.encode_ids);
+    resolve(library, "nmtzoo_spm_sample_encode_ids", api.sample_encode_ids);
     resolve(library, "nmtzoo_spm_encode_pieces", api.encode_pieces);
     resolve(library, "nmtzoo_spm_decode_ids", api.decode_ids);
     resolve(library, "nmtzoo_spm_id_to_piece", api.id_to_piece);
@@ -226,6 +228,17 @@ std::vector<int32_t> SentencePiece::encode(std::string_view text) const {
   if (shim().encode_ids(handle_, text.data(), text.size(), assign_ids, &ids, error.data(),
                         error.size()) != 0) {
     throw TokenizerError("encoding with '" + path_ + "' failed: " + error.data());
+  }
+  return ids;
+}
+
+std::vector<int32_t> SentencePiece::sample_encode(std::string_view text, double alpha,
+                                                  uint64_t seed) const {
+  std::vector<int32_t> ids;
+  ErrorBuffer error;
+  if (shim().sample_encode_ids(handle_, text.data(), text.size(), static_cast<float>(alpha), seed,
+                               assign_ids, &ids, error.data(), error.size()) != 0) {
+    throw TokenizerError("sampling a segmentation with '" + path_ + "' failed: " + error.data());
   }
   return ids;
 }

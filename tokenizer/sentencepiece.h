@@ -50,6 +50,10 @@ class SentencePiece {
   const std::string& path() const { return path_; }  // or the name given to from_serialized
   const std::string& serialized() const { return serialized_; }  // the .model file's bytes
   std::vector<int32_t> encode(std::string_view text) const;
+  // One sampled segmentation (subword regularization): BPE-dropout with probability `alpha` for a
+  // BPE model, unigram sampling with smoothing `alpha` for a unigram model. A function of (text,
+  // alpha, seed) only, whatever thread calls it and whatever was sampled before.
+  std::vector<int32_t> sample_encode(std::string_view text, double alpha, uint64_t seed) const;
   std::vector<std::string> encode_pieces(std::string_view text) const;
   // Control ids (pad, bos, eos) decode to nothing.
   std::string decode(const std::vector<int32_t>& ids) const;

@@ -7,11 +7,16 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 namespace sentencepiece::logging {
 void SetMinLogLevel(int level);  // exported by libsentencepiece, absent from its public headers
+}
+namespace sentencepiece::random {
+// The calling thread's generator, which SampleEncode draws from (exported, in no public header).
+std::mt19937* GetRandomGenerator();
 }
 
 struct NmtzooSpm {
@@ -92,6 +97,22 @@ int nmtzoo_spm_encode_ids(const NmtzooSpm* model, const char* text, size_t size,
   if (!status.ok()) return fail(error, error_size, status.ToString());
   sink(context, ids.data(), ids.size());
   return 0;
+}
+
+int nmtzoo_spm_sample_encode_ids(const NmtzooSpm* model, const char* text, size_t size, float alpha,
+                                 unsigned long long seed, NmtzooSpmIdSink sink, void* context,
+                                 char* error, size_t error_size) {
+  try {
+    std::seed_seq sequence{static_cast<unsigned>(seed), static_cast<unsigned>(seed >> 32)};
+    sentencepiece::random::GetRandomGenerator()->seed(sequence);
+    std::vector<int> ids;
+    auto status = model->processor.SampleEncode(std::string_view(text, size), -1, alpha, &ids);
+    if (!status.ok()) return fail(error, error_size, status.ToString());
+    sink(context, ids.data(), ids.size());
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(error, error_size, e.what());
+  }
 }
 
 int nmtzoo_spm_encode_pieces(const NmtzooSpm* model, const char* text, size_t size,

@@ -31,6 +31,14 @@ int nmtzoo_spm_vocab_size(const NmtzooSpm* model);
 int nmtzoo_spm_special_id(const NmtzooSpm* model, int which);
 int nmtzoo_spm_encode_ids(const NmtzooSpm* model, const char* text, size_t size, NmtzooSpmIdSink sink,
                           void* context, char* error, size_t error_size);
+// Subword sampling (SentencePiece's SampleEncode with nbest_size -1): BPE-dropout with merge-drop
+// probability `alpha` for BPE models, forward-filtering backward-sampling with smoothing `alpha`
+// for unigram models. The result depends only on (model, text, alpha, seed): SentencePiece's own
+// generator is one per thread, seeded once, so the shim reseeds the calling thread's generator
+// with `seed` before each call.
+int nmtzoo_spm_sample_encode_ids(const NmtzooSpm* model, const char* text, size_t size, float alpha,
+                                 unsigned long long seed, NmtzooSpmIdSink sink, void* context,
+                                 char* error, size_t error_size);
 int nmtzoo_spm_encode_pieces(const NmtzooSpm* model, const char* text, size_t size,
                              NmtzooSpmTextSink sink, void* context, char* error, size_t error_size);
 int nmtzoo_spm_decode_ids(const NmtzooSpm* model, const int* ids, size_t count,

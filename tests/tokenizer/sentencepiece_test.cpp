@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <set>
+#include <thread>
+
 #include "core/io/text_file.h"
 #include "tests/support/test_support.h"
 #include "tokenizer/special_tokens.h"
@@ -113,6 +116,45 @@ TEST(SentencePiece, TrainingIsDeterministic) {
     auto b = SentencePiece::load(train_model(dir, sentences, type, 700, "b"));
     EXPECT_TRUE(vocabulary(a) == vocabulary(b));
   }
+}
+
+// Subword regularization: a sampled segmentation decodes to the sentence, changes with the seed,
+// and is the same for the same seed whatever was sampled before it and on whichever thread.
+TEST(SentencePiece, SampledSegmentationsAreAFunctionOfTextAlphaAndSeed) {
+  TempDir dir;
+  auto sentences = sample("train.en.gz", 2000);
+  for (auto [type, alpha] : {std::pair{SubwordModel::kBpe, 0.1}, std::pair{SubwordModel::kUnigram, 0.2}}) {
+    SCOPED_TRACE(type == SubwordModel::kBpe ? "bpe" : "unigram");
+    auto model = SentencePiece::load(train_model(dir, sentences, type, 800));
+    const std::string& sentence = sentences[7];
+    std::set<std::vector<int32_t>> distinct;
+    std::vector<std::vector<int32_t>> first_pass;
+    for (uint64_t seed = 0; seed < 40; ++seed) {
+      auto ids = model.sample_encode(sentence, alpha, seed * 0x9e3779b97f4a7c15ULL);
+      EXPECT_EQ(model.decode(ids), collapse_spaces(sentence));
+      distinct.insert(ids);
+      first_pass.push_back(ids);
+    }
+    EXPECT_GT(distinct.size(), 3u) << "40 seeds give several segmentations";
+    // Again, in reverse order, on two threads at once: the same segmentation per seed.
+    std::vector<std::vector<int32_t>> threaded(first_pass.size());
+    auto sample_range = [&](uint64_t begin, uint64_t end) {
+      for (uint64_t seed = end; seed-- > begin;) {
+        threaded[seed] = model.sample_encode(sentence, alpha, seed * 0x9e3779b97f4a7c15ULL);
+      }
+    };
+    std::thread other(sample_range, 0, 20);
+    sample_range(20, 40);
+    other.join();
+    EXPECT_TRUE(threaded == first_pass);
+  }
+}
+
+TEST(SentencePiece, BpeDropoutOfZeroIsTheDeterministicSegmentation) {
+  TempDir dir;
+  auto sentences = sample("train.de.gz", 2000);
+  auto model = SentencePiece::load(train_model(dir, sentences, SubwordModel::kBpe, 800));
+  for (size_t i = 0; i < 50; ++i) EXPECT_EQ(model.sample_encode(sentences[i], 0.0, i), model.encode(sentences[i]));
 }
 
 TEST(SentencePiece, MissingModelIsAClearError) {
