@@ -5,5 +5,7 @@
 namespace nmtzoo {
 
 enum class SubwordModel { kBpe, kUnigram };
+// Which side of a training pair subword sampling re-segments (tokenizer.sampling_sides).
+enum class SamplingSides { kSource, kTarget, kBoth };
 
 }  // namespace nmtzoo

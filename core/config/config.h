@@ -60,6 +60,8 @@ struct TokenizerConfig {
   double character_coverage;
   int64_t input_sentence_size;
   std::string prefix;
+  double sampling_alpha;  // subword regularization of training pairs; 0 = off
+  SamplingSides sampling_sides;
 };
 
 struct TrainConfig {

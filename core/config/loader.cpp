@@ -203,6 +203,13 @@ void check_config(const RunConfig& config) {
                  !config.tokenizer.joint && config.model.share_embeddings == SharingChoice::kAll,
                  config, "model.share_embeddings",
                  "is 'all', which needs tokenizer.joint: true (one vocabulary for both sides)");
+  add_problem_if(problems,
+                 config.tokenizer.model_type == SubwordModel::kBpe &&
+                     config.tokenizer.sampling_alpha >= 1.0,
+                 config, "tokenizer.sampling_alpha",
+                 fmt::format("({}) is BPE-dropout's probability of dropping a merge, so it must "
+                             "be below 1",
+                             config.tokenizer.sampling_alpha));
   add_problem_if(problems, config.training.max_tokens < config.data.max_len + 2, config,
                  "training.max_tokens",
                  fmt::format("({}) must hold one pair of data.max_len ({}) plus BOS/EOS",

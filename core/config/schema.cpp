@@ -402,6 +402,15 @@ std::vector<OptionSpec> build_schema() {
   tok.string("prefix", &TokenizerConfig::prefix, "",
              "model path prefix (<prefix>.model, or <prefix>.<lang>.model when not joint); "
              "empty = <run dir>/spm; trained when missing");
+  tok.real("sampling_alpha", &TokenizerConfig::sampling_alpha, 0.0, Range{0},
+           "subword regularization: each training sentence segmented afresh every epoch, by "
+           "BPE-dropout with this merge-drop probability (bpe) or unigram sampling with this "
+           "smoothing (unigram; 0.1-0.5 is usual); never validation or test; 0 = off");
+  tok.choice<SamplingSides>("sampling_sides", &TokenizerConfig::sampling_sides, SamplingSides::kBoth,
+                            {{"source", SamplingSides::kSource},
+                             {"target", SamplingSides::kTarget},
+                             {"both", SamplingSides::kBoth}},
+                            "which side of a training pair tokenizer.sampling_alpha re-segments");
 
   // Far beyond any trainable model, and small enough that a typo fails here, naming the key,
   // instead of as an allocation failure while the model is built.

@@ -196,6 +196,24 @@ TEST(Config, CrossKeyChecksNameTheKey) {
   }
 }
 
+TEST(Config, BpeDropoutProbabilityMustBeBelowOne) {
+  TempDir dir;
+  auto config = load_config(write_config(dir, "tokenizer:\n  sampling_alpha: 1.5\n"));
+  try {
+    check_config(config);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir.path("run.yaml") + ":2: tokenizer.sampling_alpha (1.5)"),
+              std::string::npos)
+        << e.what();
+  }
+  // For a unigram model alpha is a smoothing exponent, not a probability.
+  check_config(load_config(
+      write_config(dir, "tokenizer:\n  model_type: unigram\n  sampling_alpha: 1.5\n  sampling_sides: source\n")));
+  EXPECT_NE(load_error("tokenizer:\n  sampling_sides: left\n").find("one of source, target, both"),
+            std::string::npos);
+}
+
 TEST(Config, WrittenYamlReadsBackToTheSameConfig) {
   TempDir dir;
   auto config = load_config(write_config(dir, "model:\n  attention: none\n  dropout: 0.25\n"),
