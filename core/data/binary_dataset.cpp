@@ -238,6 +238,7 @@ std::vector<PairTokens> BinaryDataset::pairs(const std::vector<int64_t>& indices
   if (touched_) {
     tok_->release();
     idx_->release();
+    raw_->release();  // read by subword sampling
   }
   touched_ = !indices.empty();
   const auto* ids = reinterpret_cast<const int32_t*>(tok_->data() + sizeof(FileHeader));
@@ -258,11 +259,13 @@ std::vector<PairTokens> BinaryDataset::pairs(const std::vector<int64_t>& indices
 }
 
 std::string BinaryDataset::src_text(int64_t index) const {
+  touched_ = true;
   const IndexEntry& e = entry(index);
   return std::string(raw_->data() + sizeof(FileHeader) + e.raw_offset, static_cast<size_t>(e.src_bytes));
 }
 
 std::string BinaryDataset::tgt_text(int64_t index) const {
+  touched_ = true;
   const IndexEntry& e = entry(index);
   return std::string(raw_->data() + sizeof(FileHeader) + e.raw_offset + e.src_bytes,
                      static_cast<size_t>(e.tgt_bytes));

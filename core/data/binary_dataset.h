@@ -12,6 +12,7 @@
 // resident set stays flat however large the corpus. Little-endian, as every host LibTorch runs on.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -129,7 +130,7 @@ class BinaryDataset {
   int64_t token_count_ = 0;
   int64_t src_vocab_ = 0;
   int64_t tgt_vocab_ = 0;
-  mutable bool touched_ = false;
+  mutable std::atomic<bool> touched_{false};  // text may be read from several threads
 };
 
 }  // namespace nmtzoo

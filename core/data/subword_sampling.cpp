@@ -1,5 +1,8 @@
 #include "core/data/subword_sampling.h"
 
+#include <algorithm>
+#include <thread>
+
 namespace nmtzoo {
 namespace {
 
@@ -19,37 +22,72 @@ uint64_t sampling_seed(uint64_t seed, int64_t epoch, int64_t pair, int side) {
 
 }  // namespace
 
-SubwordSampler::SubwordSampler(const Tokenizers& tokenizers, const TokenizerConfig& config,
+SubwordSampler::SubwordSampler(Tokenizers tokenizers, const TokenizerConfig& config,
                                uint64_t seed, int64_t max_len)
-    : tokenizers_(tokenizers),
+    : tokenizers_(std::move(tokenizers)),
       alpha_(config.sampling_alpha),
       sample_source_(config.sampling_sides != SamplingSides::kTarget),
       sample_target_(config.sampling_sides != SamplingSides::kSource),
       seed_(seed),
       max_len_(max_len) {}
 
-std::vector<PairTokens> SubwordSampler::pairs(const BinaryDataset& dataset,
-                                              const std::vector<int64_t>& indices, int64_t epoch) {
-  std::vector<PairTokens> pairs = dataset.pairs(indices);
-  if (!enabled()) return pairs;
-  sampled_.clear();
-  sampled_.reserve(2 * indices.size());  // no reallocation: the views below point into it
-  auto resample = [&](TokenSpan& span, const SentencePiece& tokenizer, const std::string& text,
-                      int64_t pair, int side) {
-    std::vector<int32_t> ids =
-        tokenizer.sample_encode(text, alpha_, sampling_seed(seed_, epoch, pair, side));
-    if (static_cast<int64_t>(ids.size()) > max_len_) {
-      ++length_fallbacks_;
+std::optional<std::vector<int32_t>> SubwordSampler::sample(const BinaryDataset& dataset, int64_t pair,
+                                                           bool target, int64_t epoch) const {
+  const SentencePiece& tokenizer = target ? *tokenizers_.tgt : *tokenizers_.src;
+  std::vector<int32_t> ids = tokenizer.sample_encode(
+      target ? dataset.tgt_text(pair) : dataset.src_text(pair), alpha_,
+      sampling_seed(seed_, epoch, pair, target ? 1 : 0));
+  if (static_cast<int64_t>(ids.size()) > max_len_) return std::nullopt;
+  return ids;
+}
+
+SampledPairs SubwordSampler::pairs(const BinaryDataset& dataset, const std::vector<int64_t>& indices,
+                                   int64_t epoch) const {
+  SampledPairs result;
+  result.pairs = dataset.pairs(indices);
+  if (!enabled()) return result;
+  result.sampled.reserve(2 * indices.size());  // no reallocation: the views point into it
+  auto resample = [&](TokenSpan& span, int64_t pair, bool target) {
+    auto ids = sample(dataset, pair, target, epoch);
+    if (!ids) {
+      ++result.length_fallbacks;
       return;
     }
-    sampled_.push_back(std::move(ids));
-    span = {sampled_.back().data(), sampled_.back().size()};
+    result.sampled.push_back(std::move(*ids));
+    span = {result.sampled.back().data(), result.sampled.back().size()};
   };
   for (size_t i = 0; i < indices.size(); ++i) {
-    if (sample_source_) resample(pairs[i].src, *tokenizers_.src, dataset.src_text(indices[i]), indices[i], 0);
-    if (sample_target_) resample(pairs[i].tgt, *tokenizers_.tgt, dataset.tgt_text(indices[i]), indices[i], 1);
+    if (sample_source_) resample(result.pairs[i].src, indices[i], false);
+    if (sample_target_) resample(result.pairs[i].tgt, indices[i], true);
   }
-  return pairs;
+  return result;
+}
+
+std::pair<std::vector<int32_t>, std::vector<int32_t>> SubwordSampler::epoch_lengths(
+    const BinaryDataset& dataset, int64_t epoch, int threads) const {
+  std::vector<int32_t> src = dataset.src_lengths();
+  std::vector<int32_t> tgt = dataset.tgt_lengths();
+  if (!enabled()) return {src, tgt};
+  const int64_t n = dataset.size();
+  auto sample_range = [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const auto pair = static_cast<size_t>(i);
+      if (sample_source_) {
+        if (auto ids = sample(dataset, i, false, epoch)) src[pair] = static_cast<int32_t>(ids->size());
+      }
+      if (sample_target_) {
+        if (auto ids = sample(dataset, i, true, epoch)) tgt[pair] = static_cast<int32_t>(ids->size());
+      }
+    }
+  };
+  const int64_t workers = std::clamp<int64_t>(threads, 1, std::max<int64_t>(1, n / 1000));
+  std::vector<std::thread> pool;
+  for (int64_t w = 1; w < workers; ++w) {
+    pool.emplace_back(sample_range, n * w / workers, n * (w + 1) / workers);
+  }
+  sample_range(0, n / workers);
+  for (auto& thread : pool) thread.join();
+  return {src, tgt};
 }
 
 }  // namespace nmtzoo

@@ -9,7 +9,6 @@
 
 #include "core/data/batch.h"
 #include "core/data/batching.h"
-#include "core/data/subword_sampling.h"
 #include "core/metrics/bleu.h"
 #include "core/metrics/chrf.h"
 #include "core/runtime/runtime.h"
@@ -65,9 +64,6 @@ TrainingEngine::TrainingEngine(const RunConfig& config, const TrainingData& data
   optimizer_ = make_optimizer(config_.training, model_->parameters());
   schedule_ = std::make_unique<LearningRateSchedule>(config_.training,
                                                      arch_spec(config_.model.arch).model_dim(config_.model));
-  sampler_ = std::make_unique<SubwordSampler>(data_.tokenizers, config_.tokenizer,
-                                              static_cast<uint64_t>(config_.training.seed),
-                                              config_.data.max_len);
 }
 
 TrainingEngine::~TrainingEngine() = default;
@@ -80,7 +76,9 @@ StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& ba
   at::Tensor nll_sum = torch::zeros({}, torch::TensorOptions().device(device_));
   for (const auto& indices : batches) {
     if (indices.empty()) continue;  // a padding batch of a distributed shard
-    Batch batch = make_batch(sampler_->pairs(*data_.train, indices, progress_.epoch), indices).to(device_);
+    SampledPairs pairs = data_.sampler ? data_.sampler->pairs(*data_.train, indices, progress_.epoch)
+                                       : SampledPairs{data_.train->pairs(indices), {}, 0};
+    Batch batch = make_batch(pairs.pairs, indices).to(device_);
     if (hooks.on_batch) {
       hooks.on_batch({batch.src_tokens.size(0), batch.src_tokens.size(1), batch.tgt_in.size(1),
                       batch.src_token_count, batch.tgt_token_count});

@@ -26,7 +26,6 @@ namespace nmtzoo {
 
 class Communicator;
 class EncoderDecoder;
-class SubwordSampler;
 struct TrainingData;
 
 struct ValidationResult {
@@ -94,7 +93,6 @@ class TrainingEngine {
   std::shared_ptr<EncoderDecoder> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<LearningRateSchedule> schedule_;
-  std::unique_ptr<SubwordSampler> sampler_;  // tokenizer.sampling_alpha
   TrainingProgress progress_;
   int64_t bad_steps_in_row_ = 0;
   double current_lr_ = 0;

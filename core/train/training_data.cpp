@@ -75,6 +75,9 @@ TrainingData prepare_training_data(const RunConfig& config, std::ostream& log,
   const int64_t src_vocab = data.tokenizers.src->vocab_size();
   const int64_t tgt_vocab = data.tokenizers.tgt->vocab_size();
   data.train = std::make_shared<BinaryDataset>(dir, "train", src_vocab, tgt_vocab);
+  data.sampler = std::make_shared<SubwordSampler>(data.tokenizers, config.tokenizer,
+                                                  static_cast<uint64_t>(config.training.seed),
+                                                  config.data.max_len);
   if (data.train->size() != manifest.train_pairs) {
     throw DataError(fmt::format("binary dataset '{}' holds {} training pairs, its manifest says {}",
                                 dir, data.train->size(), manifest.train_pairs));
@@ -134,8 +137,15 @@ std::vector<int64_t> epoch_pairs(const std::vector<CorpusShare>& corpora, uint64
 
 std::vector<std::vector<int64_t>> epoch_batches(const TrainingData& data, int64_t max_tokens,
                                                 uint64_t seed, uint64_t epoch) {
-  const auto& src = data.train->src_lengths();
-  const auto& tgt = data.train->tgt_lengths();
+  std::vector<int32_t> sampled_src;
+  std::vector<int32_t> sampled_tgt;
+  if (data.sampler && data.sampler->enabled()) {
+    const auto threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    std::tie(sampled_src, sampled_tgt) =
+        data.sampler->epoch_lengths(*data.train, static_cast<int64_t>(epoch), threads);
+  }
+  const auto& src = sampled_src.empty() ? data.train->src_lengths() : sampled_src;
+  const auto& tgt = sampled_tgt.empty() ? data.train->tgt_lengths() : sampled_tgt;
   const bool every_pair_once =
       std::all_of(data.corpora.begin(), data.corpora.end(), [](const CorpusShare& c) { return c.weight == 1.0; });
   std::vector<int64_t> pairs;

@@ -12,6 +12,7 @@
 #include "core/data/binary_dataset.h"
 #include "core/data/corpus.h"
 #include "core/data/dataset_prepare.h"
+#include "core/data/subword_sampling.h"
 #include "core/data/tokenizers.h"
 
 namespace nmtzoo {
@@ -30,6 +31,7 @@ struct TrainingData {
   Tokenizers tokenizers;
   std::string tokenizer_fingerprint;
   std::shared_ptr<const BinaryDataset> train;  // tokens on disk, lengths in memory
+  std::shared_ptr<const SubwordSampler> sampler;  // how each epoch segments `train`
   std::vector<CorpusShare> corpora;
   FilterStats filtered;                        // over every training corpus
   TokenizedCorpus valid;                       // cut to the model's length limit
@@ -47,7 +49,8 @@ TrainingData prepare_training_data(const RunConfig& config, std::ostream& log,
 // anew each epoch from (seed, epoch)), in dataset order before batching shuffles them.
 std::vector<int64_t> epoch_pairs(const std::vector<CorpusShare>& corpora, uint64_t seed, uint64_t epoch);
 
-// The epoch's length-bucketed, shuffled batches of dataset pair indices (see make_batches).
+// The epoch's length-bucketed, shuffled batches of dataset pair indices (see make_batches), by
+// the lengths the epoch trains on (data.sampler's, when subword sampling is on).
 std::vector<std::vector<int64_t>> epoch_batches(const TrainingData& data, int64_t max_tokens,
                                                 uint64_t seed, uint64_t epoch);
 

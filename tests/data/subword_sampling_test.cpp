@@ -35,7 +35,7 @@ TEST(SubwordSampler, OffReturnsThePreparedSegmentation) {
   SubwordSampler sampler = fixture.sampler();
   EXPECT_FALSE(sampler.enabled());
   auto indices = fixture.all();
-  auto sampled = sampler.pairs(*fixture.data.train, indices, 3);
+  auto sampled = sampler.pairs(*fixture.data.train, indices, 3).pairs;
   for (size_t i = 0; i < indices.size(); ++i) {
     auto prepared = fixture.data.train->pairs({indices[i]})[0];
     EXPECT_EQ(ids(sampled[i].src), ids(prepared.src));
@@ -48,9 +48,9 @@ TEST(SubwordSampler, EachEpochResegmentsTheSameTextReproducibly) {
   ASSERT_TRUE(sampler.enabled());
   const auto& tokenizers = fixture.data.tokenizers;
   auto indices = fixture.all();
-  auto snapshot = [&](SubwordSampler& s, const std::vector<int64_t>& which, int64_t epoch) {
+  auto snapshot = [&](const SubwordSampler& s, const std::vector<int64_t>& which, int64_t epoch) {
     std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> out;
-    for (const auto& pair : s.pairs(*fixture.data.train, which, epoch)) out.emplace_back(ids(pair.src), ids(pair.tgt));
+    for (const auto& pair : s.pairs(*fixture.data.train, which, epoch).pairs) out.emplace_back(ids(pair.src), ids(pair.tgt));
     return out;
   };
   auto epoch0 = snapshot(sampler, indices, 0);
@@ -66,6 +66,13 @@ TEST(SubwordSampler, EachEpochResegmentsTheSameTextReproducibly) {
   EXPECT_GT(differing, indices.size() / 4) << "epochs sample differently";
   EXPECT_GT(prepared_differ, indices.size() / 4) << "and differently from the prepared segmentation";
 
+  // Batching sees exactly these lengths, sampled on several threads.
+  auto [src_lengths, tgt_lengths] = sampler.epoch_lengths(*fixture.data.train, 1, 3);
+  for (size_t i = 0; i < indices.size(); ++i) {
+    EXPECT_EQ(src_lengths[i], static_cast<int32_t>(epoch1[i].first.size()));
+    EXPECT_EQ(tgt_lengths[i], static_cast<int32_t>(epoch1[i].second.size()));
+  }
+
   // A fresh sampler, pairs asked in another order and grouping: the same segmentation per pair.
   SubwordSampler again = fixture.sampler();
   std::vector<int64_t> reversed(indices.rbegin(), indices.rbegin() + 10);
@@ -77,7 +84,7 @@ TEST(SubwordSampler, SamplesOnlyTheSidesAsked) {
   SamplingFixture fixture({"tokenizer.sampling_alpha=0.5", "tokenizer.sampling_sides=target"});
   SubwordSampler sampler = fixture.sampler();
   auto indices = fixture.all();
-  auto sampled = sampler.pairs(*fixture.data.train, indices, 0);
+  auto sampled = sampler.pairs(*fixture.data.train, indices, 0).pairs;
   size_t target_differs = 0;
   for (size_t i = 0; i < indices.size(); ++i) {
     auto prepared = fixture.data.train->pairs({indices[i]})[0];
@@ -92,14 +99,20 @@ TEST(SubwordSampler, ASampleLongerThanMaxLenKeepsThePreparedSegmentation) {
   const int64_t max_len = 4;
   SubwordSampler sampler = fixture.sampler(max_len);
   auto indices = fixture.all();
-  auto sampled = sampler.pairs(*fixture.data.train, indices, 0);
+  SampledPairs sampled = sampler.pairs(*fixture.data.train, indices, 0);
+  auto [src_lengths, tgt_lengths] = sampler.epoch_lengths(*fixture.data.train, 0, 2);
+  int64_t fallbacks = 0;
   for (size_t i = 0; i < indices.size(); ++i) {
     auto prepared = fixture.data.train->pairs({indices[i]})[0];
-    if (static_cast<int64_t>(sampled[i].src.size) > max_len) {
-      EXPECT_EQ(ids(sampled[i].src), ids(prepared.src));
+    if (static_cast<int64_t>(sampled.pairs[i].src.size) > max_len) {
+      EXPECT_EQ(ids(sampled.pairs[i].src), ids(prepared.src));
+      ++fallbacks;
     }
+    EXPECT_EQ(src_lengths[i], static_cast<int32_t>(sampled.pairs[i].src.size));
+    EXPECT_EQ(tgt_lengths[i], static_cast<int32_t>(sampled.pairs[i].tgt.size));
   }
-  EXPECT_GT(sampler.length_fallbacks(), 0);
+  EXPECT_GT(fallbacks, 0);
+  EXPECT_GE(sampled.length_fallbacks, fallbacks);
 }
 
 }  // namespace
