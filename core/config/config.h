@@ -83,6 +83,7 @@ struct TrainConfig {
   double min_lr;
   double label_smoothing;
   double clip_norm;
+  double ema_decay;  // weight average; 0 = off
   int64_t max_steps;
   int64_t max_epochs;
   double max_time;

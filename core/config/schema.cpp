@@ -510,6 +510,10 @@ std::vector<OptionSpec> build_schema() {
              "label smoothing epsilon");
   train.real("clip_norm", &TrainConfig::clip_norm, 0.0, non_negative,
              "clip gradients to this global norm; 0 = off");
+  train.real("ema_decay", &TrainConfig::ema_decay, 0.0, probability,
+             "exponential moving average of the weights (Marian's exponential smoothing): "
+             "validation, checkpoints and translation use the average, whose decay is "
+             "min(this, (1 + step) / (10 + step)); 0 = off, 0.999-0.9999 usual");
   train.integer("max_steps", &TrainConfig::max_steps, 0, non_negative, "stop after this many updates; 0 = no limit");
   train.integer("max_epochs", &TrainConfig::max_epochs, 0, non_negative, "stop after this many epochs; 0 = no limit");
   train.duration("max_time", &TrainConfig::max_time, 0, "stop after this much training time; 0 = no limit");

@@ -149,7 +149,7 @@ void open_archive(torch::serialize::InputArchive& archive, const std::string& pa
 
 void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDecoder& model,
                      torch::optim::Optimizer* optimizer, const TrainingProgress& progress,
-                     const Tokenizers& tokenizers) {
+                     const Tokenizers& tokenizers, const std::vector<at::Tensor>* training_weights) {
   for (const auto& item : model.named_parameters()) {
     if (!torch::isfinite(item.value()).all().item<bool>()) {
       throw std::runtime_error("refusing to save non-finite weights (" + item.key() + ") to '" +
@@ -168,6 +168,14 @@ void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDe
   torch::serialize::OutputArchive model_archive;
   model.save(model_archive);
   archive.write("model", model_archive);
+  if (training_weights != nullptr) {
+    const auto names = model.named_parameters().keys();
+    TORCH_CHECK(names.size() == training_weights->size(), "training weights: ", training_weights->size(),
+                " tensors for ", names.size(), " parameters");
+    torch::serialize::OutputArchive weights_archive;
+    for (size_t i = 0; i < names.size(); ++i) weights_archive.write(names[i], (*training_weights)[i]);
+    archive.write("training_weights", weights_archive);
+  }
   if (optimizer != nullptr) {
     torch::serialize::OutputArchive optimizer_archive;
     optimizer->save(optimizer_archive);
@@ -233,6 +241,27 @@ void load_checkpoint_state(const std::string& path, EncoderDecoder& model,
       generator.set_state(state);
     }
   }
+}
+
+bool load_training_weights(const std::string& path, EncoderDecoder& model) {
+  torch::serialize::InputArchive archive;
+  open_archive(archive, path);
+  torch::serialize::InputArchive weights_archive;
+  if (!archive.try_read("training_weights", weights_archive)) return false;
+  torch::NoGradGuard no_grad;
+  for (auto& item : model.named_parameters()) {
+    at::Tensor value;
+    if (!weights_archive.try_read(item.key(), value)) {
+      throw std::runtime_error("checkpoint '" + path + "' lacks the training weights of '" +
+                               item.key() + "'");
+    }
+    if (!value.sizes().equals(item.value().sizes())) {
+      throw std::runtime_error("checkpoint '" + path + "': training weights of '" + item.key() +
+                               "' do not fit the model built from its config");
+    }
+    item.value().copy_(value);
+  }
+  return true;
 }
 
 }  // namespace nmtzoo

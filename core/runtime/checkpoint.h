@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
 
 #include "core/config/config.h"
 #include "core/data/tokenizers.h"
@@ -47,9 +50,13 @@ struct CheckpointInfo {
 // Writes atomically: a crash at any instant leaves the previous file at `path` intact; a failed
 // write throws IoError naming `path`. Refuses (std::runtime_error) to write non-finite weights.
 // The tokenizer models are embedded, so the checkpoint translates from anywhere.
+// `training_weights` (in model.parameters() order), when given, are stored beside the model's:
+// with a weight average (training.ema_decay) the model holds the average and these the weights
+// training continues from.
 void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDecoder& model,
                      torch::optim::Optimizer* optimizer, const TrainingProgress& progress,
-                     const Tokenizers& tokenizers);
+                     const Tokenizers& tokenizers,
+                     const std::vector<at::Tensor>* training_weights = nullptr);
 
 // Reads everything but the model tensors, after checking the CRC-32 of every record ("checksum
 // mismatch" names the file). Errors name the file.
@@ -60,5 +67,8 @@ CheckpointInfo read_checkpoint_info(const std::string& path);
 // (it gives the config to build from), has checked the file.
 void load_checkpoint_state(const std::string& path, EncoderDecoder& model,
                            torch::optim::Optimizer* optimizer = nullptr, bool restore_rng = false);
+// Loads the training weights a checkpoint holds beside the model's into `model`; false (and
+// `model` untouched) when it holds none.
+bool load_training_weights(const std::string& path, EncoderDecoder& model);
 
 }  // namespace nmtzoo

@@ -17,6 +17,7 @@
 #include "core/train/distributed.h"
 #include "core/train/loss.h"
 #include "core/train/training_data.h"
+#include "core/train/weight_ema.h"
 #include "models/encoder_decoder.h"
 #include "tokenizer/special_tokens.h"
 
@@ -64,6 +65,9 @@ TrainingEngine::TrainingEngine(const RunConfig& config, const TrainingData& data
   optimizer_ = make_optimizer(config_.training, model_->parameters());
   schedule_ = std::make_unique<LearningRateSchedule>(config_.training,
                                                      arch_spec(config_.model.arch).model_dim(config_.model));
+  if (config_.training.ema_decay > 0) {
+    ema_ = std::make_unique<WeightEma>(model_->parameters(), config_.training.ema_decay);
+  }
 }
 
 TrainingEngine::~TrainingEngine() = default;
@@ -126,6 +130,7 @@ StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& ba
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(current_lr_);
   optimizer_->step();
   ++progress_.step;
+  if (ema_) ema_->update(progress_.step);
   progress_.tokens_seen += stats.tokens;
   if (communicator_ && config_.training.check_replicas &&
       !communicator_->replicas_identical(*model_)) {
@@ -138,6 +143,7 @@ StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& ba
 ValidationResult TrainingEngine::validate() {
   auto start = Clock::now();
   torch::NoGradGuard no_grad;
+  WeightEma::Swap averaged(ema_.get());
   model_->eval();
   ValidationResult result;
   std::vector<int64_t> lengths;
@@ -175,11 +181,23 @@ ValidationResult TrainingEngine::validate() {
 }
 
 void TrainingEngine::save_checkpoint(const std::string& path) {
-  nmtzoo::save_checkpoint(path, config_, *model_, optimizer_.get(), progress_, data_.tokenizers);
+  if (!ema_) {
+    nmtzoo::save_checkpoint(path, config_, *model_, optimizer_.get(), progress_, data_.tokenizers);
+    return;
+  }
+  std::vector<at::Tensor> training_weights;
+  for (const auto& p : model_->parameters()) training_weights.push_back(p.detach().clone());
+  WeightEma::Swap averaged(ema_.get());
+  nmtzoo::save_checkpoint(path, config_, *model_, optimizer_.get(), progress_, data_.tokenizers,
+                          &training_weights);
 }
 
 void TrainingEngine::restore_checkpoint(const std::string& path) {
   load_checkpoint_state(path, *model_, optimizer_.get(), /*restore_rng=*/true);
+  // The model's weights are the average when the run kept one; training continues from the
+  // training weights stored beside them.
+  if (ema_) ema_->set_average(model_->parameters());
+  load_training_weights(path, *model_);
   progress_ = read_checkpoint_info(path).progress;
 }
 
@@ -190,6 +208,7 @@ void TrainingEngine::initialize_from(const std::string& path, const CheckpointIn
                              "' holds no optimizer state (an averaged or exported checkpoint?)");
   }
   load_checkpoint_state(path, *model_, t.reset_optimizer ? nullptr : optimizer_.get(), false);
+  if (ema_) ema_->set_average(model_->parameters());
   TrainingProgress start;
   if (!t.reset_progress) {
     start.step = info.progress.step;

@@ -26,6 +26,7 @@ namespace nmtzoo {
 
 class Communicator;
 class EncoderDecoder;
+class WeightEma;
 struct TrainingData;
 
 struct ValidationResult {
@@ -93,6 +94,7 @@ class TrainingEngine {
   std::shared_ptr<EncoderDecoder> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<LearningRateSchedule> schedule_;
+  std::unique_ptr<WeightEma> ema_;  // training.ema_decay
   TrainingProgress progress_;
   int64_t bad_steps_in_row_ = 0;
   double current_lr_ = 0;

@@ -86,6 +86,19 @@ std::vector<double> expect_exact_resume(const std::vector<std::string>& extra) {
     EXPECT_EQ(a[i]["loss"].get<double>(), b[i]["loss"].get<double>()) << "step " << i + 1;
     losses.push_back(a[i]["loss"].get<double>());
   }
+  auto valid_a = records(straight.config().training.output_dir, "valid");
+  auto valid_b = records(interrupted.config().training.output_dir, "valid");
+  // The interrupted run also validated when it stopped at step 6; every other step matches.
+  size_t matched = 0;
+  for (const auto& va : valid_a) {
+    for (const auto& vb : valid_b) {
+      if (vb["step"] != va["step"]) continue;
+      EXPECT_EQ(va["loss"].get<double>(), vb["loss"].get<double>()) << "validation at step " << va["step"];
+      ++matched;
+      break;
+    }
+  }
+  EXPECT_EQ(matched, valid_a.size());
   return losses;
 }
 
@@ -97,6 +110,11 @@ TEST(Trainer, ResumedRunWithSubwordSamplingEqualsAnUninterruptedRun) {
   auto sampled = expect_exact_resume({"tokenizer.sampling_alpha=0.2"});
   auto plain = expect_exact_resume({});
   EXPECT_NE(sampled, plain) << "sampling changed what was trained on";
+}
+
+// The weight average is part of the state a resume restores (validation losses use it).
+TEST(Trainer, ResumedRunWithAWeightAverageEqualsAnUninterruptedRun) {
+  expect_exact_resume({"training.ema_decay=0.95", "training.valid_every=5"});
 }
 
 TEST(Trainer, NonFiniteLossSkipsTheUpdate) {

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Recipe screening on val only (never a test set): one training run of a fixed budget per call,
+# scored by its best validation BLEU (decoded as training validates), one row appended to
+# reports/tuning/screening.md with the overrides, so the tuning log is the commands' own output.
+#   scripts/screen.sh NAME CONFIG [KEY=VALUE ...]     (budget: SCREEN_TIME, default 15m)
+# Trains runs/screen/NAME (resumed when interrupted); a finished run is not retrained and its row
+# is not written twice. Run one at a time: the budget is wall-clock time of this machine.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+(($# >= 2)) || { sed -n '2,7p' "$0" >&2; exit 2; }
+name="$1"
+config="$2"
+shift 2
+budget="${SCREEN_TIME:-15m}"
+[[ "$name" =~ ^[A-Za-z0-9_.-]+$ ]] || { echo "screen.sh: NAME '$name' may hold only letters, digits, _ . -" >&2; exit 2; }
+[[ -f "$root/$config" || -f "$config" ]] || { echo "screen.sh: no config '$config'" >&2; exit 2; }
+source "$root/scripts/data-dir.sh"
+"$root/scripts/build.sh" >/dev/null
+cd "$root"
+run="runs/screen/$name"
+sets=(--set "training.max_time=$budget" --set "training.output_dir=$run")
+for override in "$@"; do sets+=(--set "$override"); done
+if [[ ! -f "$run/training_summary.json" ]]; then
+  resume=()
+  [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && resume=(--resume)
+  mkdir -p "$run"
+  echo "== screening $name ($config ${*:-}), log in $run.log" >&2
+  build/bin/nmtzoo-train --config "$config" "${sets[@]}" "${resume[@]}" >> "$run.log" 2>&1 ||
+    { echo "screen.sh: training $name failed; see $run.log" >&2; exit 1; }
+fi
+log=reports/tuning/screening.md
+mkdir -p reports/tuning
+if [[ ! -f "$log" ]]; then
+  {
+    echo "# Recipe screening on Multi30k val (scripts/screen.sh)"
+    echo
+    echo "Each row is one run of the stated budget on this machine, scored by its best validation BLEU"
+    echo "(greedy, as training validates). Test sets are never scored here."
+    echo
+    echo "| run | config | overrides | budget | best val BLEU | at update | updates | epochs | target tok/s | date |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+  } > "$log"
+fi
+grep -q "^| $name |" "$log" && { grep "^| $name |" "$log"; exit 0; }
+row=$(/usr/bin/env python3 - "$run/training_summary.json" "$name" "$config" "$budget" "$*" <<'PY'
+import datetime, json, sys
+path, name, config, budget, overrides = sys.argv[1:]
+s = json.load(open(path))
+print(f"| {name} | {config} | {overrides or '(none)'} | {budget} | {s['best_score']:.2f} | {s['best_step']} | "
+      f"{s['updates']} | {s['epochs']} | {s['target_tokens_per_second']:.0f} | {datetime.date.today()} |")
+PY
+)
+echo "$row" >> "$log"
+echo "$row"
