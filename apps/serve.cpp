@@ -2,7 +2,6 @@
 // dynamic batching, for one or several trained checkpoints.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <pthread.h>
 #include <signal.h>
 
 #include <filesystem>
@@ -37,11 +36,7 @@ int run(const Options& cli) {
   // SIGTERM and SIGINT go to one thread, which stops the server; the main thread then finishes
   // the requests in flight and the queue before it exits 0. Blocked first, so that every thread
   // started later (LibTorch's and OpenMP's too) inherits the mask.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  block_stop_signals();
   register_builtin_models();
   // The serve: section (and nothing else) comes from --config, then --set serve.*, --host, --port.
   RunConfig server = cli.config.empty() ? default_config() : load_config(cli.config);
@@ -89,8 +84,7 @@ int run(const Options& cli) {
   TranslationServer http(service, server);
   const int port = http.bind();
   std::thread stopper([&] {
-    int signal = 0;
-    sigwait(&stop_signals, &signal);
+    const int signal = wait_for_stop_signal();
     std::cerr << fmt::format("received {}: finishing the requests in flight\n", signal == SIGTERM ? "SIGTERM" : "SIGINT");
     http.stop();
   });

@@ -2,6 +2,8 @@
 
 #include <ATen/autocast_mode.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
 #include <torch/torch.h>
 
 #include <limits>
@@ -16,6 +18,31 @@ void configure_threads(int64_t threads) {
   torch::set_num_threads(static_cast<int>(threads > 0 ? threads : cores));
   keep_freed_memory_for_reuse();
   install_onednn_matmul();
+}
+
+namespace {
+
+sigset_t stop_signal_set() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  return signals;
+}
+
+}  // namespace
+
+void block_stop_signals() {
+  const sigset_t signals = stop_signal_set();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+}
+
+int wait_for_stop_signal() {
+  const sigset_t signals = stop_signal_set();
+  int signal = 0;
+  while (sigwait(&signals, &signal) != 0) {
+  }
+  return signal;
 }
 
 void keep_freed_memory_for_reuse() {

@@ -15,6 +15,13 @@ namespace nmtzoo {
 // Also calls keep_freed_memory_for_reuse() and install_onednn_matmul() (kernels/onednn_matmul.h).
 void configure_threads(int64_t threads);
 
+// Blocks SIGINT and SIGTERM in the calling thread and in every thread it starts afterwards, so
+// that no signal handler ever runs on a computing thread (a handler interrupting oneDNN's JIT
+// sgemm corrupted the heap; see kernels/onednn_matmul.h). Call it before any thread starts; then
+// one thread takes the signals with wait_for_stop_signal(), which returns SIGINT or SIGTERM.
+void block_stop_signals();
+int wait_for_stop_signal();
+
 // Makes glibc malloc keep freed memory, however large, for reuse instead of returning it to the
 // system (process-wide; idempotent).
 void keep_freed_memory_for_reuse();

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <torch/torch.h>
-#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -31,7 +30,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 std::atomic<bool> g_stop_requested{false};
-
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -99,20 +97,14 @@ CheckpointInfo check_initializable(const RunConfig& config, const std::string& f
 }  // namespace
 
 void install_stop_signal_handlers() {
-  // No handler runs on a computing thread's stack: oneDNN's JIT sgemm (kernels/onednn_matmul.h)
-  // corrupted the heap when a handler interrupted it (reproduced: SIGTERM during training, and
-  // signals sent to a loop of dnnl_sgemm calls). The signals are blocked in this thread and in
-  // every thread it starts from now on, and one thread waits for them instead.
+  // No handler: the signals are blocked everywhere and one thread waits for them (see
+  // block_stop_signals for why).
   static const bool once = [] {
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGINT);
-    sigaddset(&stop_signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-    std::thread([stop_signals] {
+    block_stop_signals();
+    std::thread([] {
       for (;;) {
-        int signal = 0;
-        if (sigwait(&stop_signals, &signal) == 0) g_stop_requested = true;
+        wait_for_stop_signal();
+        g_stop_requested = true;
       }
     }).detach();
     return true;
