@@ -1,6 +1,7 @@
 #include "core/data/subword_sampling.h"
 
 #include <algorithm>
+#include <exception>
 #include <thread>
 
 namespace nmtzoo {
@@ -81,12 +82,22 @@ std::pair<std::vector<int32_t>, std::vector<int32_t>> SubwordSampler::epoch_leng
     }
   };
   const int64_t workers = std::clamp<int64_t>(threads, 1, std::max<int64_t>(1, n / 1000));
+  // A tokenizer error on a worker is rethrown here rather than terminating the process.
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(workers));
+  auto run_share = [&](int64_t w) {
+    try {
+      sample_range(n * w / workers, n * (w + 1) / workers);
+    } catch (...) {
+      errors[static_cast<size_t>(w)] = std::current_exception();
+    }
+  };
   std::vector<std::thread> pool;
-  for (int64_t w = 1; w < workers; ++w) {
-    pool.emplace_back(sample_range, n * w / workers, n * (w + 1) / workers);
-  }
-  sample_range(0, n / workers);
+  for (int64_t w = 1; w < workers; ++w) pool.emplace_back(run_share, w);
+  run_share(0);
   for (auto& thread : pool) thread.join();
+  for (const auto& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
   return {src, tgt};
 }
 

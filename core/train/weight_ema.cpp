@@ -34,7 +34,7 @@ void WeightEma::exchange() {
   for (size_t i = 0; i < parameters_.size(); ++i) {
     at::Tensor training = parameters_[i].detach().clone();
     parameters_[i].copy_(average_[i]);
-    average_[i].copy_(training);
+    average_[i] = std::move(training);
   }
 }
 
