@@ -5,9 +5,11 @@
 #   scripts/screen.sh NAME CONFIG [KEY=VALUE ...]     (budget: SCREEN_TIME, default 15m)
 # Trains runs/screen/NAME (resumed when interrupted); a finished run is not retrained and its row
 # is not written twice. Run one at a time: the budget is wall-clock time of this machine.
+# SCREEN_BIN=DIR trains with the nmtzoo-train already built in DIR instead of building the tree
+# (a queue of screens keeps one binary while the source changes under it).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-(($# >= 2)) || { sed -n '2,7p' "$0" >&2; exit 2; }
+(($# >= 2)) || { sed -n '2,9p' "$0" >&2; exit 2; }
 name="$1"
 config="$2"
 shift 2
@@ -15,7 +17,11 @@ budget="${SCREEN_TIME:-15m}"
 [[ "$name" =~ ^[A-Za-z0-9_.-]+$ ]] || { echo "screen.sh: NAME '$name' may hold only letters, digits, _ . -" >&2; exit 2; }
 [[ -f "$root/$config" || -f "$config" ]] || { echo "screen.sh: no config '$config'" >&2; exit 2; }
 source "$root/scripts/data-dir.sh"
-"$root/scripts/build.sh" >/dev/null
+bin="${SCREEN_BIN:-}"
+if [[ -z "$bin" ]]; then
+  "$root/scripts/build.sh" >/dev/null
+  bin="$root/build/bin"
+fi
 cd "$root"
 run="runs/screen/$name"
 sets=(--set "training.max_time=$budget" --set "training.output_dir=$run")
@@ -25,7 +31,7 @@ if [[ ! -f "$run/training_summary.json" ]]; then
   [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && resume=(--resume)
   mkdir -p "$run"
   echo "== screening $name ($config ${*:-}), log in $run.log" >&2
-  build/bin/nmtzoo-train --config "$config" "${sets[@]}" "${resume[@]}" >> "$run.log" 2>&1 ||
+  "$bin/nmtzoo-train" --config "$config" "${sets[@]}" "${resume[@]}" >> "$run.log" 2>&1 ||
     { echo "screen.sh: training $name failed; see $run.log" >&2; exit 1; }
 fi
 log=reports/tuning/screening.md
