@@ -18,6 +18,7 @@
 #include "core/data/corpus.h"
 #include "core/io/atomic_file.h"
 #include "core/io/text_file.h"
+#include "core/runtime/matmul_ceiling.h"
 #include "core/runtime/trained_model.h"
 #include "core/search/prefix_recomputing_model.h"
 #include "core/search/shortlist.h"
@@ -45,34 +46,6 @@ void write_json(const std::string& path, const nlohmann::json& value) {
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-// Best of several 2048^3 float32 matrix products, in GFLOP/s, through oneDNN or LibTorch's BLAS.
-double matmul_gflops(bool onednn) {
-  const bool was = onednn_matmul_enabled();
-  set_onednn_matmul_enabled(onednn);
-  auto a = torch::randn({2048, 2048});
-  auto b = torch::randn({2048, 2048});
-  double best = 1e30;
-  for (int i = 0; i < 6; ++i) {
-    auto start = Clock::now();
-    auto c = torch::mm(a, b);
-    best = std::min(best, seconds_since(start));
-  }
-  set_onednn_matmul_enabled(was);
-  return 2.0 * 2048 * 2048 * 2048 / best / 1e9;
-}
-
-// The machine's float32 matmul ceiling is the faster of the two; the BLAS figure is kept beside
-// it because the README's earlier figures were relative to it.
-struct Ceiling {
-  double onednn = 0;
-  double blas = 0;
-  double best() const { return std::max(onednn, blas); }
-  void measure() {  // the best of this and every earlier measurement (the machine drifts)
-    onednn = std::max(onednn, matmul_gflops(true));
-    blas = std::max(blas, matmul_gflops(false));
-  }
-};
 
 struct Options {
   std::string config;
@@ -105,7 +78,7 @@ std::unique_ptr<torch::autograd::profiler::RecordProfile> start_trace(const Opti
   return std::make_unique<torch::autograd::profiler::RecordProfile>(cli.trace_dir + "/" + file);
 }
 
-nlohmann::json bench_training(const Options& cli, Ceiling& ceiling) {
+nlohmann::json bench_training(const Options& cli, MatmulCeiling& ceiling) {
   RunConfig config = load_config(cli.config, cli.overrides);
   check_run_config(config);
   if (config.tokenizer.prefix.empty()) config.tokenizer.prefix = config.run_dir() + "/spm";
@@ -384,7 +357,7 @@ int run(const Options& cli) {
   register_builtin_models();  // a decoding-only run loads checkpoints too
   configure_threads(cli.threads);
   set_onednn_matmul_enabled(cli.matmul == "onednn");
-  Ceiling ceiling;
+  MatmulCeiling ceiling;
   ceiling.measure();
   std::cout << fmt::format("machine    float32 matmul ceiling (2048^3, best of 6, {} threads): "
                            "oneDNN {:.1f} GFLOP/s, LibTorch's BLAS {:.1f} GFLOP/s; products through {}\n",

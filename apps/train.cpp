@@ -19,6 +19,18 @@ namespace {
 
 using namespace nmtzoo;
 
+// Each start or resume of a run with training.reference_gflops: the ceiling it measured and the
+// scale it counted its seconds with.
+nlohmann::json budget_sessions(const TrainingProgress& progress) {
+  nlohmann::json sessions = nlohmann::json::array();
+  for (const BudgetSession& s : progress.budget_sessions) {
+    sessions.push_back({{"started_at_wall_seconds", s.started_at},
+                        {"measured_gflops", s.measured_gflops},
+                        {"scale", s.scale}});
+  }
+  return sessions;
+}
+
 int run(const std::string& path, const std::vector<std::string>& overrides, bool resume,
         double timeout_seconds) {
   install_stop_signal_handlers();  // before any thread starts
@@ -47,6 +59,9 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
         {"updates", p.step},
         {"epochs", p.epoch},
         {"wall_seconds", p.wall_seconds},
+        {"budget_seconds", p.budget_seconds},
+        {"reference_gflops", config.training.reference_gflops},
+        {"budget_sessions", budget_sessions(p)},
         {"train_seconds", p.train_seconds},
         {"target_tokens", p.tokens_seen},
         {"target_tokens_per_second", static_cast<double>(p.tokens_seen) / std::max(1e-9, p.train_seconds)},

@@ -6,7 +6,9 @@ namespace nmtzoo {
 
 enum class Activation { kRelu, kGelu };
 enum class NormPosition { kPost, kPre };  // post-LN as in Vaswani et al.; pre-LN as an option
-enum class PositionEncoding { kSinusoidal, kLearned };
+// Absolute encodings added to the embeddings (sinusoids of Vaswani et al., or a learned table),
+// or Shaw et al.'s (2018) learned embeddings of clipped relative distances inside self-attention.
+enum class PositionEncoding { kSinusoidal, kLearned, kRelative };
 enum class RnnCell { kGru, kLstm };
 // Which decoder state queries the attention: s_{i-1} before the step (Bahdanau et al.), or the
 // new state h_t followed by the attentional hidden layer tanh(W_c [c_t; h_t]) (Luong et al.).

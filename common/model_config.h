@@ -23,6 +23,7 @@ struct ModelConfig {
   NormPosition norm;
   PositionEncoding positions;
   int64_t max_positions;
+  int64_t max_relative_positions;
   // RNN
   int64_t emb_dim;
   int64_t hidden_dim;

@@ -24,6 +24,8 @@ PositionalEncodingImpl::PositionalEncodingImpl(const PositionalEncodingOptions& 
 void PositionalEncodingImpl::reset() {
   const int64_t n = options.max_positions();
   const int64_t dim = options.dim();
+  TORCH_CHECK(options.kind() != PositionEncoding::kRelative,
+              "relative positions are embedded inside self-attention, not added to the input");
   if (options.kind() == PositionEncoding::kLearned) {
     learned = register_module("learned", torch::nn::Embedding(n, dim));
     torch::NoGradGuard no_grad;

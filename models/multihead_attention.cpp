@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <optional>
 
 #include "kernels/batched_matmul.h"
 #include "models/functional.h"
@@ -10,13 +11,38 @@
 namespace nmtzoo {
 
 
+Tensor relative_position_index(int64_t queries, int64_t keys, int64_t query_offset,
+                               int64_t max_distance, const torch::Device& device) {
+  const auto options = torch::TensorOptions(torch::kLong).device(device);
+  Tensor distance = torch::arange(keys, options).unsqueeze(0) -
+                    torch::arange(query_offset, query_offset + queries, options).unsqueeze(1);
+  return distance.clamp(-max_distance, max_distance) + max_distance;
+}
+
 std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Tensor& k,
                                                         const Tensor& v, const Tensor& attn_mask,
                                                         const Tensor& key_pad_mask, double dropout,
-                                                        bool training, bool need_weights) {
-  Tensor weights = masked_softmax(batched_matmul(q, k, false, /*transpose_b=*/true),  // (B, H, T, S)
-                                  key_pad_mask, attn_mask);
-  Tensor output = batched_matmul(apply_dropout(weights, dropout, training), v);
+                                                        bool training, bool need_weights,
+                                                        const RelativePositions* relative) {
+  Tensor scores = batched_matmul(q, k, false, /*transpose_b=*/true);  // (B, H, T, S)
+  Tensor index;
+  if (relative != nullptr) {
+    // q_i . a_ij for every (i, j) as q_i against all 2K + 1 rows, then a gather: one product of
+    // T x (2K + 1) per head instead of T x S products of distinct rows.
+    index = relative->index.expand(scores.sizes());
+    scores = scores + torch::matmul(q, relative->keys.t().to(q.scalar_type())).gather(-1, index);
+  }
+  Tensor weights = masked_softmax(scores, key_pad_mask, attn_mask);
+  Tensor dropped = apply_dropout(weights, dropout, training);
+  Tensor output = batched_matmul(dropped, v);
+  if (relative != nullptr) {
+    // sum_j w_ij a_ij: the weights summed per table row (clipped distances share one), times
+    // the table.
+    Tensor row_weights = dropped.new_zeros({scores.size(0), scores.size(1), scores.size(2),
+                                            relative->values.size(0)})
+                             .scatter_add(-1, index, dropped);
+    output = output + torch::matmul(row_weights, relative->values.to(row_weights.scalar_type()));
+  }
   return {output, need_weights ? weights : Tensor()};
 }
 
@@ -32,6 +58,11 @@ void MultiheadAttentionImpl::reset() {
   in_proj_weight = register_parameter("in_proj_weight", torch::empty({3 * e, e}));
   in_proj_bias = register_parameter("in_proj_bias", torch::empty({3 * e}));
   out_proj = register_module("out_proj", torch::nn::Linear(e, e));
+  if (options.max_relative_positions() > 0) {
+    const int64_t rows = 2 * options.max_relative_positions() + 1;
+    relative_keys = register_parameter("relative_keys", torch::empty({rows, head_dim()}));
+    relative_values = register_parameter("relative_values", torch::empty({rows, head_dim()}));
+  }
   reset_parameters();
 }
 
@@ -41,6 +72,10 @@ void MultiheadAttentionImpl::reset_parameters() {
   in_proj_bias.zero_();
   torch::nn::init::xavier_uniform_(out_proj->weight);
   out_proj->bias.zero_();
+  if (relative_keys.defined()) {
+    torch::nn::init::xavier_uniform_(relative_keys);
+    torch::nn::init::xavier_uniform_(relative_values);
+  }
 }
 
 Tensor MultiheadAttentionImpl::split_heads(const Tensor& x) const {
@@ -74,10 +109,17 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::project_kv(const Tensor& memo
 std::tuple<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const Tensor& k,
                                                           const Tensor& v, const Tensor& attn_mask,
                                                           const Tensor& key_pad_mask,
-                                                          bool need_weights) {
+                                                          bool need_weights, int64_t query_offset) {
+  std::optional<RelativePositions> relative;
+  if (relative_keys.defined()) {
+    relative = RelativePositions{relative_keys, relative_values,
+                                 relative_position_index(q.size(2), k.size(2), query_offset,
+                                                         options.max_relative_positions(),
+                                                         q.device())};
+  }
   auto [heads, weights] = scaled_dot_product_attention(q, k, v, attn_mask, key_pad_mask,
                                                        options.dropout(), is_training(),
-                                                       need_weights);
+                                                       need_weights, relative ? &*relative : nullptr);
   const int64_t b = heads.size(0), t = heads.size(2);
   Tensor merged = heads.transpose(1, 2).reshape({b, t, options.embed_dim()});
   return {apply_linear(merged, *out_proj), weights};

@@ -9,6 +9,8 @@
 
 #include <tuple>
 
+#include <c10/core/Device.h>
+
 #include "models/functional.h"
 #include "models/options/attention_options.h"
 
@@ -16,13 +18,29 @@ namespace nmtzoo {
 
 using at::Tensor;
 
+// Relative position representations (Shaw, Uszkoreit & Vaswani 2018): the distance j - i from
+// query i to key j, clipped to [-K, K], selects a row of `keys`, added to key j when scoring
+// query i, and a row of `values`, added to value j in query i's weighted sum.
+struct RelativePositions {
+  Tensor keys;    // (2K + 1, D): row K + d embeds distance d
+  Tensor values;  // (2K + 1, D)
+  Tensor index;   // (T, S) int64: the row for each query and key
+};
+
+// The (queries, keys) rows of a (2K + 1)-row relative table when query i sits at position
+// query_offset + i and key j at position j (an incremental decoder's queries come after the
+// keys it has cached).
+Tensor relative_position_index(int64_t queries, int64_t keys, int64_t query_offset,
+                               int64_t max_distance, const torch::Device& device);
+
 // q (B, H, T, D), k and v (B, H, S, D); attn_mask (T, S) bool, true = forbidden (causal);
 // key_pad_mask (B, S) bool, true = padding. q must already be scaled by 1/sqrt(D).
 // Returns (B, H, T, D) and, when need_weights, the weights (B, H, T, S).
 std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Tensor& k,
                                                         const Tensor& v, const Tensor& attn_mask,
                                                         const Tensor& key_pad_mask, double dropout,
-                                                        bool training, bool need_weights);
+                                                        bool training, bool need_weights,
+                                                        const RelativePositions* relative = nullptr);
 
 class MultiheadAttentionImpl : public torch::nn::Cloneable<MultiheadAttentionImpl> {
  public:
@@ -37,10 +55,11 @@ class MultiheadAttentionImpl : public torch::nn::Cloneable<MultiheadAttentionImp
   // memory (B, S, E) -> k, v (B, H, S, D), in one fused matmul.
   std::tuple<Tensor, Tensor> project_kv(const Tensor& memory);
   // Attention of projected q over k/v, heads merged and out_proj applied: (B, T, E), and the
-  // weights (B, H, T, S) when need_weights.
+  // weights (B, H, T, S) when need_weights. With relative positions, query i is at position
+  // query_offset + i and key j at j.
   std::tuple<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& attn_mask, const Tensor& key_pad_mask,
-                                    bool need_weights);
+                                    bool need_weights, int64_t query_offset = 0);
 
   // Whole-sequence attention: query (B, T, E) over key_value (B, S, E) (the same tensor for
   // self-attention). Returns (B, T, E) and weights (B, H, T, S) when need_weights.
@@ -52,6 +71,8 @@ class MultiheadAttentionImpl : public torch::nn::Cloneable<MultiheadAttentionImp
   Tensor in_proj_weight;  // (3E, E): rows [0, E) query, [E, 2E) key, [2E, 3E) value
   Tensor in_proj_bias;    // (3E)
   torch::nn::Linear out_proj{nullptr};
+  Tensor relative_keys;    // (2K + 1, D), shared by the heads; only with max_relative_positions K
+  Tensor relative_values;  // (2K + 1, D)
 
  private:
   Tensor split_heads(const Tensor& x) const;  // (B, T, E) -> (B, H, T, D)

@@ -18,7 +18,10 @@ TransformerLayerOptions layer_options(const TransformerOptions& options) {
       .attention_dropout(options.attention_dropout())
       .activation_dropout(options.activation_dropout())
       .activation(options.activation())
-      .norm(options.norm());
+      .norm(options.norm())
+      .max_relative_positions(options.positions() == PositionEncoding::kRelative
+                                  ? options.max_relative_positions()
+                                  : 0);
 }
 
 torch::nn::LayerNorm final_norm(torch::nn::Module& owner, const TransformerOptions& options) {
@@ -88,10 +91,12 @@ void TransformerImpl::reset() {
   if (!share_all) {
     tgt_embed = register_module("tgt_embed", make_token_embedding(options.tgt_vocab(), options.d_model()));
   }
-  auto positions = PositionalEncodingOptions(options.max_positions(), options.d_model())
-                       .kind(options.positions());
-  src_positions = register_module("src_positions", PositionalEncoding(positions));
-  tgt_positions = register_module("tgt_positions", PositionalEncoding(positions));
+  if (options.positions() != PositionEncoding::kRelative) {
+    auto positions = PositionalEncodingOptions(options.max_positions(), options.d_model())
+                         .kind(options.positions());
+    src_positions = register_module("src_positions", PositionalEncoding(positions));
+    tgt_positions = register_module("tgt_positions", PositionalEncoding(positions));
+  }
   encoder = register_module("encoder", TransformerEncoder(options));
   decoder = register_module("decoder", TransformerDecoder(options));
   layer_slots_.clear();
@@ -111,8 +116,11 @@ void TransformerImpl::reset() {
 
 Tensor TransformerImpl::embed(const Tensor& tokens, torch::nn::Embedding& table,
                               PositionalEncoding& positions, int64_t offset) {
-  Tensor x = table->forward(tokens) * std::sqrt(static_cast<double>(options.d_model())) +
-             positions->forward(tokens.size(1), offset);
+  TORCH_CHECK(offset + tokens.size(1) <= options.max_positions(), "sequence of ",
+              offset + tokens.size(1), " positions exceeds max_positions = ",
+              options.max_positions());
+  Tensor x = table->forward(tokens) * std::sqrt(static_cast<double>(options.d_model()));
+  if (positions) x = x + positions->forward(tokens.size(1), offset);  // relative: in attention
   return apply_dropout(x, options.dropout(), is_training());
 }
 

@@ -65,7 +65,7 @@ class TransformerImpl : public EncoderDecoder {
   TransformerOptions options;
   torch::nn::Embedding src_embed{nullptr};
   torch::nn::Embedding tgt_embed{nullptr};    // null when sharing all: src_embed serves both
-  PositionalEncoding src_positions{nullptr};
+  PositionalEncoding src_positions{nullptr};  // null with relative positions
   PositionalEncoding tgt_positions{nullptr};
   TransformerEncoder encoder{nullptr};
   TransformerDecoder decoder{nullptr};

@@ -18,6 +18,7 @@ std::shared_ptr<EncoderDecoder> build(const ModelConfig& c, const VocabSizes& vo
                      .norm(c.norm)
                      .positions(c.positions)
                      .max_positions(c.max_positions)
+                     .max_relative_positions(c.max_relative_positions)
                      .sharing(resolve_sharing(c.share_embeddings, vocab, true));
   return Transformer(options).ptr();
 }
@@ -34,8 +35,12 @@ double forward_flops(const ModelConfig& m, int64_t tgt_vocab, const BatchShape& 
   const double f = static_cast<double>(m.ffn_dim);
   // Projections count 2 * rows * in * out; attention 2 * T * S * d for scores and again for the
   // weighted sum.
-  const double encoder_layer = b * S * (2 * 4 * d * d + 2 * 2 * d * f) + b * 4 * S * S * d;
-  const double decoder_layer = b * T * (2 * 4 * d * d + 2 * 2 * d * d + 2 * 2 * d * f) +
+  // Relative positions score each query against the 2K + 1 table rows and sum them back.
+  const double relative =
+      m.positions == PositionEncoding::kRelative ? 4 * (2 * static_cast<double>(m.max_relative_positions) + 1) * d : 0;
+  const double encoder_layer =
+      b * S * (2 * 4 * d * d + 2 * 2 * d * f + relative) + b * 4 * S * S * d;
+  const double decoder_layer = b * T * (2 * 4 * d * d + 2 * 2 * d * d + 2 * 2 * d * f + relative) +
                                b * S * 2 * 2 * d * d + b * 4 * T * T * d + b * 4 * T * S * d;
   return static_cast<double>(m.encoder_layers) * encoder_layer +
          static_cast<double>(m.decoder_layers) * decoder_layer + 2 * N * d * V;

@@ -13,7 +13,8 @@ namespace {
 MultiheadAttentionOptions attention_options(const TransformerLayerOptions& options, bool self) {
   return MultiheadAttentionOptions(options.d_model(), options.heads())
       .dropout(options.attention_dropout())
-      .self_attention(self);
+      .self_attention(self)
+      .max_relative_positions(self ? options.max_relative_positions() : 0);
 }
 
 torch::nn::LayerNorm layer_norm(int64_t d_model) {
@@ -97,7 +98,8 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& x, const Tensor& memor
     self_k = self_k.defined() ? torch::cat({self_k, k}, 2) : k;
     self_v = self_v.defined() ? torch::cat({self_v, v}, 2) : v;
     // The cache holds only positions up to the newest one(s); `causal` covers several at once.
-    return std::get<0>(self_attn->attend(q, self_k, self_v, causal, {}, false));
+    return std::get<0>(self_attn->attend(q, self_k, self_v, causal, {}, false,
+                                         /*query_offset=*/self_k.size(2) - q.size(2)));
   };
   auto cross_attention = [&](const Tensor& in) {
     Tensor k, v;

@@ -87,6 +87,7 @@ struct TrainConfig {
   int64_t max_steps;
   int64_t max_epochs;
   double max_time;
+  double reference_gflops;  // machine max_time is stated for; 0 = wall-clock time here
   int64_t valid_every;
   bool valid_bleu;
   int64_t valid_beam;

@@ -435,8 +435,14 @@ std::vector<OptionSpec> build_schema() {
                              "Transformer LayerNorm after (paper) or before each sublayer");
   model.choice<PositionEncoding>("positions", &ModelConfig::positions, PositionEncoding::kSinusoidal,
                                  {{"sinusoidal", PositionEncoding::kSinusoidal},
-                                  {"learned", PositionEncoding::kLearned}},
-                                 "Transformer positional encoding");
+                                  {"learned", PositionEncoding::kLearned},
+                                  {"relative", PositionEncoding::kRelative}},
+                                 "Transformer positional encoding: sinusoids or a learned table "
+                                 "added to the embeddings, or relative (Shaw et al. 2018: learned "
+                                 "embeddings of key-query distances in every self-attention)");
+  model.integer("max_relative_positions", &ModelConfig::max_relative_positions, 16, Range{1, 4096},
+                "positions: relative only: distances beyond this many tokens share one embedding "
+                "(Shaw et al. clip at 16)");
   model.integer("max_positions", &ModelConfig::max_positions, 1024, Range{1, 1 << 20},
                 "longest sequence the model accepts, in tokens");
   model.integer("emb_dim", &ModelConfig::emb_dim, 620, model_size, "RNN word embedding size");
@@ -517,6 +523,11 @@ std::vector<OptionSpec> build_schema() {
   train.integer("max_steps", &TrainConfig::max_steps, 0, non_negative, "stop after this many updates; 0 = no limit");
   train.integer("max_epochs", &TrainConfig::max_epochs, 0, non_negative, "stop after this many epochs; 0 = no limit");
   train.duration("max_time", &TrainConfig::max_time, 0, "stop after this much training time; 0 = no limit");
+  train.real("reference_gflops", &TrainConfig::reference_gflops, 0.0, non_negative,
+             "max_time is time on a machine whose float32 matmul ceiling (2048^3, as nmtzoo-bench "
+             "measures it) is this many GFLOP/s: each start or resume measures this machine's and "
+             "counts a second here as measured/reference seconds of max_time (recorded in "
+             "training_summary.json); 0 = wall-clock seconds here");
   train.integer("valid_every", &TrainConfig::valid_every, 1000, non_negative,
                 "validate and checkpoint every this many updates, and at each epoch end; 0 = epochs only");
   train.boolean("valid_bleu", &TrainConfig::valid_bleu, true, "decode the validation set and score BLEU and chrF2");

@@ -49,6 +49,14 @@ void write_progress(torch::serialize::OutputArchive& archive, const TrainingProg
   archive.write("progress.lr_factor", c10::IValue(p.lr_factor));
   archive.write("progress.tokens_seen", c10::IValue(p.tokens_seen));
   archive.write("progress.schedule_offset", c10::IValue(p.schedule_offset));
+  archive.write("progress.budget_seconds", c10::IValue(p.budget_seconds));
+  c10::List<double> sessions;  // flat: started_at, measured_gflops, scale per session
+  for (const BudgetSession& s : p.budget_sessions) {
+    sessions.push_back(s.started_at);
+    sessions.push_back(s.measured_gflops);
+    sessions.push_back(s.scale);
+  }
+  archive.write("progress.budget_sessions", c10::IValue(sessions));
 }
 
 c10::IValue read_value(torch::serialize::InputArchive& archive, const std::string& key,
@@ -76,6 +84,14 @@ TrainingProgress read_progress(torch::serialize::InputArchive& archive, const st
   p.tokens_seen = integer("progress.tokens_seen");
   c10::IValue offset;  // absent from checkpoints written before fine-tuning existed
   if (archive.try_read("progress.schedule_offset", offset)) p.schedule_offset = offset.toInt();
+  c10::IValue budget;  // absent before time budgets could be scaled: the budget was wall-clock
+  p.budget_seconds = archive.try_read("progress.budget_seconds", budget) ? budget.toDouble() : p.wall_seconds;
+  c10::IValue sessions;
+  if (archive.try_read("progress.budget_sessions", sessions)) {
+    const auto flat = sessions.toDoubleList().vec();
+    if (flat.size() % 3 != 0) throw std::runtime_error("checkpoint '" + path + "': 'progress.budget_sessions' is not a list of triples");
+    for (size_t i = 0; i < flat.size(); i += 3) p.budget_sessions.push_back({flat[i], flat[i + 1], flat[i + 2]});
+  }
   return p;
 }
 

@@ -20,12 +20,25 @@ namespace nmtzoo {
 
 class EncoderDecoder;
 
+// One start or resume of a run whose training.max_time is stated for a reference machine: the
+// float32 matmul ceiling measured at that start, and so how many seconds of the budget each
+// second of this machine counts for.
+struct BudgetSession {
+  double started_at = 0;       // the run's wall_seconds when the session started
+  double measured_gflops = 0;  // this machine's ceiling then
+  double scale = 1;            // measured_gflops / training.reference_gflops
+};
+
 struct TrainingProgress {
   int64_t step = 0;             // optimizer updates done
   int64_t epoch = 0;            // the epoch in progress, 0-based
   int64_t epoch_batch = 0;      // batches of that epoch already consumed
   double train_seconds = 0;     // training time so far, validation excluded
   double wall_seconds = 0;      // wall-clock time so far, validation included
+  // What training.max_time is measured against: wall_seconds, or with training.reference_gflops
+  // the reference machine's seconds (each session's wall-clock seconds times its scale).
+  double budget_seconds = 0;
+  std::vector<BudgetSession> budget_sessions;  // with training.reference_gflops only
   double best_score = std::numeric_limits<double>::quiet_NaN();  // by training.best_metric
   int64_t best_step = 0;
   int64_t validations_without_improvement = 0;

@@ -215,6 +215,8 @@ void TrainingEngine::initialize_from(const std::string& path, const CheckpointIn
     start.epoch = info.progress.epoch;
     start.train_seconds = info.progress.train_seconds;
     start.wall_seconds = info.progress.wall_seconds;
+    start.budget_seconds = info.progress.budget_seconds;
+    start.budget_sessions = info.progress.budget_sessions;
     start.tokens_seen = info.progress.tokens_seen;
   }
   if (!t.reset_schedule) start.lr_factor = info.progress.lr_factor;

@@ -212,15 +212,13 @@ ValidationResult Trainer::validate_and_save(const std::string& reason) {
       progress.lr_factor *= t.plateau_factor;
     }
   }
-  progress.wall_seconds = elapsed_wall();
+  budget_.update(progress);
   reporter_->validation(v, progress);
   save(reason, improved);
   reporter_->render_curves();
   last_validated_ = progress.step;
   return v;
 }
-
-double Trainer::elapsed_wall() const { return wall_offset_ + seconds_since(run_start_); }
 
 double Trainer::progress_fraction(double batches_in_epoch) const {
   const TrainConfig& t = config_.training;
@@ -229,7 +227,7 @@ double Trainer::progress_fraction(double batches_in_epoch) const {
   if (t.max_steps > 0) {
     fraction = std::max(fraction, static_cast<double>(progress.step) / static_cast<double>(t.max_steps));
   }
-  if (t.max_time > 0) fraction = std::max(fraction, progress.wall_seconds / t.max_time);
+  fraction = std::max(fraction, budget_.fraction(progress));
   if (t.max_epochs > 0 && batches_in_epoch > 0) {
     fraction = std::max(fraction, (static_cast<double>(progress.epoch) +
                                    static_cast<double>(progress.epoch_batch) / batches_in_epoch) /
@@ -259,9 +257,9 @@ bool Trainer::budget_exhausted(TrainResult& result) const {
     result.stop_reason = fmt::format("reached training.max_steps = {}", t.max_steps);
     return true;
   }
-  const bool out_of_time = t.max_time > 0 && progress.wall_seconds >= t.max_time;
+  const bool out_of_time = budget_.exhausted(progress);
   if (t.max_time > 0 && (communicator_ ? communicator_->any(out_of_time) : out_of_time)) {
-    result.stop_reason = fmt::format("reached training.max_time = {}", format_duration(t.max_time));
+    result.stop_reason = budget_.stop_reason(progress);
     return true;
   }
   return false;
@@ -270,8 +268,7 @@ bool Trainer::budget_exhausted(TrainResult& result) const {
 TrainResult Trainer::train() {
   const TrainConfig& t = config_.training;
   TrainingProgress& progress = engine_->progress();
-  run_start_ = Clock::now();
-  wall_offset_ = progress.wall_seconds;
+  budget_.start(t, progress, log_);
   last_validated_ = progress.step;
   reporter_->begin(communicator_ ? communicator_->all_reduce_seconds() : -1.0);
   TrainResult result;
@@ -293,7 +290,7 @@ TrainResult Trainer::train() {
       const double step_seconds = seconds_since(step_start);
       progress.epoch_batch = end;
       progress.train_seconds += step_seconds;
-      progress.wall_seconds = elapsed_wall();
+      budget_.update(progress);
       if (result.first_update_seconds < 0) {
         result.first_update_seconds = seconds_since_process_start();
         log_ << fmt::format("first update {:.1f} s after the process started ({:.0f} MB resident "
@@ -326,7 +323,7 @@ TrainResult Trainer::train() {
     }
   }
   reporter_->clear_line();
-  progress.wall_seconds = elapsed_wall();
+  budget_.update(progress);
   if (result.interrupted) {
     save("interrupted", false);
   } else if (progress.step != last_validated_) {

@@ -4,7 +4,6 @@
 // metrics.jsonl.
 #pragma once
 
-#include <chrono>
 #include <iosfwd>
 #include <memory>
 #include <sstream>
@@ -14,6 +13,7 @@
 #include "core/runtime/checkpoint.h"
 #include "core/train/checkpoint_folder.h"
 #include "core/train/engine.h"
+#include "core/train/time_budget.h"
 #include "core/train/training_data.h"
 
 namespace nmtzoo {
@@ -59,7 +59,6 @@ class Trainer {
   // Stop rules; each sets result.stop_reason (and `interrupted`) when it fires.
   bool patience_exhausted(TrainResult& result) const;
   bool budget_exhausted(TrainResult& result) const;  // signal, max_steps, max_time
-  double elapsed_wall() const;  // wall-clock seconds of the run, earlier sessions included
 
   RunConfig config_;
   std::ostringstream quiet_;  // where ranks other than 0 log
@@ -70,8 +69,7 @@ class Trainer {
   TrainingData data_;
   std::unique_ptr<TrainingEngine> engine_;
   std::unique_ptr<TrainingReporter> reporter_;
-  std::chrono::steady_clock::time_point run_start_;
-  double wall_offset_ = 0;
+  TimeBudget budget_;
   int64_t last_validated_ = 0;
 };
 

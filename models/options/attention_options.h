@@ -23,6 +23,9 @@ struct MultiheadAttentionOptions {
   TORCH_ARG(int64_t, num_heads);                              // number of heads
   TORCH_ARG(double, dropout) = 0.0;                           // on the attention weights
   TORCH_ARG(bool, self_attention) = true;                     // q, k, v from one input (fused)
+  // Shaw et al. (2018): learned key and value embeddings of the distance j - i from query i to
+  // key j, clipped to [-this, this]; 0 = none.
+  TORCH_ARG(int64_t, max_relative_positions) = 0;
 };
 
 }  // namespace nmtzoo

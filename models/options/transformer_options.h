@@ -22,6 +22,7 @@ struct TransformerLayerOptions {
   TORCH_ARG(double, activation_dropout) = 0.0;                // inside the feed-forward net
   TORCH_ARG(Activation, activation) = Activation::kRelu;
   TORCH_ARG(NormPosition, norm) = NormPosition::kPost;
+  TORCH_ARG(int64_t, max_relative_positions) = 0;             // self-attention; 0 = none
 };
 
 struct TransformerOptions {
@@ -41,6 +42,7 @@ struct TransformerOptions {
   TORCH_ARG(NormPosition, norm) = NormPosition::kPost;
   TORCH_ARG(PositionEncoding, positions) = PositionEncoding::kSinusoidal;
   TORCH_ARG(int64_t, max_positions) = 1024;                   // longest sequence, incl. BOS/EOS
+  TORCH_ARG(int64_t, max_relative_positions) = 16;            // positions kRelative: the clip
   TORCH_ARG(EmbeddingSharing, sharing) = EmbeddingSharing::kDecoder;
 };
 

@@ -12,7 +12,8 @@ namespace nmtzoo::testing {
 
 const std::vector<std::string>& tiny_variants() {
   static const std::vector<std::string> variants{
-      "transformer_post", "transformer_pre",  "transformer_learned_gelu", "rnn_bahdanau",
+      "transformer_post", "transformer_pre",  "transformer_learned_gelu", "transformer_relative",
+      "rnn_bahdanau",
       "rnn_bahdanau_lstm", "rnn_bahdanau_2layers", "rnn_luong", "rnn_encdec", "rnn_general_tanh"};
   return variants;
 }
@@ -25,6 +26,10 @@ RunConfig tiny_config(const std::string& variant) {
                      {"model.arch=transformer", "model.d_model=16", "model.heads=2",
                       "model.ffn_dim=24", "model.encoder_layers=2", "model.decoder_layers=2"});
     if (variant == "transformer_pre") overrides.push_back("model.norm=pre");
+    // A clip of 3 is shorter than the test sentences, so clipped distances are exercised too.
+    if (variant == "transformer_relative") {
+      overrides.insert(overrides.end(), {"model.positions=relative", "model.max_relative_positions=3"});
+    }
     if (variant == "transformer_learned_gelu") {
       overrides.insert(overrides.end(), {"model.positions=learned", "model.activation=gelu",
                                          "model.share_embeddings=none"});

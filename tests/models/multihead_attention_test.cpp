@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <limits>
+#include <vector>
 
 namespace nmtzoo {
 namespace {
@@ -57,6 +59,62 @@ TEST(MultiheadAttention, FusedProjectionEqualsSeparateOnes) {
   EXPECT_TRUE(torch::allclose(q, attention->project_q(x), 1e-6, 1e-6));
   EXPECT_TRUE(torch::allclose(k, k2, 1e-6, 1e-6));
   EXPECT_TRUE(torch::allclose(v, v2, 1e-6, 1e-6));
+}
+
+TEST(MultiheadAttention, RelativePositionRowsAreClippedDistancesFromTheQuery) {
+  // Queries at positions 2 and 3 (after two cached keys) over keys 0..3, clip 1: rows K + d.
+  auto index = relative_position_index(2, 4, 2, 1, torch::kCPU);
+  EXPECT_TRUE(index.equal(torch::tensor({0, 0, 1, 2, 0, 0, 0, 1}, torch::kLong).view({2, 4})))
+      << index;
+}
+
+// Shaw et al. (2018), equations 3-5, one query-key pair at a time.
+Tensor shaw_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& keys,
+                      const Tensor& values, int64_t clip, const Tensor& causal) {
+  const int64_t b = q.size(0), h = q.size(1), t = q.size(2), s = k.size(2);
+  Tensor out = torch::zeros_like(q);
+  for (int64_t n = 0; n < b; ++n) {
+    for (int64_t head = 0; head < h; ++head) {
+      for (int64_t i = 0; i < t; ++i) {
+        std::vector<Tensor> scores;
+        for (int64_t j = 0; j < s; ++j) {
+          const int64_t row = std::clamp<int64_t>(j - i, -clip, clip) + clip;
+          Tensor score = q[n][head][i].dot(k[n][head][j] + keys[row]);
+          if (causal[i][j].item<bool>()) score = torch::full({}, -1e9);
+          scores.push_back(score);
+        }
+        Tensor alpha = torch::stack(scores).softmax(0);
+        for (int64_t j = 0; j < s; ++j) {
+          const int64_t row = std::clamp<int64_t>(j - i, -clip, clip) + clip;
+          out[n][head][i] += alpha[j] * (v[n][head][j] + values[row]);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+TEST(MultiheadAttention, RelativePositionsFollowShawEtAl) {
+  torch::manual_seed(5);
+  const int64_t clip = 2;
+  MultiheadAttention attention(MultiheadAttentionOptions(8, 2).max_relative_positions(clip));
+  ASSERT_EQ(attention->relative_keys.sizes(), (std::vector<int64_t>{5, 4}));
+  auto x = torch::randn({2, 6, 8});
+  auto causal = causal_mask(6, torch::kCPU);
+  auto [q, k, v] = attention->project_qkv(x);
+  const RelativePositions relative{attention->relative_keys, attention->relative_values,
+                                   relative_position_index(6, 6, 0, clip, torch::kCPU)};
+  auto [ours, unused] =
+      scaled_dot_product_attention(q, k, v, causal, {}, 0.0, false, false, &relative);
+  auto expected =
+      shaw_attention(q, k, v, attention->relative_keys, attention->relative_values, clip, causal);
+  EXPECT_TRUE(torch::allclose(ours, expected, 1e-5, 1e-6)) << (ours - expected).abs().max();
+
+  // The module's own path, queried for the last 2 positions over all 6 keys, gives the same rows.
+  auto [whole, w1] = attention->attend(q, k, v, causal, {}, false);
+  auto [last, w2] =
+      attention->attend(q.narrow(2, 4, 2), k, v, causal.narrow(0, 4, 2), {}, false, /*query_offset=*/4);
+  EXPECT_TRUE(torch::allclose(last, whole.narrow(1, 4, 2), 1e-5, 1e-6));
 }
 
 TEST(MultiheadAttention, HeadsMustDivideTheSize) {

@@ -1,0 +1,58 @@
+#include "core/train/time_budget.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ostream>
+
+#include "core/io/progress.h"
+#include "core/runtime/matmul_ceiling.h"
+
+namespace nmtzoo {
+
+void TimeBudget::start(const TrainConfig& config, TrainingProgress& progress, std::ostream& log) {
+  max_time_ = config.max_time;
+  start_ = std::chrono::steady_clock::now();
+  wall_offset_ = progress.wall_seconds;
+  budget_offset_ = progress.budget_seconds;
+  scale_ = 1;
+  if (config.reference_gflops <= 0 || config.max_time <= 0) return;
+  // Only the faster backend matters: it is the one training's products run on.
+  MatmulCeiling ceiling;
+  ceiling.measure();
+  scale_ = ceiling.best() / config.reference_gflops;
+  progress.budget_sessions.push_back({progress.wall_seconds, ceiling.best(), scale_});
+  const double remaining = std::max(0.0, max_time_ - budget_offset_);
+  log << fmt::format(
+      "time budget: float32 matmul ceiling {:.0f} GFLOP/s here against training.reference_gflops "
+      "{:.0f}: a second here counts {:.3f} s of training.max_time, so the remaining {} take {} "
+      "of wall-clock time\n",
+      ceiling.best(), config.reference_gflops, scale_, format_duration(remaining),
+      format_duration(remaining / scale_));
+  start_ = std::chrono::steady_clock::now();  // the measurement is not training time
+}
+
+void TimeBudget::update(TrainingProgress& progress) const {
+  const double session = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  progress.wall_seconds = wall_offset_ + session;
+  progress.budget_seconds = budget_offset_ + session * scale_;
+}
+
+bool TimeBudget::exhausted(const TrainingProgress& progress) const {
+  return max_time_ > 0 && progress.budget_seconds >= max_time_;
+}
+
+double TimeBudget::fraction(const TrainingProgress& progress) const {
+  return max_time_ > 0 ? progress.budget_seconds / max_time_ : 0.0;
+}
+
+std::string TimeBudget::stop_reason(const TrainingProgress& progress) const {
+  std::string reason = fmt::format("reached training.max_time = {}", format_duration(max_time_));
+  if (!progress.budget_sessions.empty()) {
+    reason += fmt::format(" of the reference machine ({} of wall-clock time here)",
+                          format_duration(progress.wall_seconds));
+  }
+  return reason;
+}
+
+}  // namespace nmtzoo

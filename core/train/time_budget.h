@@ -1,0 +1,37 @@
+// training.max_time, counted in seconds of the machine it was stated for. Without
+// training.reference_gflops a second is a wall-clock second here. With it, each start or resume
+// measures this machine's float32 matmul ceiling and counts each second here as
+// (measured / reference) seconds of the budget, so a run on a machine twice as fast gets half
+// the wall-clock time, and one resumed elsewhere has its remaining budget scaled the same way.
+#pragma once
+
+#include <chrono>
+#include <iosfwd>
+#include <string>
+
+#include "core/config/config.h"
+#include "core/runtime/checkpoint.h"
+
+namespace nmtzoo {
+
+class TimeBudget {
+ public:
+  // Starts this session's clock from `progress` (earlier sessions' time) and, with a reference,
+  // measures the ceiling, logs the scale and records the session in `progress`.
+  void start(const TrainConfig& config, TrainingProgress& progress, std::ostream& log);
+  // Brings progress.wall_seconds and progress.budget_seconds up to now.
+  void update(TrainingProgress& progress) const;
+  double scale() const { return scale_; }
+  bool exhausted(const TrainingProgress& progress) const;
+  double fraction(const TrainingProgress& progress) const;  // of max_time used; 0 without one
+  std::string stop_reason(const TrainingProgress& progress) const;
+
+ private:
+  double max_time_ = 0;
+  double scale_ = 1;
+  std::chrono::steady_clock::time_point start_;
+  double wall_offset_ = 0;
+  double budget_offset_ = 0;
+};
+
+}  // namespace nmtzoo
