@@ -10,6 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <numeric>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -283,6 +286,59 @@ std::string significance_section(const std::vector<std::string>& names, const st
          text;
 }
 
+// The folder of a model's seed: <model> for seed 1 (the one the other sections use), else
+// <model>_seed<k>.
+std::string seed_folder(const std::string& model, int64_t seed) {
+  return seed == 1 ? model : fmt::format("{}_seed{}", model, seed);
+}
+
+// Each model trained with seeds 1..seeds: every seed's score, their mean and sample standard
+// deviation, per test set and metric. Returns the Markdown section; writes seeds.csv.
+std::string seed_section(const std::vector<std::string>& names, int64_t seeds,
+                         const std::vector<std::string>& tests, const std::string& out) {
+  std::string text = fmt::format(
+      "\n## Variation over {} seeds\n\nEach model trained {} times, with training.seed 1 to {} "
+      "(initialisation, batch order, dropout), each seed decoded as above with its own length "
+      "penalty chosen on val. Cells: every seed's score, then mean ± sample standard deviation. "
+      "The tables above and the significance tests use seed 1.\n",
+      seeds, seeds, seeds);
+  std::string csv = "model,test,metric";
+  for (int64_t s = 1; s <= seeds; ++s) csv += fmt::format(",seed{}", s);
+  csv += ",mean,sd\n";
+  std::vector<std::vector<ModelResults>> runs;  // by model, then seed
+  for (const auto& name : names) {
+    runs.emplace_back();
+    for (int64_t s = 1; s <= seeds; ++s) runs.back().push_back(load_model(out, seed_folder(name, s), tests));
+  }
+  for (const auto& test : tests) {
+    text += fmt::format("\n### {}\n\n| model |", test);
+    for (const char* metric : kMetrics) text += fmt::format(" {} |", metric);
+    text += "\n|---|";
+    for (size_t m = 0; m < std::size(kMetrics); ++m) text += "---|";
+    text += "\n";
+    for (size_t i = 0; i < names.size(); ++i) {
+      text += "| " + names[i] + " |";
+      for (const char* metric : kMetrics) {
+        std::vector<double> scores;
+        for (const auto& run : runs[i]) scores.push_back(run.scores.at(metric).at(test));
+        const double mean = std::accumulate(scores.begin(), scores.end(), 0.0) / static_cast<double>(scores.size());
+        double squares = 0;
+        for (double x : scores) squares += (x - mean) * (x - mean);
+        const double sd = std::sqrt(squares / static_cast<double>(scores.size() - 1));
+        std::string each;
+        for (double x : scores) each += fmt::format("{}{:.2f}", each.empty() ? "" : " / ", x);
+        text += fmt::format(" {} → **{:.2f} ± {:.2f}** |", each, mean, sd);
+        csv += fmt::format("{},{},{}", names[i], test, metric);
+        for (double x : scores) csv += fmt::format(",{:.2f}", x);
+        csv += fmt::format(",{:.3f},{:.3f}\n", mean, sd);
+      }
+      text += "\n";
+    }
+  }
+  write_file_atomically(out + "/seeds.csv", [&](std::ostream& stream) { stream << csv; });
+  return text;
+}
+
 struct ReportOptions {
   std::string out;
   std::vector<std::string> models;
@@ -293,6 +349,7 @@ struct ReportOptions {
   std::string tgt = "en";
   std::string baseline;  // default: transformer when it is one of the models, else the first
   int64_t samples = 1000;
+  int64_t seeds = 1;  // > 1: also <model>_seed2 .. _seed<seeds> folders, summarised over seeds
 };
 
 int run(const ReportOptions& options) {
@@ -354,11 +411,13 @@ int run(const ReportOptions& options) {
       names.size() > 1 ? significance_section(names, baseline, tests, out, options.data_dir,
                                               options.tgt, options.samples)
                        : "";
+  const std::string seed_variation =
+      options.seeds > 1 ? seed_section(names, options.seeds, tests, out) : "";
   std::string markdown = "# " + options.title + "\n\n" + table +
                          "\nBLEU, chrF2 and TER: nmtzoo-evaluate (sacreBLEU 2.6.0 definitions, "
                          "cased, BLEU tokenizer 13a, TER tercom), averaged checkpoints, beam 5. "
                          "Training time is wall-clock, validation included; tokens/s counts non-pad "
-                         "target tokens while training.\n" + significance + "\n"
+                         "target tokens while training.\n" + seed_variation + significance + "\n"
                          "![validation BLEU](valid_bleu_vs_time.svg)\n![training loss](train_loss_vs_step.svg)\n\n"
                          "## BLEU by source sentence length\n\n" + by_length +
                          "\n![BLEU by length](bleu_by_length.svg)\n";
@@ -385,6 +444,11 @@ int main(int argc, char** argv) {
   app.add_option("--baseline", o.baseline,
                  "model the others are tested against (default: transformer, else the first)");
   app.add_option("--samples", o.samples, "bootstrap resamples of the paired test")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--seeds", o.seeds,
+                 "seeds each model was trained with: seed k > 1 in folder <model>_seed<k>; the "
+                 "report adds every seed's scores with their mean and standard deviation")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);

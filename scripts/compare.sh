@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The zoo's comparative experiment on Multi30k, end to end, in one command:
-#   scripts/compare.sh [--pair de_en|en_de] [--models "transformer rnn rnn_encdec rnn_luong"] [--fresh]
+#   scripts/compare.sh [--pair de_en|en_de] [--models "transformer rnn rnn_encdec rnn_luong"]
+#                      [--seeds N] [--ensemble "transformer rnn"] [--fresh]
 # For each model: trains from scratch with configs/multi30k_<pair>_<model>.yaml (an interrupted
 # run in runs/ is resumed), averages the last 5 checkpoints, picks the length penalty on val
 # (scripts/tune_decoding.sh), translates the three test sets with beam 5, draws attention
@@ -9,20 +10,30 @@
 # confidence intervals and paired-bootstrap p-values against the Transformer, results.csv,
 # significance.json, SVG plots) from those folders. A model whose folder is complete is not retrained (the folders are
 # committed, so a model can be added without rerunning the others); --fresh reruns the models.
+# --seeds N trains each model N times, with training.seed 1..N (seed k > 1 in runs/..._seed<k> and
+# reports/.../<model>_seed<k>/); the report adds every seed's scores, their mean and standard
+# deviation, while its other sections use seed 1. --ensemble decodes the test sets with the seed-1
+# models named (averaged checkpoints, length penalty chosen on val for the ensemble) and adds
+# their scores and paired-bootstrap p-values against the first of them to the report.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 pair=de_en
 models="transformer rnn rnn_encdec rnn_luong"
 fresh=0
+seeds=1
+ensemble=""
 while (($#)); do
   case "$1" in
     --pair) pair="$2"; shift 2 ;;
     --models) models="$2"; shift 2 ;;
+    --seeds) seeds="$2"; shift 2 ;;
+    --ensemble) ensemble="$2"; shift 2 ;;
     --fresh) fresh=1; shift ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
+[[ "$seeds" =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: --seeds expects a positive integer, got '$seeds'" >&2; exit 2; }
 src="${pair%_*}"
 tgt="${pair#*_}"
 tests=(test_2016_flickr test_2017_flickr test_2017_mscoco)
@@ -34,51 +45,64 @@ bin=build/bin
 report="reports/multi30k_$pair"
 mkdir -p "$report"
 gzip -dc "data/multi30k/test_2016_flickr.$src.gz" | sed -n 1,3p > "$report/attention_sources.txt"
+# The folders of every model's seeds: <model> for seed 1, <model>_seed<k> for the others.
+folders=()
 for model in $models; do
+  for ((seed = 1; seed <= seeds; ++seed)); do
+    if ((seed == 1)); then folders+=("$model"); else folders+=("${model}_seed$seed"); fi
+  done
+done
+for folder in "${folders[@]}"; do
+  model="${folder%_seed*}"
+  seed="${folder#"$model"}"
+  seed="${seed#_seed}"
   config="configs/multi30k_${pair}_${model}.yaml"
-  run="runs/multi30k_${pair}_${model}"
-  results="$report/$model"
+  run="runs/multi30k_${pair}_${folder}"
+  results="$report/$folder"
   [[ -f "$config" ]] || { echo "compare.sh: missing $config" >&2; exit 1; }
   if ((fresh)); then rm -rf "$run" "$results"; fi
   # training_summary.json is copied into the model's folder last: it marks the folder complete.
   if [[ -f "$results/training_summary.json" ]]; then
-    echo "== $model: results kept in $results (--fresh reruns it)"
+    echo "== $folder: results kept in $results (--fresh reruns it)"
     continue
   fi
   if [[ ! -f "$run/training_summary.json" ]]; then
-    resume=()
-    [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && resume=(--resume)
-    echo "== training $model ($config), log in $run.log"
+    sets=(--set "training.output_dir=$run")
+    [[ -n "$seed" ]] && sets+=(--set "training.seed=$seed")
+    [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && sets+=(--resume)
+    echo "== training $folder ($config ${sets[*]}), log in $run.log"
     mkdir -p "$run"
-    "$bin/nmtzoo-train" --config "$config" "${resume[@]}" 2>&1 | tee -a "$run.log" | grep --line-buffered -E "^valid|reached|stopping" || true
-    [[ -f "$run/training_summary.json" ]] || { echo "compare.sh: training $model did not finish" >&2; exit 1; }
+    "$bin/nmtzoo-train" --config "$config" "${sets[@]}" 2>&1 | tee -a "$run.log" | grep --line-buffered -E "^valid|reached|stopping|time budget" || true
+    [[ -f "$run/training_summary.json" ]] || { echo "compare.sh: training $folder did not finish" >&2; exit 1; }
   fi
   mkdir -p "$results"
   "$bin/nmtzoo-average" --dir "$run/checkpoints" --last 5 -o "$run/averaged.pt"
   read -r penalty alpha < <(scripts/tune_decoding.sh "$run" "$src" "$tgt" "$results/val_tuning.tsv")
-  echo "$model: length penalty chosen on val: $penalty, alpha $alpha"
+  echo "$folder: length penalty chosen on val: $penalty, alpha $alpha"
   for test in "${tests[@]}"; do
     "$bin/nmtzoo-translate" -c "$run/averaged.pt" -i "data/multi30k/$test.$src.gz" \
       -o "$results/$test.hyp" --beam 5 --length-penalty "$penalty" --alpha "$alpha" \
       --stats "$results/$test.speed.json" 2>/dev/null
   done
-  "$bin/nmtzoo-translate" -c "$run/averaged.pt" -i "$report/attention_sources.txt" --beam 5 \
-    --attention-svg "$results/attention" --attention-count 3 >/dev/null 2>&1
+  if [[ -z "$seed" ]]; then
+    "$bin/nmtzoo-translate" -c "$run/averaged.pt" -i "$report/attention_sources.txt" --beam 5 \
+      --attention-svg "$results/attention" --attention-count 3 >/dev/null 2>&1
+  fi
   cp "$run/metrics.jsonl" "$results/metrics.jsonl"
   cp "$run/training_summary.json" "$results/training_summary.json"
 done
 # Every model's test outputs are scored again, so kept folders get today's metrics too.
-for model in $models; do
+for folder in "${folders[@]}"; do
   for test in "${tests[@]}"; do
-    scores="$report/$model/$test.scores.json"
-    "$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$model/$test.hyp" \
+    scores="$report/$folder/$test.scores.json"
+    "$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$folder/$test.hyp" \
       -m bleu chrf ter -w 2 --json > "$scores.tmp" && mv "$scores.tmp" "$scores"
-    echo "$model $test: $("$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$model/$test.hyp" -m bleu chrf ter -w 2 | tr '\n' ' ')"
+    echo "$folder $test: $("$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$folder/$test.hyp" -m bleu chrf ter -w 2 | tr '\n' ' ')"
   done
 done
 # shellcheck disable=SC2086  # $models is a list
 "$bin/nmtzoo-report" --out "$report" --models $models --tests "${tests[@]}" \
-  --src "$src" --tgt "$tgt" \
+  --src "$src" --tgt "$tgt" --seeds "$seeds" \
   --title "Multi30k $src→$tgt: the attention RNN (Bahdanau et al. 2015), its no-attention and Luong variants, and the Transformer (Vaswani et al. 2017)"
 {
   echo
@@ -86,9 +110,44 @@ done
   echo
   echo "| model | checkpoint | beam | length penalty | alpha | val BLEU | sentences/s |"
   echo "|---|---|---|---|---|---|---|"
-  for model in $models; do
-    awk -F'\t' -v m="$model" 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s |\n", m, $1, $2, $3, $4, $5, $6 }' \
-      "$report/$model/val_tuning.tsv"
+  for folder in "${folders[@]}"; do
+    awk -F'\t' -v m="$folder" 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s |\n", m, $1, $2, $3, $4, $5, $6 }' \
+      "$report/$folder/val_tuning.tsv"
   done
 } >> "$report/results.md"
+if [[ -n "$ensemble" ]]; then
+  members=()
+  for model in $ensemble; do members+=("runs/multi30k_${pair}_${model}/averaged.pt"); done
+  folder="$report/ensemble_${ensemble// /+}"
+  mkdir -p "$folder"
+  read -r penalty alpha < <(scripts/tune_decoding.sh --ensemble "${members[*]}" "$src" "$tgt" "$folder/val_tuning.tsv")
+  baseline="${ensemble%% *}"
+  {
+    echo
+    echo "## Ensemble of the seed-1 models: ${ensemble// / + }"
+    echo
+    echo "Averaged checkpoints of each model's seed 1, next-token probabilities averaged, beam 5,"
+    echo "length penalty $penalty (alpha $alpha) chosen on val for the ensemble. Paired bootstrap"
+    echo "(1,000 resamples, seed 12345) against $baseline alone:"
+    echo
+    echo '```'
+  } >> "$report/results.md"
+  for test in "${tests[@]}"; do
+    checkpoints=()
+    for member in "${members[@]}"; do checkpoints+=(-c "$member"); done
+    "$bin/nmtzoo-translate" "${checkpoints[@]}" -i "data/multi30k/$test.$src.gz" \
+      -o "$folder/$test.hyp" --beam 5 --length-penalty "$penalty" --alpha "$alpha" \
+      --stats "$folder/$test.speed.json" 2>/dev/null
+    "$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$folder/$test.hyp" \
+      -m bleu chrf ter -w 2 --json > "$folder/$test.scores.json.tmp" &&
+      mv "$folder/$test.scores.json.tmp" "$folder/$test.scores.json"
+    echo "ensemble $test: $("$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$folder/$test.hyp" -m bleu chrf ter -w 2 | tr '\n' ' ')"
+    {
+      echo "$test:"
+      "$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$baseline/$test.hyp" \
+        "$folder/$test.hyp" -m bleu chrf ter --paired-bs -w 2
+    } >> "$report/results.md"
+  done
+  echo '```' >> "$report/results.md"
+fi
 echo "report: $report/results.md"

@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # Decoding choices tuned on the validation set only (never on a test set):
 #   scripts/tune_decoding.sh RUN_DIR SRC TGT OUT.tsv
+#   scripts/tune_decoding.sh --ensemble "A.pt B.pt ..." SRC TGT OUT.tsv
 # Translates data/multi30k/val.SRC with the run's last checkpoint and its average of the last 5
 # (RUN_DIR/averaged.pt, made by scripts/compare.sh), greedy and beam 5 with several length
 # penalties, scores cased sacreBLEU against val.TGT, writes one row per setting to OUT.tsv and
-# prints the best beam-5 setting of the averaged model as "LENGTH_PENALTY ALPHA".
+# prints the best beam-5 setting of the averaged model as "LENGTH_PENALTY ALPHA". With --ensemble,
+# the beam-5 settings of the checkpoints decoding as one ensemble, and the best of those.
 set -euo pipefail
-(($# == 4)) || { sed -n '2,7p' "$0"; exit 2; }
+ensemble=""
+if [[ "${1:-}" == --ensemble ]]; then
+  ensemble="$2"
+  shift 2
+fi
+[[ -n "$ensemble" ]] && set -- "" "$@"  # no run folder
+(($# == 4)) || { sed -n '2,9p' "$0"; exit 2; }
 run="$1"; src="$2"; tgt="$3"; out="$4"
 bin=build/bin
 val_src="data/multi30k/val.$src.gz"
@@ -15,9 +23,10 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 
 printf 'checkpoint\tbeam\tlength_penalty\talpha\tval_bleu\tsentences_per_second\n' > "$out"
-score() {  # checkpoint-name checkpoint beam penalty alpha
-  local name="$1" checkpoint="$2" beam="$3" penalty="$4" alpha="$5"
-  "$bin/nmtzoo-translate" -c "$checkpoint" -i "$val_src" -o "$scratch/hyp" --beam "$beam" \
+score() {  # checkpoint-name "checkpoint [checkpoint ...]" beam penalty alpha
+  local name="$1" checkpoints=() beam="$3" penalty="$4" alpha="$5"
+  for checkpoint in $2; do checkpoints+=(-c "$checkpoint"); done
+  "$bin/nmtzoo-translate" "${checkpoints[@]}" -i "$val_src" -o "$scratch/hyp" --beam "$beam" \
     --length-penalty "$penalty" --alpha "$alpha" --stats "$scratch/speed.json" 2>/dev/null
   local bleu speed
   bleu="$("$bin/nmtzoo-evaluate" "$val_ref" -i "$scratch/hyp" -m bleu -b -w 2)"
@@ -25,13 +34,20 @@ score() {  # checkpoint-name checkpoint beam penalty alpha
   printf '%s\t%s\t%s\t%s\t%s\t%.1f\n' "$name" "$beam" "$penalty" "$alpha" "$bleu" "$speed" >> "$out"
 }
 
-score last "$run/checkpoints/checkpoint_last.pt" 1 none 0
-score last "$run/checkpoints/checkpoint_last.pt" 5 avg 1.0
-score averaged "$run/averaged.pt" 1 none 0
-score averaged "$run/averaged.pt" 5 none 0
-for alpha in 0.6 1.0 1.4 1.8; do score averaged "$run/averaged.pt" 5 avg "$alpha"; done
-score averaged "$run/averaged.pt" 5 wu 1.0
+if [[ -n "$ensemble" ]]; then
+  chosen=ensemble
+  score ensemble "$ensemble" 5 none 0
+  for alpha in 0.6 1.0 1.4 1.8; do score ensemble "$ensemble" 5 avg "$alpha"; done
+else
+  chosen=averaged
+  score last "$run/checkpoints/checkpoint_last.pt" 1 none 0
+  score last "$run/checkpoints/checkpoint_last.pt" 5 avg 1.0
+  score averaged "$run/averaged.pt" 1 none 0
+  score averaged "$run/averaged.pt" 5 none 0
+  for alpha in 0.6 1.0 1.4 1.8; do score averaged "$run/averaged.pt" 5 avg "$alpha"; done
+  score averaged "$run/averaged.pt" 5 wu 1.0
+fi
 
-# Best averaged beam-5 row; ties keep the earlier (simpler) setting.
-awk -F'\t' 'NR > 1 && $1 == "averaged" && $2 == 5 && $5 > best { best = $5; choice = $3 " " $4 }
-            END { print choice }' "$out"
+# Best beam-5 row of the chosen checkpoint(s); ties keep the earlier (simpler) setting.
+awk -F'\t' -v chosen="$chosen" 'NR > 1 && $1 == chosen && $2 == 5 && $5 > best { best = $5; choice = $3 " " $4 }
+                                END { print choice }' "$out"

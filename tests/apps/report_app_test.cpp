@@ -130,6 +130,33 @@ TEST_F(ReportApp, ModelsAreTestedAgainstTheBaselineWithIntervalsAndPValues) {
   EXPECT_NE(err().find("--baseline 'absent' is not one of --models"), std::string::npos) << err();
 }
 
+TEST_F(ReportApp, SeedsAreSummarisedByMeanAndStandardDeviationBesideSeedOnesSignificance) {
+  add_perfect_and_partial_models();
+  add_model("perfect_seed2", kReferences, 100.0);
+  add_model("partial_seed2", kReferences, 57.25);
+  ASSERT_EQ(report({"perfect", "partial"}, {"--seeds", "2", "--samples", "100"}), 0) << err();
+  const std::string markdown = file("report/results.md");
+  EXPECT_NE(markdown.find("## Variation over 2 seeds"), std::string::npos) << markdown;
+  // BLEU 55.25 and 57.25: mean 56.25, sample standard deviation sqrt(2) = 1.41.
+  EXPECT_NE(markdown.find("| partial | 55.25 / 57.25 → **56.25 ± 1.41** | 61.50 / 61.50 → **61.50 ± "
+                          "0.00** | 20.25 / 20.25 → **20.25 ± 0.00** |"),
+            std::string::npos)
+      << markdown;
+  // The significance section still compares seed 1's outputs (partial's has one wrong sentence).
+  EXPECT_NE(markdown.find("## Significance against perfect"), std::string::npos);
+  const auto numbers = nlohmann::json::parse(file("report/significance.json"));
+  EXPECT_LT(numbers.at("test").at("partial").at("BLEU").at("score").get<double>(), 100.0);
+  EXPECT_NE(file("report/seeds.csv").find("model,test,metric,seed1,seed2,mean,sd\n"
+                                          "perfect,test,BLEU,100.00,100.00,100.000,0.000\n"),
+            std::string::npos)
+      << file("report/seeds.csv");
+  EXPECT_NE(file("report/seeds.csv").find("partial,test,BLEU,55.25,57.25,56.250,1.414\n"),
+            std::string::npos);
+
+  EXPECT_EQ(report({"perfect", "partial"}, {"--seeds", "3"}), 1);
+  EXPECT_NE(err().find("perfect_seed3/training_summary.json"), std::string::npos) << err();
+}
+
 TEST_F(ReportApp, AScoresFileWithoutTerNamesTheFile) {
   add_model("luong", kReferences, 100.0);
   testing::write_text(dir_.path("report/luong/test.scores.json"),
