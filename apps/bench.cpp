@@ -28,6 +28,7 @@
 #include "core/train/training_data.h"
 #include "core/train/update_timing.h"
 #include "kernels/int8_linear.h"
+#include "kernels/kernels.h"
 #include "kernels/onednn_matmul.h"
 #include "models/encoder_decoder.h"
 #include "models/registry.h"
@@ -359,12 +360,16 @@ int run(const Options& cli) {
   set_onednn_matmul_enabled(cli.matmul == "onednn");
   MatmulCeiling ceiling;
   ceiling.measure();
+  const bool through_onednn = cli.matmul == "onednn" && fast_kernels_enabled();
   std::cout << fmt::format("machine    float32 matmul ceiling (2048^3, best of 6, {} threads): "
                            "oneDNN {:.1f} GFLOP/s, LibTorch's BLAS {:.1f} GFLOP/s; products through {}\n",
                            torch::get_num_threads(), ceiling.onednn, ceiling.blas,
-                           cli.matmul == "onednn" ? "oneDNN" : "LibTorch's BLAS");
+                           through_onednn ? "oneDNN"
+                           : fast_kernels_enabled() ? "LibTorch's BLAS"
+                                                    : "LibTorch's BLAS (NMTZOO_KERNELS=off)");
   nlohmann::json report{{"matmul_gflops", ceiling.best()}, {"onednn_matmul_gflops", ceiling.onednn},
-                        {"blas_matmul_gflops", ceiling.blas}, {"matmul", cli.matmul},
+                        {"blas_matmul_gflops", ceiling.blas},
+                        {"matmul", through_onednn ? "onednn" : "blas"},
                         {"threads", torch::get_num_threads()}};
   if (!cli.config.empty()) report["training"] = bench_training(cli, ceiling);
   if (!cli.checkpoint.empty()) report["decoding"] = bench_decoding(cli);

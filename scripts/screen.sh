@@ -56,5 +56,19 @@ print(f"| {name} | {config} | {overrides or '(none)'} | {budget} | {s['best_scor
       f"{s['updates']} | {s['epochs']} | {s['target_tokens_per_second']:.0f} | {datetime.date.today()} |")
 PY
 )
-echo "$row" >> "$log"
+# The row goes after the table's last row, above the Decisions written below it; the log is
+# replaced atomically.
+/usr/bin/env python3 - "$log" "$row" <<'PY'
+import os, sys
+path, row = sys.argv[1:]
+lines = open(path).read().splitlines()
+last = max(i for i, line in enumerate(lines) if line.startswith("|"))
+first_heading = next((i for i, line in enumerate(lines) if line.startswith("## ")), len(lines))
+if last > first_heading:  # rows appended below the Decisions by an earlier version
+    last = max(i for i, line in enumerate(lines[:first_heading]) if line.startswith("|"))
+lines.insert(last + 1, row)
+with open(path + ".tmp", "w") as out:
+    out.write("\n".join(lines) + "\n")
+os.replace(path + ".tmp", path)
+PY
 echo "$row"

@@ -6,7 +6,7 @@
 namespace nmtzoo {
 
 // Best of several 2048^3 float32 products on the current thread count, in GFLOP/s, through
-// oneDNN's sgemm or LibTorch's BLAS.
+// oneDNN's sgemm or LibTorch's BLAS, each called directly whatever the kernel settings.
 double matmul_gflops(bool onednn);
 
 // The ceiling is the faster of the two; the BLAS figure is kept beside it because the README's
