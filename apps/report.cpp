@@ -308,7 +308,9 @@ std::string seed_section(const std::vector<std::string>& names, int64_t seeds,
   std::vector<std::vector<ModelResults>> runs;  // by model, then seed
   for (const auto& name : names) {
     runs.emplace_back();
-    for (int64_t s = 1; s <= seeds; ++s) runs.back().push_back(load_model(out, seed_folder(name, s), tests));
+    for (int64_t s = 1; s <= seeds; ++s) {
+      runs.back().push_back(load_model(out, seed_folder(name, s), tests));
+    }
   }
   for (const auto& test : tests) {
     text += fmt::format("\n### {}\n\n| model |", test);
@@ -321,10 +323,11 @@ std::string seed_section(const std::vector<std::string>& names, int64_t seeds,
       for (const char* metric : kMetrics) {
         std::vector<double> scores;
         for (const auto& run : runs[i]) scores.push_back(run.scores.at(metric).at(test));
-        const double mean = std::accumulate(scores.begin(), scores.end(), 0.0) / static_cast<double>(scores.size());
+        const auto n = static_cast<double>(scores.size());
+        const double mean = std::accumulate(scores.begin(), scores.end(), 0.0) / n;
         double squares = 0;
         for (double x : scores) squares += (x - mean) * (x - mean);
-        const double sd = std::sqrt(squares / static_cast<double>(scores.size() - 1));
+        const double sd = std::sqrt(squares / (n - 1));
         std::string each;
         for (double x : scores) each += fmt::format("{}{:.2f}", each.empty() ? "" : " / ", x);
         text += fmt::format(" {} → **{:.2f} ± {:.2f}** |", each, mean, sd);

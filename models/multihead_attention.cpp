@@ -117,9 +117,9 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const
                                                          options.max_relative_positions(),
                                                          q.device())};
   }
-  auto [heads, weights] = scaled_dot_product_attention(q, k, v, attn_mask, key_pad_mask,
-                                                       options.dropout(), is_training(),
-                                                       need_weights, relative ? &*relative : nullptr);
+  auto [heads, weights] =
+      scaled_dot_product_attention(q, k, v, attn_mask, key_pad_mask, options.dropout(),
+                                   is_training(), need_weights, relative ? &*relative : nullptr);
   const int64_t b = heads.size(0), t = heads.size(2);
   Tensor merged = heads.transpose(1, 2).reshape({b, t, options.embed_dim()});
   return {apply_linear(merged, *out_proj), weights};

@@ -36,11 +36,10 @@ Tensor relative_position_index(int64_t queries, int64_t keys, int64_t query_offs
 // q (B, H, T, D), k and v (B, H, S, D); attn_mask (T, S) bool, true = forbidden (causal);
 // key_pad_mask (B, S) bool, true = padding. q must already be scaled by 1/sqrt(D).
 // Returns (B, H, T, D) and, when need_weights, the weights (B, H, T, S).
-std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const Tensor& k,
-                                                        const Tensor& v, const Tensor& attn_mask,
-                                                        const Tensor& key_pad_mask, double dropout,
-                                                        bool training, bool need_weights,
-                                                        const RelativePositions* relative = nullptr);
+std::tuple<Tensor, Tensor> scaled_dot_product_attention(
+    const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
+    const Tensor& key_pad_mask, double dropout, bool training, bool need_weights,
+    const RelativePositions* relative = nullptr);
 
 class MultiheadAttentionImpl : public torch::nn::Cloneable<MultiheadAttentionImpl> {
  public:

@@ -36,8 +36,8 @@ double forward_flops(const ModelConfig& m, int64_t tgt_vocab, const BatchShape& 
   // Projections count 2 * rows * in * out; attention 2 * T * S * d for scores and again for the
   // weighted sum.
   // Relative positions score each query against the 2K + 1 table rows and sum them back.
-  const double relative =
-      m.positions == PositionEncoding::kRelative ? 4 * (2 * static_cast<double>(m.max_relative_positions) + 1) * d : 0;
+  const double table_rows = 2 * static_cast<double>(m.max_relative_positions) + 1;
+  const double relative = m.positions == PositionEncoding::kRelative ? 4 * table_rows * d : 0;
   const double encoder_layer =
       b * S * (2 * 4 * d * d + 2 * 2 * d * f + relative) + b * 4 * S * S * d;
   const double decoder_layer = b * T * (2 * 4 * d * d + 2 * 2 * d * d + 2 * 2 * d * f + relative) +

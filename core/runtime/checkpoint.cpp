@@ -85,12 +85,18 @@ TrainingProgress read_progress(torch::serialize::InputArchive& archive, const st
   c10::IValue offset;  // absent from checkpoints written before fine-tuning existed
   if (archive.try_read("progress.schedule_offset", offset)) p.schedule_offset = offset.toInt();
   c10::IValue budget;  // absent before time budgets could be scaled: the budget was wall-clock
-  p.budget_seconds = archive.try_read("progress.budget_seconds", budget) ? budget.toDouble() : p.wall_seconds;
+  p.budget_seconds =
+      archive.try_read("progress.budget_seconds", budget) ? budget.toDouble() : p.wall_seconds;
   c10::IValue sessions;
   if (archive.try_read("progress.budget_sessions", sessions)) {
     const auto flat = sessions.toDoubleList().vec();
-    if (flat.size() % 3 != 0) throw std::runtime_error("checkpoint '" + path + "': 'progress.budget_sessions' is not a list of triples");
-    for (size_t i = 0; i < flat.size(); i += 3) p.budget_sessions.push_back({flat[i], flat[i + 1], flat[i + 2]});
+    if (flat.size() % 3 != 0) {
+      throw std::runtime_error("checkpoint '" + path +
+                               "': 'progress.budget_sessions' is not a list of triples");
+    }
+    for (size_t i = 0; i < flat.size(); i += 3) {
+      p.budget_sessions.push_back({flat[i], flat[i + 1], flat[i + 2]});
+    }
   }
   return p;
 }

@@ -17,7 +17,7 @@ void TimeBudget::start(const TrainConfig& config, TrainingProgress& progress, st
   budget_offset_ = progress.budget_seconds;
   scale_ = 1;
   if (config.reference_gflops <= 0 || config.max_time <= 0) return;
-  // Only the faster backend matters: it is the one training's products run on.
+  // The machine's ceiling is its faster backend's, as the README's figures state it.
   MatmulCeiling ceiling;
   ceiling.measure();
   scale_ = ceiling.best() / config.reference_gflops;
@@ -33,7 +33,8 @@ void TimeBudget::start(const TrainConfig& config, TrainingProgress& progress, st
 }
 
 void TimeBudget::update(TrainingProgress& progress) const {
-  const double session = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double session =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   progress.wall_seconds = wall_offset_ + session;
   progress.budget_seconds = budget_offset_ + session * scale_;
 }

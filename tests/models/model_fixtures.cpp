@@ -28,7 +28,8 @@ RunConfig tiny_config(const std::string& variant) {
     if (variant == "transformer_pre") overrides.push_back("model.norm=pre");
     // A clip of 3 is shorter than the test sentences, so clipped distances are exercised too.
     if (variant == "transformer_relative") {
-      overrides.insert(overrides.end(), {"model.positions=relative", "model.max_relative_positions=3"});
+      overrides.insert(overrides.end(),
+                       {"model.positions=relative", "model.max_relative_positions=3"});
     }
     if (variant == "transformer_learned_gelu") {
       overrides.insert(overrides.end(), {"model.positions=learned", "model.activation=gelu",

@@ -112,8 +112,8 @@ TEST(MultiheadAttention, RelativePositionsFollowShawEtAl) {
 
   // The module's own path, queried for the last 2 positions over all 6 keys, gives the same rows.
   auto [whole, w1] = attention->attend(q, k, v, causal, {}, false);
-  auto [last, w2] =
-      attention->attend(q.narrow(2, 4, 2), k, v, causal.narrow(0, 4, 2), {}, false, /*query_offset=*/4);
+  auto [last, w2] = attention->attend(q.narrow(2, 4, 2), k, v, causal.narrow(0, 4, 2), {}, false,
+                                     /*query_offset=*/4);
   EXPECT_TRUE(torch::allclose(last, whole.narrow(1, 4, 2), 1e-5, 1e-6));
 }
 

@@ -80,7 +80,8 @@ TEST(TimeBudget, ARunStopsOnTheScaledBudgetAndAResumeAddsASession) {
   EXPECT_EQ(first.progress.step, 1);
   EXPECT_GE(first.progress.budget_seconds, 60);
   EXPECT_LT(first.progress.wall_seconds, 60);
-  EXPECT_NE(first.stop_reason.find("of the reference machine"), std::string::npos) << first.stop_reason;
+  EXPECT_NE(first.stop_reason.find("of the reference machine"), std::string::npos)
+      << first.stop_reason;
   ASSERT_EQ(first.progress.budget_sessions.size(), 1u);
 
   RunConfig longer = run.config();
