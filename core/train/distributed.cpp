@@ -151,6 +151,12 @@ class GlooCommunicator : public Communicator {
     return value[0].item<float>() > 0;
   }
 
+  double sum(double value) override {
+    std::vector<at::Tensor> values{torch::tensor({value}, torch::kDouble)};
+    wait(group_->allreduce(values), "sum");
+    return values[0].item<double>();
+  }
+
   bool replicas_identical(torch::nn::Module& model) override {
     torch::NoGradGuard no_grad;
     std::vector<at::Tensor> sums;

@@ -41,6 +41,8 @@ class Communicator {
                                        at::Tensor& nll_sum, int64_t tokens) = 0;
   // True on every rank when `flag` is true on any (so all ranks stop at the same update).
   virtual bool any(bool flag) = 0;
+  // The sum of every rank's `value`, on every rank.
+  virtual double sum(double value) = 0;
   // Whether every rank holds bit-identical parameters (compares per-rank checksums).
   virtual bool replicas_identical(torch::nn::Module& model) = 0;
   // Seconds spent in all_reduce_gradients so far.

@@ -14,11 +14,16 @@
 
 namespace nmtzoo {
 
+class Communicator;
+
 class TimeBudget {
  public:
   // Starts this session's clock from `progress` (earlier sessions' time) and, with a reference,
-  // measures the ceiling, logs the scale and records the session in `progress`.
-  void start(const TrainConfig& config, TrainingProgress& progress, std::ostream& log);
+  // measures the ceiling, logs the scale and records the session in `progress`. With several
+  // processes, all measure at once (sharing cores as they will while training) and the job's
+  // ceiling is their sum.
+  void start(const TrainConfig& config, TrainingProgress& progress, std::ostream& log,
+             Communicator* communicator = nullptr);
   // Brings progress.wall_seconds and progress.budget_seconds up to now.
   void update(TrainingProgress& progress) const;
   double scale() const { return scale_; }

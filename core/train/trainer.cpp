@@ -268,7 +268,7 @@ bool Trainer::budget_exhausted(TrainResult& result) const {
 TrainResult Trainer::train() {
   const TrainConfig& t = config_.training;
   TrainingProgress& progress = engine_->progress();
-  budget_.start(t, progress, log_);
+  budget_.start(t, progress, log_, communicator_.get());
   last_validated_ = progress.step;
   reporter_->begin(communicator_ ? communicator_->all_reduce_seconds() : -1.0);
   TrainResult result;

@@ -46,7 +46,8 @@ TEST(Distributed, TwoRanksStayIdenticalAndMatchOneProcessOnTheUnionOfTheirBatche
   const std::vector<std::string> common{"training.max_steps=4", "training.valid_bleu=false",
                                         "training.best_metric=loss", "training.valid_every=0",
                                         "training.threads=1", "model.dropout=0",
-                                        "training.max_tokens=200"};
+                                        "training.max_tokens=200", "training.max_time=10h",
+                                        "training.reference_gflops=500"};
   testing::TinyRun distributed("transformer", common);
   const int port = free_port();
   auto args = train_args(distributed, {"training.check_replicas=true", "training.log_every=2"});
@@ -62,6 +63,14 @@ TEST(Distributed, TwoRanksStayIdenticalAndMatchOneProcessOnTheUnionOfTheirBatche
   EXPECT_NE((testing::read_text(distributed.path("r0.err")) + testing::read_text(distributed.path("r0.out")))
                 .find("ms/update"),
             std::string::npos);
+
+  // The time budget's ceiling is the job's: both ranks measured, and their sum was recorded.
+  EXPECT_NE(testing::read_text(distributed.path("r0.err")).find("summed over 2 processes"),
+            std::string::npos);
+  EXPECT_EQ(read_checkpoint_info(distributed.config().training.output_dir +
+                                 "/checkpoints/checkpoint_last.pt")
+                .progress.budget_sessions.size(),
+            1u);
 
   // One process, two batches per update: the union of what the two ranks saw.
   testing::TinyRun single("transformer", common);
@@ -153,6 +162,7 @@ struct FakeComm : Communicator {
   void broadcast_parameters(torch::nn::Module&) override {}
   int64_t all_reduce_gradients(torch::nn::Module&, at::Tensor&, at::Tensor&, int64_t t) override { return t; }
   bool any(bool flag) override { return flag; }
+  double sum(double value) override { return value; }
   bool replicas_identical(torch::nn::Module&) override { return true; }
   double all_reduce_seconds() const override { return 0; }
 };
