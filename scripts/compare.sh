@@ -45,6 +45,18 @@ bin=build/bin
 report="reports/multi30k_$pair"
 mkdir -p "$report"
 gzip -dc "data/multi30k/test_2016_flickr.$src.gz" | sed -n 1,3p > "$report/attention_sources.txt"
+# Each run and results folder keeps the config file it was made with (compare_config.yaml): one
+# made with another version of the config is never reused silently.
+check_recipe() {  # FOLDER CONFIG
+  local kept="$1/compare_config.yaml"
+  [[ -f "$kept" ]] || return 0  # made before configs were kept
+  cmp -s "$kept" "$2" && return 0
+  echo "compare.sh: $2 changed since $1 was made:" >&2
+  diff "$kept" "$2" >&2 || true
+  echo "compare.sh: rerun it with --fresh, or restore the config" >&2
+  exit 1
+}
+
 # The folders of every model's seeds: <model> for seed 1, <model>_seed<k> for the others.
 folders=()
 for model in $models; do
@@ -63,15 +75,18 @@ for folder in "${folders[@]}"; do
   if ((fresh)); then rm -rf "$run" "$results"; fi
   # training_summary.json is copied into the model's folder last: it marks the folder complete.
   if [[ -f "$results/training_summary.json" ]]; then
+    check_recipe "$results" "$config"
     echo "== $folder: results kept in $results (--fresh reruns it)"
     continue
   fi
+  [[ -d "$run" ]] && check_recipe "$run" "$config"
   if [[ ! -f "$run/training_summary.json" ]]; then
     sets=(--set "training.output_dir=$run")
     [[ -n "$seed" ]] && sets+=(--set "training.seed=$seed")
     [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && sets+=(--resume)
     echo "== training $folder ($config ${sets[*]}), log in $run.log"
     mkdir -p "$run"
+    [[ -f "$run/compare_config.yaml" ]] || cp "$config" "$run/compare_config.yaml"
     "$bin/nmtzoo-train" --config "$config" "${sets[@]}" 2>&1 | tee -a "$run.log" | grep --line-buffered -E "^valid|reached|stopping|time budget" || true
     [[ -f "$run/training_summary.json" ]] || { echo "compare.sh: training $folder did not finish" >&2; exit 1; }
   fi
@@ -89,6 +104,7 @@ for folder in "${folders[@]}"; do
       --attention-svg "$results/attention" --attention-count 3 >/dev/null 2>&1
   fi
   cp "$run/metrics.jsonl" "$results/metrics.jsonl"
+  [[ -f "$run/compare_config.yaml" ]] && cp "$run/compare_config.yaml" "$results/compare_config.yaml"
   cp "$run/training_summary.json" "$results/training_summary.json"
 done
 # Every model's test outputs are scored again, so kept folders get today's metrics too.
