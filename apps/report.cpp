@@ -292,9 +292,10 @@ std::string seed_folder(const std::string& model, int64_t seed) {
   return seed == 1 ? model : fmt::format("{}_seed{}", model, seed);
 }
 
-// Each model trained with seeds 1..seeds: every seed's score, their mean and sample standard
-// deviation, per test set and metric. Returns the Markdown section; writes seeds.csv.
-std::string seed_section(const std::vector<std::string>& names, int64_t seeds,
+// Each model trained with seeds 1..seeds (`seed_one`: seed 1's results, already loaded): every
+// seed's score, their mean and sample standard deviation, per test set and metric. Returns the
+// Markdown section; writes seeds.csv.
+std::string seed_section(const std::vector<ModelResults>& seed_one, int64_t seeds,
                          const std::vector<std::string>& tests, const std::string& out) {
   std::string text = fmt::format(
       "\n## Variation over {} seeds\n\nEach model trained {} times, with training.seed 1 to {} "
@@ -306,10 +307,10 @@ std::string seed_section(const std::vector<std::string>& names, int64_t seeds,
   for (int64_t s = 1; s <= seeds; ++s) csv += fmt::format(",seed{}", s);
   csv += ",mean,sd\n";
   std::vector<std::vector<ModelResults>> runs;  // by model, then seed
-  for (const auto& name : names) {
-    runs.emplace_back();
-    for (int64_t s = 1; s <= seeds; ++s) {
-      runs.back().push_back(load_model(out, seed_folder(name, s), tests));
+  for (const auto& model : seed_one) {
+    runs.push_back({model});
+    for (int64_t s = 2; s <= seeds; ++s) {
+      runs.back().push_back(load_model(out, seed_folder(model.name, s), tests));
     }
   }
   for (const auto& test : tests) {
@@ -318,8 +319,9 @@ std::string seed_section(const std::vector<std::string>& names, int64_t seeds,
     text += "\n|---|";
     for (size_t m = 0; m < std::size(kMetrics); ++m) text += "---|";
     text += "\n";
-    for (size_t i = 0; i < names.size(); ++i) {
-      text += "| " + names[i] + " |";
+    for (size_t i = 0; i < seed_one.size(); ++i) {
+      const std::string& name = seed_one[i].name;
+      text += "| " + name + " |";
       for (const char* metric : kMetrics) {
         std::vector<double> scores;
         for (const auto& run : runs[i]) scores.push_back(run.scores.at(metric).at(test));
@@ -331,7 +333,7 @@ std::string seed_section(const std::vector<std::string>& names, int64_t seeds,
         std::string each;
         for (double x : scores) each += fmt::format("{}{:.2f}", each.empty() ? "" : " / ", x);
         text += fmt::format(" {} → **{:.2f} ± {:.2f}** |", each, mean, sd);
-        csv += fmt::format("{},{},{}", names[i], test, metric);
+        csv += fmt::format("{},{},{}", name, test, metric);
         for (double x : scores) csv += fmt::format(",{:.2f}", x);
         csv += fmt::format(",{:.3f},{:.3f}\n", mean, sd);
       }
@@ -415,7 +417,7 @@ int run(const ReportOptions& options) {
                                               options.tgt, options.samples)
                        : "";
   const std::string seed_variation =
-      options.seeds > 1 ? seed_section(names, options.seeds, tests, out) : "";
+      options.seeds > 1 ? seed_section(models, options.seeds, tests, out) : "";
   std::string markdown = "# " + options.title + "\n\n" + table +
                          "\nBLEU, chrF2 and TER: nmtzoo-evaluate (sacreBLEU 2.6.0 definitions, "
                          "cased, BLEU tokenizer 13a, TER tercom), averaged checkpoints, beam 5. "

@@ -133,7 +133,11 @@ done
 } >> "$report/results.md"
 if [[ -n "$ensemble" ]]; then
   members=()
-  for model in $ensemble; do members+=("runs/multi30k_${pair}_${model}/averaged.pt"); done
+  checkpoints=()
+  for model in $ensemble; do
+    members+=("runs/multi30k_${pair}_${model}/averaged.pt")
+    checkpoints+=(-c "runs/multi30k_${pair}_${model}/averaged.pt")
+  done
   folder="$report/ensemble_${ensemble// /+}"
   mkdir -p "$folder"
   read -r penalty alpha < <(scripts/tune_decoding.sh --ensemble "${members[*]}" "$src" "$tgt" "$folder/val_tuning.tsv")
@@ -149,8 +153,6 @@ if [[ -n "$ensemble" ]]; then
     echo '```'
   } >> "$report/results.md"
   for test in "${tests[@]}"; do
-    checkpoints=()
-    for member in "${members[@]}"; do checkpoints+=(-c "$member"); done
     "$bin/nmtzoo-translate" "${checkpoints[@]}" -i "data/multi30k/$test.$src.gz" \
       -o "$folder/$test.hyp" --beam 5 --length-penalty "$penalty" --alpha "$alpha" \
       --stats "$folder/$test.speed.json" 2>/dev/null

@@ -185,11 +185,9 @@ void TrainingEngine::save_checkpoint(const std::string& path) {
     nmtzoo::save_checkpoint(path, config_, *model_, optimizer_.get(), progress_, data_.tokenizers);
     return;
   }
-  std::vector<at::Tensor> training_weights;
-  for (const auto& p : model_->parameters()) training_weights.push_back(p.detach().clone());
   WeightEma::Swap averaged(ema_.get());
   nmtzoo::save_checkpoint(path, config_, *model_, optimizer_.get(), progress_, data_.tokenizers,
-                          &training_weights);
+                          &averaged.training_weights());
 }
 
 void TrainingEngine::restore_checkpoint(const std::string& path) {

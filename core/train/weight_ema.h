@@ -33,6 +33,8 @@ class WeightEma {
     ~Swap();
     Swap(const Swap&) = delete;
     Swap& operator=(const Swap&) = delete;
+    // The training weights, set aside while the parameters hold the average.
+    const std::vector<at::Tensor>& training_weights() const { return ema_->average_; }
 
    private:
     WeightEma* ema_;
