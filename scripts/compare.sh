@@ -57,10 +57,11 @@ check_recipe() {  # FOLDER CONFIG
   exit 1
 }
 
-# The folders of every model's seeds: <model> for seed 1, <model>_seed<k> for the others.
+# The folders of every model's seeds: <model> for seed 1, <model>_seed<k> for the others. Seed by
+# seed, so an interrupted experiment has every model's seed 1 (the ensemble's members) first.
 folders=()
-for model in $models; do
-  for ((seed = 1; seed <= seeds; ++seed)); do
+for ((seed = 1; seed <= seeds; ++seed)); do
+  for model in $models; do
     if ((seed == 1)); then folders+=("$model"); else folders+=("${model}_seed$seed"); fi
   done
 done
