@@ -14,7 +14,8 @@
 # reports/.../<model>_seed<k>/); the report adds every seed's scores, their mean and standard
 # deviation, while its other sections use seed 1. --ensemble decodes the test sets with the seed-1
 # models named (averaged checkpoints, length penalty chosen on val for the ensemble) and adds
-# their scores and paired-bootstrap p-values against the first of them to the report.
+# their scores and paired-bootstrap p-values against the first of them to the report. The steps of
+# one model are scripts/model_run.sh's, shared with scripts/distill.sh.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 pair=de_en
@@ -45,17 +46,7 @@ bin=build/bin
 report="reports/multi30k_$pair"
 mkdir -p "$report"
 gzip -dc "data/multi30k/test_2016_flickr.$src.gz" | sed -n 1,3p > "$report/attention_sources.txt"
-# Each run and results folder keeps the config file it was made with (compare_config.yaml): one
-# made with another version of the config is never reused silently.
-check_recipe() {  # FOLDER CONFIG
-  local kept="$1/compare_config.yaml"
-  [[ -f "$kept" ]] || return 0  # made before configs were kept
-  cmp -s "$kept" "$2" && return 0
-  echo "compare.sh: $2 changed since $1 was made:" >&2
-  diff "$kept" "$2" >&2 || true
-  echo "compare.sh: rerun it with --fresh, or restore the config" >&2
-  exit 1
-}
+source "$root/scripts/model_run.sh"
 
 # The folders of every model's seeds: <model> for seed 1, <model>_seed<k> for the others. Seed by
 # seed, so an interrupted experiment has every model's seed 1 (the ensemble's members) first.
@@ -68,55 +59,10 @@ done
 for folder in "${folders[@]}"; do
   model="${folder%_seed*}"
   seed="${folder#"$model"}"
-  seed="${seed#_seed}"
-  config="configs/multi30k_${pair}_${model}.yaml"
-  run="runs/multi30k_${pair}_${folder}"
-  results="$report/$folder"
-  [[ -f "$config" ]] || { echo "compare.sh: missing $config" >&2; exit 1; }
-  if ((fresh)); then rm -rf "$run" "$results"; fi
-  # training_summary.json is copied into the model's folder last: it marks the folder complete.
-  if [[ -f "$results/training_summary.json" ]]; then
-    check_recipe "$results" "$config"
-    echo "== $folder: results kept in $results (--fresh reruns it)"
-    continue
-  fi
-  [[ -d "$run" ]] && check_recipe "$run" "$config"
-  if [[ ! -f "$run/training_summary.json" ]]; then
-    sets=(--set "training.output_dir=$run")
-    [[ -n "$seed" ]] && sets+=(--set "training.seed=$seed")
-    [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && sets+=(--resume)
-    echo "== training $folder ($config ${sets[*]}), log in $run.log"
-    mkdir -p "$run"
-    [[ -f "$run/compare_config.yaml" ]] || cp "$config" "$run/compare_config.yaml"
-    "$bin/nmtzoo-train" --config "$config" "${sets[@]}" 2>&1 | tee -a "$run.log" | grep --line-buffered -E "^valid|reached|stopping|time budget" || true
-    [[ -f "$run/training_summary.json" ]] || { echo "compare.sh: training $folder did not finish" >&2; exit 1; }
-  fi
-  mkdir -p "$results"
-  "$bin/nmtzoo-average" --dir "$run/checkpoints" --last 5 -o "$run/averaged.pt"
-  read -r penalty alpha < <(scripts/tune_decoding.sh "$run" "$src" "$tgt" "$results/val_tuning.tsv")
-  echo "$folder: length penalty chosen on val: $penalty, alpha $alpha"
-  for test in "${tests[@]}"; do
-    "$bin/nmtzoo-translate" -c "$run/averaged.pt" -i "data/multi30k/$test.$src.gz" \
-      -o "$results/$test.hyp" --beam 5 --length-penalty "$penalty" --alpha "$alpha" \
-      --stats "$results/$test.speed.json" 2>/dev/null
-  done
-  if [[ -z "$seed" ]]; then
-    "$bin/nmtzoo-translate" -c "$run/averaged.pt" -i "$report/attention_sources.txt" --beam 5 \
-      --attention-svg "$results/attention" --attention-count 3 >/dev/null 2>&1
-  fi
-  cp "$run/metrics.jsonl" "$results/metrics.jsonl"
-  [[ -f "$run/compare_config.yaml" ]] && cp "$run/compare_config.yaml" "$results/compare_config.yaml"
-  cp "$run/training_summary.json" "$results/training_summary.json"
+  run_model "$folder" "configs/multi30k_${pair}_${model}.yaml" "${seed#_seed}"
 done
 # Every model's test outputs are scored again, so kept folders get today's metrics too.
-for folder in "${folders[@]}"; do
-  for test in "${tests[@]}"; do
-    scores="$report/$folder/$test.scores.json"
-    "$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$folder/$test.hyp" \
-      -m bleu chrf ter -w 2 --json > "$scores.tmp" && mv "$scores.tmp" "$scores"
-    echo "$folder $test: $("$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$folder/$test.hyp" -m bleu chrf ter -w 2 | tr '\n' ' ')"
-  done
-done
+for folder in "${folders[@]}"; do score_folder "$folder"; done
 # shellcheck disable=SC2086  # $models is a list
 "$bin/nmtzoo-report" --out "$report" --models $models --tests "${tests[@]}" \
   --src "$src" --tgt "$tgt" --seeds "$seeds" \
@@ -157,10 +103,9 @@ if [[ -n "$ensemble" ]]; then
     "$bin/nmtzoo-translate" "${checkpoints[@]}" -i "data/multi30k/$test.$src.gz" \
       -o "$folder/$test.hyp" --beam 5 --length-penalty "$penalty" --alpha "$alpha" \
       --stats "$folder/$test.speed.json" 2>/dev/null
-    "$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$folder/$test.hyp" \
-      -m bleu chrf ter -w 2 --json > "$folder/$test.scores.json.tmp" &&
-      mv "$folder/$test.scores.json.tmp" "$folder/$test.scores.json"
-    echo "ensemble $test: $("$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$folder/$test.hyp" -m bleu chrf ter -w 2 | tr '\n' ' ')"
+  done
+  score_folder "$(basename "$folder")"
+  for test in "${tests[@]}"; do
     {
       echo "$test:"
       "$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$baseline/$test.hyp" \

@@ -1,0 +1,100 @@
+# shellcheck shell=bash disable=SC2154  # pair, src, tgt, tests, report, fresh: set by the caller
+# Sourced by scripts/compare.sh and scripts/distill.sh: one model's Multi30k experiment, from
+# training to its test outputs, resumable at every step. The caller sets root (the project),
+# pair, src, tgt, tests (array of test sets), report (the results folder's parent) and fresh
+# (1 reruns the model), and has built build/bin and got data/multi30k.
+#
+#   run_model FOLDER CONFIG SEED [KEY=VALUE ...]
+#
+# trains runs/multi30k_<pair>_FOLDER from CONFIG with the overrides (and training.seed=SEED when
+# SEED is not empty; an interrupted run is resumed), averages its last 5 checkpoints, picks the
+# length penalty on val (scripts/tune_decoding.sh), translates the test sets with beam 5, draws
+# attention heatmaps of report/attention_sources.txt (not for SEED > 1), and keeps all of it in
+# report/FOLDER/. training_summary.json is copied into that folder last: it marks it complete, and
+# a complete folder is kept (fresh=1 reruns it).
+#
+# Each run and results folder keeps the recipe it was made with (compare_config.yaml: the config
+# file, then the overrides as comments): one made with another recipe is never reused silently.
+
+recipe_of() {  # CONFIG [KEY=VALUE ...]: the recipe text on stdout
+  local config="$1"
+  shift
+  cat "$config"
+  if (($#)); then
+    echo "# overrides:"
+    for override in "$@"; do echo "#   --set $override"; done
+  fi
+}
+
+check_recipe() {  # FOLDER RECIPE_FILE
+  local kept="$1/compare_config.yaml"
+  [[ -f "$kept" ]] || return 0  # made before recipes were kept
+  cmp -s "$kept" "$2" && return 0
+  echo "$(basename "$0"): the recipe changed since $1 was made:" >&2
+  diff "$kept" "$2" >&2 || true
+  echo "$(basename "$0"): rerun it with --fresh, or restore the config" >&2
+  exit 1
+}
+
+run_model() {
+  local folder="$1" config="$2" seed="$3"
+  shift 3
+  local bin=build/bin
+  local run="runs/multi30k_${pair}_${folder}"
+  local results="$report/$folder"
+  [[ -f "$config" ]] || { echo "$(basename "$0"): missing $config" >&2; exit 1; }
+  if ((fresh)); then rm -rf "$run" "$results"; fi
+  local recipe
+  recipe="$(mktemp)"
+  recipe_of "$config" "$@" > "$recipe"
+  if [[ -f "$results/training_summary.json" ]]; then
+    check_recipe "$results" "$recipe"
+    rm -f "$recipe"
+    echo "== $folder: results kept in $results (--fresh reruns it)"
+    return 0
+  fi
+  [[ -d "$run" ]] && check_recipe "$run" "$recipe"
+  if [[ ! -f "$run/training_summary.json" ]]; then
+    local sets=(--set "training.output_dir=$run")
+    for override in "$@"; do sets+=(--set "$override"); done
+    [[ -n "$seed" ]] && sets+=(--set "training.seed=$seed")
+    [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && sets+=(--resume)
+    echo "== training $folder ($config ${sets[*]}), log in $run.log"
+    mkdir -p "$run"
+    [[ -f "$run/compare_config.yaml" ]] || cp "$recipe" "$run/compare_config.yaml"
+    "$bin/nmtzoo-train" --config "$config" "${sets[@]}" 2>&1 | tee -a "$run.log" |
+      grep --line-buffered -E "^valid|reached|stopping|time budget" || true
+    [[ -f "$run/training_summary.json" ]] ||
+      { echo "$(basename "$0"): training $folder did not finish" >&2; exit 1; }
+  fi
+  rm -f "$recipe"
+  mkdir -p "$results"
+  "$bin/nmtzoo-average" --dir "$run/checkpoints" --last 5 -o "$run/averaged.pt"
+  local penalty alpha
+  read -r penalty alpha < <(scripts/tune_decoding.sh "$run" "$src" "$tgt" "$results/val_tuning.tsv")
+  echo "$folder: length penalty chosen on val: $penalty, alpha $alpha"
+  local test
+  for test in "${tests[@]}"; do
+    "$bin/nmtzoo-translate" -c "$run/averaged.pt" -i "data/multi30k/$test.$src.gz" \
+      -o "$results/$test.hyp" --beam 5 --length-penalty "$penalty" --alpha "$alpha" \
+      --stats "$results/$test.speed.json" 2>/dev/null
+  done
+  if [[ -z "$seed" || "$seed" == 1 ]]; then
+    "$bin/nmtzoo-translate" -c "$run/averaged.pt" -i "$report/attention_sources.txt" --beam 5 \
+      --attention-svg "$results/attention" --attention-count 3 >/dev/null 2>&1
+  fi
+  cp "$run/metrics.jsonl" "$results/metrics.jsonl"
+  [[ -f "$run/compare_config.yaml" ]] && cp "$run/compare_config.yaml" "$results/compare_config.yaml"
+  cp "$run/training_summary.json" "$results/training_summary.json"
+}
+
+score_folder() {  # FOLDER: scores report/FOLDER's test outputs (BLEU, chrF2, TER) into *.scores.json
+  local bin=build/bin
+  local test
+  for test in "${tests[@]}"; do
+    local scores="$report/$1/$test.scores.json"
+    "$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$1/$test.hyp" \
+      -m bleu chrf ter -w 2 --json > "$scores.tmp" && mv "$scores.tmp" "$scores"
+    echo "$1 $test: $("$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$1/$test.hyp" -m bleu chrf ter -w 2 | tr '\n' ' ')"
+  done
+}

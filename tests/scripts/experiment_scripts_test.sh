@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# The experiment scripts' plumbing (scripts/compare.sh, scripts/model_run.sh, scripts/distill.sh)
+# in a scratch copy of the project whose build/bin holds stand-ins for the apps: each records its
+# arguments and writes what the real one would (checkpoints, one hypothesis per input line,
+# scores, speed). What is checked is what the scripts decide: the order of the runs, seeds,
+# resume, the length penalty chosen on val reaching the test sets, kept folders, a changed recipe
+# stopping the script, the distilled corpus and the student's data override.
+#   tests/scripts/experiment_scripts_test.sh PROJECT_ROOT
+set -euo pipefail
+project="$(cd "${1:-$(dirname "$0")/../..}" && pwd)"
+scratch="$(mktemp -d)"
+trap 'rm -rf "$scratch"' EXIT
+failures=0
+check() {  # DESCRIPTION COMMAND...
+  local what="$1"
+  shift
+  if "$@"; then echo "ok: $what"; else echo "FAILED: $what" >&2; failures=$((failures + 1)); fi
+}
+
+mkdir -p "$scratch"/{scripts,build/bin,configs,data/multi30k}
+cp "$project"/scripts/{compare.sh,model_run.sh,distill.sh,tune_decoding.sh} "$scratch/scripts/"
+cp "$project"/configs/multi30k_de_en_{transformer,rnn}.yaml "$scratch/configs/"
+printf '#!/usr/bin/env bash\n' > "$scratch/scripts/build.sh"
+printf ': # Multi30k stand-in: made below\n' > "$scratch/scripts/data-dir.sh"
+chmod +x "$scratch"/scripts/*.sh
+for split in train val test_2016_flickr test_2017_flickr test_2017_mscoco; do
+  for lang in de en; do seq 1 5 | sed "s/^/$split $lang /" | gzip > "$scratch/data/multi30k/$split.$lang.gz"; done
+done
+
+calls="$scratch/calls.log"
+cat > "$scratch/build/bin/nmtzoo-train" <<EOF
+#!/usr/bin/env bash
+echo "train \$*" >> "$calls"
+out=""; prev=""
+for arg in "\$@"; do
+  [[ "\$prev" == --set && "\$arg" == training.output_dir=* ]] && out="\${arg#*=}"
+  prev="\$arg"
+done
+mkdir -p "\$out/checkpoints"
+touch "\$out/checkpoints/checkpoint_last.pt"
+echo '{"step": 1}' > "\$out/metrics.jsonl"
+echo '{"parameters": 7600000, "updates": 1234}' > "\$out/training_summary.json"
+EOF
+cat > "$scratch/build/bin/nmtzoo-average" <<EOF
+#!/usr/bin/env bash
+echo "average \$*" >> "$calls"
+touch "\${@: -1}"
+EOF
+# Hypotheses carry the decoding settings, so the evaluate stand-in can prefer one of them.
+cat > "$scratch/build/bin/nmtzoo-translate" <<EOF
+#!/usr/bin/env bash
+echo "translate \$*" >> "$calls"
+input=""; output=""; stats=""; prev=""; svg=""
+for arg in "\$@"; do
+  case "\$prev" in -i) input="\$arg" ;; -o) output="\$arg" ;; --stats) stats="\$arg" ;; --attention-svg) svg="\$arg" ;; esac
+  prev="\$arg"
+done
+[[ -n "\$svg" ]] && { mkdir -p "\$svg"; touch "\$svg/attention_0001.svg"; }
+settings="\$(echo "\$*" | grep -oE -- '--length-penalty [a-z]+ --alpha [0-9.]+' || true)"
+if [[ -n "\$output" ]]; then
+  { if [[ "\$input" == *.gz ]]; then gzip -dc "\$input"; else cat "\$input"; fi } |
+    sed "s/^/\$settings | /" > "\$output"
+  [[ -n "\${DROP_A_LINE:-}" ]] && sed -i '\$d' "\$output"
+fi
+[[ -n "\$stats" ]] && echo '{"sentences": 5, "seconds": 2.5, "sentences_per_second": 2.0, "threads": 2}' > "\$stats"
+exit 0
+EOF
+cat > "$scratch/build/bin/nmtzoo-evaluate" <<EOF
+#!/usr/bin/env bash
+echo "evaluate \$*" >> "$calls"
+hyp=""; prev=""
+for arg in "\$@"; do [[ "\$prev" == -i ]] && hyp="\$arg"; prev="\$arg"; done
+if [[ " \$* " == *" --json "* ]]; then
+  echo '[{"name": "BLEU", "score": 40.1}, {"name": "chrF2", "score": 60.2}, {"name": "TER", "score": 41.3}]'
+elif [[ " \$* " == *" -b "* ]]; then
+  if grep -q -- '--length-penalty avg --alpha 1.4' "\$hyp"; then echo 45.0; else echo 30.0; fi
+else
+  echo "BLEU = 40.1"
+fi
+EOF
+cat > "$scratch/build/bin/nmtzoo-report" <<EOF
+#!/usr/bin/env bash
+echo "report \$*" >> "$calls"
+echo "# report" > reports/multi30k_de_en/results.md
+EOF
+chmod +x "$scratch"/build/bin/*
+cd "$scratch"
+
+# distill.sh before its teachers exist: a clear error, nothing made.
+if scripts/distill.sh > distill_early.out 2>&1; then
+  check "distill.sh without teachers fails" false
+else
+  check "distill.sh without teachers names what to run first" grep -q "scripts/compare.sh" distill_early.out
+fi
+
+scripts/compare.sh --models "transformer rnn" --seeds 2 --ensemble "transformer rnn" > compare.out 2>&1 ||
+  { cat compare.out >&2; echo "FAILED: compare.sh" >&2; exit 1; }
+trained() { grep '^train ' "$calls" | grep -oE 'output_dir=runs/[^ ]+' | sed 's#output_dir=runs/multi30k_de_en_##' | tr '\n' ' '; }
+check "seed by seed, every model's seed 1 first" \
+  test "$(trained)" == "transformer rnn transformer_seed2 rnn_seed2 "
+check "seed 1 keeps the config's seed, seed 2 sets it" \
+  test "$(grep -c 'training.seed=2' "$calls")" -eq 2 -a "$(grep -c 'training.seed=1' "$calls")" -eq 0
+for folder in transformer rnn transformer_seed2 rnn_seed2 ensemble_transformer+rnn; do
+  for test in test_2016_flickr test_2017_flickr test_2017_mscoco; do
+    check "$folder $test: one hypothesis per source line" test "$(wc -l < "reports/multi30k_de_en/$folder/$test.hyp")" -eq 5
+    check "$folder $test: decoded with the penalty chosen on val" \
+      grep -q -- '--length-penalty avg --alpha 1.4' "reports/multi30k_de_en/$folder/$test.hyp"
+    check "$folder $test: scored" test -s "reports/multi30k_de_en/$folder/$test.scores.json"
+  done
+done
+check "seed 1 draws attention, seed 2 does not" \
+  test -d reports/multi30k_de_en/transformer/attention -a ! -d reports/multi30k_de_en/transformer_seed2/attention
+check "results keep the config they were made with" \
+  cmp -s reports/multi30k_de_en/rnn/compare_config.yaml configs/multi30k_de_en_rnn.yaml
+check "the ensemble is tested against its first member" \
+  grep -q 'Ensemble of the seed-1 models: transformer + rnn' reports/multi30k_de_en/results.md
+
+: > "$calls"
+scripts/compare.sh --models "transformer rnn" --seeds 2 > compare_again.out 2>&1
+check "complete folders are kept, not retrained" test -z "$(trained)"
+
+rm -rf reports/multi30k_de_en/rnn_seed2 runs/multi30k_de_en_rnn_seed2/training_summary.json
+: > "$calls"
+scripts/compare.sh --models "transformer rnn" --seeds 2 > compare_resume.out 2>&1
+check "an interrupted run is resumed" grep -q 'output_dir=runs/multi30k_de_en_rnn_seed2 .*--resume' "$calls"
+
+sed -i 's/dropout: 0.3/dropout: 0.4/' configs/multi30k_de_en_rnn.yaml
+if scripts/compare.sh --models "transformer rnn" > compare_changed.out 2>&1; then
+  check "a changed config stops compare.sh" false
+else
+  check "a changed config stops compare.sh, showing the change" grep -q 'dropout: 0.4' compare_changed.out
+fi
+sed -i 's/dropout: 0.4/dropout: 0.3/' configs/multi30k_de_en_rnn.yaml
+
+: > "$calls"
+scripts/distill.sh > distill.out 2>&1 || { cat distill.out >&2; echo "FAILED: distill.sh" >&2; exit 1; }
+distilled=data/multi30k_distilled_de_en
+check "the ensemble translated the training source" \
+  grep -q 'translate -c runs/multi30k_de_en_transformer/averaged.pt -c runs/multi30k_de_en_rnn/averaged.pt -i data/multi30k/train.de.gz' "$calls"
+check "distilled targets: one per training source" test "$(gzip -dc "$distilled/train.en.gz" | wc -l)" -eq 5
+check "the student's source, val and test sets are the real ones" \
+  test -L "$distilled/train.de.gz" -a -L "$distilled/val.en.gz" -a -L "$distilled/test_2016_flickr.en.gz"
+check "the student trains on the distilled corpus" \
+  grep -q "output_dir=runs/multi30k_de_en_transformer_distilled --set data.dir=$distilled" "$calls"
+check "the student's recipe records the override" \
+  grep -q "#   --set data.dir=$distilled" reports/multi30k_de_en/transformer_distilled/compare_config.yaml
+check "distillation.md compares student, teacher architecture and ensemble" \
+  test "$(grep -cE '^\| (transformer|transformer_distilled|ensemble_transformer\+rnn) \|' reports/multi30k_de_en/distillation.md)" -eq 3
+
+rm -rf "$distilled" reports/multi30k_de_en/transformer_distilled runs/multi30k_de_en_transformer_distilled
+if DROP_A_LINE=1 scripts/distill.sh > distill_short.out 2>&1; then
+  check "a short distilled corpus stops distill.sh" false
+else
+  check "a short distilled corpus stops distill.sh, naming the file" grep -q 'has 4 lines for 5 sources' distill_short.out
+  check "and leaves no distilled targets behind" test ! -e "$distilled/train.en.gz"
+fi
+
+((failures == 0)) || { echo "$failures checks failed" >&2; exit 1; }
+echo "all checks passed"
