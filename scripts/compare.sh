@@ -3,8 +3,8 @@
 #   scripts/compare.sh [--pair de_en|en_de] [--models "transformer rnn rnn_encdec rnn_luong"]
 #                      [--seeds N] [--ensemble "transformer rnn"] [--fresh]
 # For each model: trains from scratch with configs/multi30k_<pair>_<model>.yaml (an interrupted
-# run in runs/ is resumed), averages the last 5 checkpoints, picks the length penalty on val
-# (scripts/tune_decoding.sh), translates the three test sets with beam 5, draws attention
+# run in runs/ is resumed), averages the last 5 checkpoints, picks on val the checkpoint (that
+# average or the best one) and length penalty (scripts/tune_decoding.sh), translates the three test sets with beam 5, draws attention
 # heatmaps of the same three test sentences, and keeps all of it in reports/multi30k_<pair>/<model>/;
 # then scores every model's outputs (BLEU, chrF2, TER) and writes the report (results.md with
 # confidence intervals and paired-bootstrap p-values against the Transformer, results.csv,
@@ -13,7 +13,7 @@
 # --seeds N trains each model N times, with training.seed 1..N (seed k > 1 in runs/..._seed<k> and
 # reports/.../<model>_seed<k>/); the report adds every seed's scores, their mean and standard
 # deviation, while its other sections use seed 1. --ensemble decodes the test sets with the seed-1
-# models named (averaged checkpoints, length penalty chosen on val for the ensemble) and adds
+# models named (their checkpoints chosen on val, length penalty chosen on val for the ensemble) and adds
 # their scores and paired-bootstrap p-values against the first of them to the report. The steps of
 # one model are scripts/model_run.sh's, shared with scripts/distill.sh.
 set -euo pipefail
@@ -82,8 +82,8 @@ if [[ -n "$ensemble" ]]; then
   members=()
   checkpoints=()
   for model in $ensemble; do
-    members+=("runs/multi30k_${pair}_${model}/averaged.pt")
-    checkpoints+=(-c "runs/multi30k_${pair}_${model}/averaged.pt")
+    members+=("$(chosen_checkpoint "$model")")
+    checkpoints+=(-c "$(chosen_checkpoint "$model")")
   done
   folder="$report/ensemble_${ensemble// /+}"
   mkdir -p "$folder"
@@ -93,7 +93,8 @@ if [[ -n "$ensemble" ]]; then
     echo
     echo "## Ensemble of the seed-1 models: ${ensemble// / + }"
     echo
-    echo "Averaged checkpoints of each model's seed 1, next-token probabilities averaged, beam 5,"
+    echo "Each model's seed-1 checkpoint chosen on val (${members[*]}),"
+    echo "next-token probabilities averaged, beam 5,"
     echo "length penalty $penalty (alpha $alpha) chosen on val for the ensemble. Paired bootstrap"
     echo "(1,000 resamples, seed 12345) against $baseline alone:"
     echo

@@ -2,7 +2,7 @@
 # Sequence-level knowledge distillation (Kim & Rush 2016) from scripts/compare.sh's seed-1
 # ensemble into one model, for ensemble quality at one model's decoding cost:
 #   scripts/distill.sh [--pair de_en] [--teachers "transformer rnn"] [--student transformer] [--fresh]
-# 1. The teachers (runs/multi30k_<pair>_<model>/averaged.pt, from compare.sh) translate the
+# 1. The teachers (each model's seed-1 checkpoint chosen on val by compare.sh) translate the
 #    training source as one ensemble, beam 5, with the length penalty chosen on val: those
 #    translations are the student's targets (data/multi30k_distilled_<pair>/; its val and test
 #    sets are the real ones, so validation and scores use human references).
@@ -42,8 +42,8 @@ bin=build/bin
 report="reports/multi30k_$pair"
 ensemble_folder="ensemble_${teachers// /+}"
 for teacher in $teachers; do
-  [[ -f "runs/multi30k_${pair}_${teacher}/averaged.pt" ]] || {
-    echo "distill.sh: no runs/multi30k_${pair}_${teacher}/averaged.pt; train the teachers with" \
+  [[ -f "$(chosen_checkpoint "$teacher")" ]] || {
+    echo "distill.sh: no $(chosen_checkpoint "$teacher"); train the teachers with" \
       "scripts/compare.sh --models \"$teachers\" --ensemble \"$teachers\" first" >&2
     exit 1
   }
@@ -70,8 +70,8 @@ if [[ ! -f "$targets" ]]; then
   members=()
   checkpoints=()
   for teacher in $teachers; do
-    members+=("runs/multi30k_${pair}_${teacher}/averaged.pt")
-    checkpoints+=(-c "runs/multi30k_${pair}_${teacher}/averaged.pt")
+    members+=("$(chosen_checkpoint "$teacher")")
+    checkpoints+=(-c "$(chosen_checkpoint "$teacher")")
   done
   read -r penalty alpha < <(scripts/tune_decoding.sh --ensemble "${members[*]}" "$src" "$tgt" "$teacher_choice")
   echo "== distilling: ${teachers// / + } translate train.$src (beam 5, length penalty $penalty, alpha $alpha)"
@@ -97,11 +97,11 @@ out="$report/distillation.md"
 {
   echo "# Sequence-level knowledge distillation (Kim & Rush 2016), Multi30k $src→$tgt"
   echo
-  echo "The seed-1 ensemble ${teachers// / + } (averaged checkpoints, beam 5, length penalty"
+  echo "The seed-1 ensemble ${teachers// / + } (checkpoints chosen on val, beam 5, length penalty"
   echo "chosen on val: \`$(basename "$teacher_choice")\`) translated the $(gzip -dc "$targets" | wc -l)"
   echo "training sources; a $student trained on those translations alone, with"
   echo "\`configs/multi30k_${pair}_${student}.yaml\`'s recipe and budget (only \`data.dir\` differs), then"
-  echo "decoded like the others (average of the last 5 checkpoints, length penalty chosen on val)."
+  echo "decoded like the others (checkpoint and length penalty chosen on val)."
   echo "Distilling took $(/usr/bin/env python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print("%.0f s (%.1f sentences/s, %d threads)" % (s["seconds"], s["sentences_per_second"], s["threads"]))' "$data/distillation.speed.json")."
   echo
   echo "| system | parameters | updates | test_2016_flickr BLEU / chrF2 / TER | test_2017_flickr | test_2017_mscoco | beam-5 sentences/s (test_2016_flickr) |"

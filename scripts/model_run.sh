@@ -8,9 +8,10 @@
 #
 # trains runs/multi30k_<pair>_FOLDER from CONFIG with the overrides (and training.seed=SEED when
 # SEED is not empty; an interrupted run is resumed), averages its last 5 checkpoints, picks the
-# length penalty on val (scripts/tune_decoding.sh), translates the test sets with beam 5, draws
-# attention heatmaps of report/attention_sources.txt (not for SEED > 1), and keeps all of it in
-# report/FOLDER/. training_summary.json is copied into that folder last: it marks it complete, and
+# checkpoint (that average or the best one) and length penalty on val (scripts/tune_decoding.sh;
+# the choice is kept in report/FOLDER/decoding_checkpoint.txt), translates the test sets with
+# beam 5, draws attention heatmaps of report/attention_sources.txt (not for SEED > 1), and keeps
+# all of it in report/FOLDER/. training_summary.json is copied into that folder last: it marks it complete, and
 # a complete folder is kept (fresh=1 reruns it).
 #
 # Each run and results folder keeps the recipe it was made with (compare_config.yaml: the config
@@ -70,22 +71,29 @@ run_model() {
   rm -f "$recipe"
   mkdir -p "$results"
   "$bin/nmtzoo-average" --dir "$run/checkpoints" --last 5 -o "$run/averaged.pt"
-  local penalty alpha
-  read -r penalty alpha < <(scripts/tune_decoding.sh "$run" "$src" "$tgt" "$results/val_tuning.tsv")
-  echo "$folder: length penalty chosen on val: $penalty, alpha $alpha"
+  local penalty alpha checkpoint
+  read -r penalty alpha checkpoint < <(scripts/tune_decoding.sh "$run" "$src" "$tgt" "$results/val_tuning.tsv")
+  [[ -f "$checkpoint" ]] || { echo "$(basename "$0"): no checkpoint chosen on val for $folder" >&2; exit 1; }
+  echo "$checkpoint" > "$results/decoding_checkpoint.txt"
+  echo "$folder: chosen on val: $checkpoint, length penalty $penalty, alpha $alpha"
   local test
   for test in "${tests[@]}"; do
-    "$bin/nmtzoo-translate" -c "$run/averaged.pt" -i "data/multi30k/$test.$src.gz" \
+    "$bin/nmtzoo-translate" -c "$checkpoint" -i "data/multi30k/$test.$src.gz" \
       -o "$results/$test.hyp" --beam 5 --length-penalty "$penalty" --alpha "$alpha" \
       --stats "$results/$test.speed.json" 2>/dev/null
   done
   if [[ -z "$seed" || "$seed" == 1 ]]; then
-    "$bin/nmtzoo-translate" -c "$run/averaged.pt" -i "$report/attention_sources.txt" --beam 5 \
+    "$bin/nmtzoo-translate" -c "$checkpoint" -i "$report/attention_sources.txt" --beam 5 \
       --attention-svg "$results/attention" --attention-count 3 >/dev/null 2>&1
   fi
   cp "$run/metrics.jsonl" "$results/metrics.jsonl"
   [[ -f "$run/compare_config.yaml" ]] && cp "$run/compare_config.yaml" "$results/compare_config.yaml"
   cp "$run/training_summary.json" "$results/training_summary.json"
+}
+
+chosen_checkpoint() {  # FOLDER: the checkpoint its test sets were decoded with
+  local kept="$report/$1/decoding_checkpoint.txt"
+  if [[ -f "$kept" ]]; then cat "$kept"; else echo "runs/multi30k_${pair}_$1/averaged.pt"; fi
 }
 
 score_folder() {  # FOLDER: scores report/FOLDER's test outputs (BLEU, chrF2, TER) into *.scores.json

@@ -2,11 +2,14 @@
 # Decoding choices tuned on the validation set only (never on a test set):
 #   scripts/tune_decoding.sh RUN_DIR SRC TGT OUT.tsv
 #   scripts/tune_decoding.sh --ensemble "A.pt B.pt ..." SRC TGT OUT.tsv
-# Translates data/multi30k/val.SRC with the run's last checkpoint and its average of the last 5
+# Translates data/multi30k/val.SRC with the run's last checkpoint, its average of the last 5
 # (RUN_DIR/averaged.pt, made by scripts/compare.sh), greedy and beam 5 with several length
-# penalties, scores cased sacreBLEU against val.TGT, writes one row per setting to OUT.tsv and
-# prints the best beam-5 setting of the averaged model as "LENGTH_PENALTY ALPHA". With --ensemble,
-# the beam-5 settings of the checkpoints decoding as one ensemble, and the best of those.
+# penalties, and the run's best checkpoint by validation BLEU (checkpoints/checkpoint_best.pt) with
+# beam 5 and the same avg penalties, scores cased sacreBLEU against val.TGT, writes one row per setting to
+# OUT.tsv and prints the best beam-5 row of the averaged and best checkpoints as
+# "LENGTH_PENALTY ALPHA CHECKPOINT" (a run that overfits late can have its averaged last
+# checkpoints below its best one). With --ensemble, the beam-5 settings of the checkpoints
+# decoding as one ensemble, and the best of those as "LENGTH_PENALTY ALPHA".
 set -euo pipefail
 ensemble=""
 if [[ "${1:-}" == --ensemble ]]; then
@@ -14,7 +17,7 @@ if [[ "${1:-}" == --ensemble ]]; then
   shift 2
 fi
 [[ -n "$ensemble" ]] && set -- "" "$@"  # no run folder
-(($# == 4)) || { sed -n '2,9p' "$0"; exit 2; }
+(($# == 4)) || { sed -n '2,12p' "$0"; exit 2; }
 run="$1"; src="$2"; tgt="$3"; out="$4"
 bin=build/bin
 val_src="data/multi30k/val.$src.gz"
@@ -35,19 +38,23 @@ score() {  # checkpoint-name "checkpoint [checkpoint ...]" beam penalty alpha
 }
 
 if [[ -n "$ensemble" ]]; then
-  chosen=ensemble
   score ensemble "$ensemble" 5 none 0
   for alpha in 0.6 1.0 1.4 1.8; do score ensemble "$ensemble" 5 avg "$alpha"; done
-else
-  chosen=averaged
-  score last "$run/checkpoints/checkpoint_last.pt" 1 none 0
-  score last "$run/checkpoints/checkpoint_last.pt" 5 avg 1.0
-  score averaged "$run/averaged.pt" 1 none 0
-  score averaged "$run/averaged.pt" 5 none 0
-  for alpha in 0.6 1.0 1.4 1.8; do score averaged "$run/averaged.pt" 5 avg "$alpha"; done
-  score averaged "$run/averaged.pt" 5 wu 1.0
+  # Best beam-5 row; ties keep the earlier (simpler) setting.
+  awk -F'\t' 'NR > 1 && $2 == 5 && $5 > best { best = $5; choice = $3 " " $4 } END { print choice }' "$out"
+  exit 0
 fi
-
-# Best beam-5 row of the chosen checkpoint(s); ties keep the earlier (simpler) setting.
-awk -F'\t' -v chosen="$chosen" 'NR > 1 && $1 == chosen && $2 == 5 && $5 > best { best = $5; choice = $3 " " $4 }
-                                END { print choice }' "$out"
+score last "$run/checkpoints/checkpoint_last.pt" 1 none 0
+score last "$run/checkpoints/checkpoint_last.pt" 5 avg 1.0
+score averaged "$run/averaged.pt" 1 none 0
+score averaged "$run/averaged.pt" 5 none 0
+for alpha in 0.6 1.0 1.4 1.8; do score averaged "$run/averaged.pt" 5 avg "$alpha"; done
+score averaged "$run/averaged.pt" 5 wu 1.0
+score best "$run/checkpoints/checkpoint_best.pt" 5 none 0
+for alpha in 0.6 1.0 1.4 1.8; do score best "$run/checkpoints/checkpoint_best.pt" 5 avg "$alpha"; done
+# Best beam-5 row of the averaged and best checkpoints; ties keep the earlier row (the averaged
+# checkpoint, then the simpler setting).
+awk -F'\t' -v averaged="$run/averaged.pt" -v best_checkpoint="$run/checkpoints/checkpoint_best.pt" \
+  'NR > 1 && ($1 == "averaged" || $1 == "best") && $2 == 5 && $5 > best {
+     best = $5; choice = $3 " " $4 " " ($1 == "averaged" ? averaged : best_checkpoint) }
+   END { print choice }' "$out"

@@ -37,7 +37,7 @@ for arg in "\$@"; do
   prev="\$arg"
 done
 mkdir -p "\$out/checkpoints"
-touch "\$out/checkpoints/checkpoint_last.pt"
+touch "\$out/checkpoints/checkpoint_last.pt" "\$out/checkpoints/checkpoint_best.pt"
 echo '{"step": 1}' > "\$out/metrics.jsonl"
 echo '{"parameters": 7600000, "updates": 1234}' > "\$out/training_summary.json"
 EOF
@@ -56,10 +56,10 @@ for arg in "\$@"; do
   prev="\$arg"
 done
 [[ -n "\$svg" ]] && { mkdir -p "\$svg"; touch "\$svg/attention_0001.svg"; }
-settings="\$(echo "\$*" | grep -oE -- '--length-penalty [a-z]+ --alpha [0-9.]+' || true)"
+settings="\$(echo "\$*" | grep -oE -- '(-c [^ ]+ )+|--length-penalty [a-z]+ --alpha [0-9.]+' | tr '\\n' ' ' || true)"
 if [[ -n "\$output" ]]; then
   { if [[ "\$input" == *.gz ]]; then gzip -dc "\$input"; else cat "\$input"; fi } |
-    sed "s/^/\$settings | /" > "\$output"
+    sed "s%^%\$settings| %" > "\$output"
   [[ -n "\${DROP_A_LINE:-}" ]] && sed -i '\$d' "\$output"
 fi
 [[ -n "\$stats" ]] && echo '{"sentences": 5, "seconds": 2.5, "sentences_per_second": 2.0, "threads": 2}' > "\$stats"
@@ -73,7 +73,10 @@ for arg in "\$@"; do [[ "\$prev" == -i ]] && hyp="\$arg"; prev="\$arg"; done
 if [[ " \$* " == *" --json "* ]]; then
   echo '[{"name": "BLEU", "score": 40.1}, {"name": "chrF2", "score": 60.2}, {"name": "TER", "score": 41.3}]'
 elif [[ " \$* " == *" -b "* ]]; then
-  if grep -q -- '--length-penalty avg --alpha 1.4' "\$hyp"; then echo 45.0; else echo 30.0; fi
+  # alpha 1.4 wins; with it, the best checkpoint of a Transformer, the average of an RNN.
+  if ! grep -q -- '--length-penalty avg --alpha 1.4' "\$hyp"; then echo 30.0
+  elif grep -qE 'transformer[^ ]*/checkpoints/checkpoint_best.pt|rnn[^ ]*/averaged.pt' "\$hyp"; then echo 45.0
+  else echo 35.0; fi
 else
   echo "BLEU = 40.1"
 fi
@@ -108,6 +111,17 @@ for folder in transformer rnn transformer_seed2 rnn_seed2 ensemble_transformer+r
     check "$folder $test: scored" test -s "reports/multi30k_de_en/$folder/$test.scores.json"
   done
 done
+for folder in transformer transformer_seed2; do
+  check "$folder: its best checkpoint, chosen on val, decodes the test sets" \
+    grep -q "^-c runs/multi30k_de_en_$folder/checkpoints/checkpoint_best.pt " "reports/multi30k_de_en/$folder/test_2016_flickr.hyp"
+done
+for folder in rnn rnn_seed2; do
+  check "$folder: its averaged checkpoint, chosen on val, decodes the test sets" \
+    grep -q "^-c runs/multi30k_de_en_$folder/averaged.pt " "reports/multi30k_de_en/$folder/test_2016_flickr.hyp"
+done
+check "the ensemble's members are the seed-1 checkpoints chosen on val" grep -q \
+  "^-c runs/multi30k_de_en_transformer/checkpoints/checkpoint_best.pt -c runs/multi30k_de_en_rnn/averaged.pt " \
+  reports/multi30k_de_en/ensemble_transformer+rnn/test_2016_flickr.hyp
 check "seed 1 draws attention, seed 2 does not" \
   test -d reports/multi30k_de_en/transformer/attention -a ! -d reports/multi30k_de_en/transformer_seed2/attention
 check "results keep the config they were made with" \
@@ -136,7 +150,7 @@ sed -i 's/dropout: 0.4/dropout: 0.3/' configs/multi30k_de_en_rnn.yaml
 scripts/distill.sh > distill.out 2>&1 || { cat distill.out >&2; echo "FAILED: distill.sh" >&2; exit 1; }
 distilled=data/multi30k_distilled_de_en
 check "the ensemble translated the training source" \
-  grep -q 'translate -c runs/multi30k_de_en_transformer/averaged.pt -c runs/multi30k_de_en_rnn/averaged.pt -i data/multi30k/train.de.gz' "$calls"
+  grep -q 'translate -c runs/multi30k_de_en_transformer/checkpoints/checkpoint_best.pt -c runs/multi30k_de_en_rnn/averaged.pt -i data/multi30k/train.de.gz' "$calls"
 check "distilled targets: one per training source" test "$(gzip -dc "$distilled/train.en.gz" | wc -l)" -eq 5
 check "the student's source, val and test sets are the real ones" \
   test -L "$distilled/train.de.gz" -a -L "$distilled/val.en.gz" -a -L "$distilled/test_2016_flickr.en.gz"
