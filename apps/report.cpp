@@ -420,7 +420,8 @@ int run(const ReportOptions& options) {
       options.seeds > 1 ? seed_section(models, options.seeds, tests, out) : "";
   std::string markdown = "# " + options.title + "\n\n" + table +
                          "\nBLEU, chrF2 and TER: nmtzoo-evaluate (sacreBLEU 2.6.0 definitions, "
-                         "cased, BLEU tokenizer 13a, TER tercom), averaged checkpoints, beam 5. "
+                         "cased, BLEU tokenizer 13a, TER tercom), beam 5, each model's checkpoint and "
+                         "length penalty chosen on val. "
                          "Training time is wall-clock, validation included; tokens/s counts non-pad "
                          "target tokens while training.\n" + seed_variation + significance + "\n"
                          "![validation BLEU](valid_bleu_vs_time.svg)\n![training loss](train_loss_vs_step.svg)\n\n"

@@ -77,6 +77,10 @@ for folder in "${folders[@]}"; do score_folder "$folder"; done
     awk -F'\t' -v m="$folder" 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s |\n", m, $1, $2, $3, $4, $5, $6 }' \
       "$report/$folder/val_tuning.tsv"
   done
+  echo
+  echo "Checkpoints that decoded the test sets (each model's best beam-5 row on val, averaged or best checkpoint):"
+  echo
+  for folder in "${folders[@]}"; do echo "- $folder: \`$(chosen_checkpoint "$folder")\`"; done
 } >> "$report/results.md"
 if [[ -n "$ensemble" ]]; then
   members=()

@@ -119,6 +119,9 @@ for folder in rnn rnn_seed2; do
   check "$folder: its averaged checkpoint, chosen on val, decodes the test sets" \
     grep -q "^-c runs/multi30k_de_en_$folder/averaged.pt " "reports/multi30k_de_en/$folder/test_2016_flickr.hyp"
 done
+check "the report names the checkpoint each model was decoded with" \
+  grep -qF -- '- transformer_seed2: `runs/multi30k_de_en_transformer_seed2/checkpoints/checkpoint_best.pt`' \
+  reports/multi30k_de_en/results.md
 check "the ensemble's members are the seed-1 checkpoints chosen on val" grep -q \
   "^-c runs/multi30k_de_en_transformer/checkpoints/checkpoint_best.pt -c runs/multi30k_de_en_rnn/averaged.pt " \
   reports/multi30k_de_en/ensemble_transformer+rnn/test_2016_flickr.hyp
