@@ -35,19 +35,11 @@ while (($#)); do
   esac
 done
 [[ "$seeds" =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: --seeds expects a positive integer, got '$seeds'" >&2; exit 2; }
-src="${pair%_*}"
-tgt="${pair#*_}"
-tests=(test_2016_flickr test_2017_flickr test_2017_mscoco)
-
-source "$root/scripts/data-dir.sh"
-"$root/scripts/build.sh" >/dev/null
-cd "$root"
+source "$root/scripts/model_run.sh"
+start_experiment
 bin=build/bin
-report="reports/multi30k_$pair"
 mkdir -p "$report"
 gzip -dc "data/multi30k/test_2016_flickr.$src.gz" | sed -n 1,3p > "$report/attention_sources.txt"
-source "$root/scripts/model_run.sh"
-
 # The folders of every model's seeds: <model> for seed 1, <model>_seed<k> for the others. Seed by
 # seed, so an interrupted experiment has every model's seed 1 (the ensemble's members) first.
 folders=()

@@ -30,16 +30,9 @@ while (($#)); do
     *) echo "distill.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
-src="${pair%_*}"
-tgt="${pair#*_}"
-tests=(test_2016_flickr test_2017_flickr test_2017_mscoco)
-
-source "$root/scripts/data-dir.sh"
-"$root/scripts/build.sh" >/dev/null
-cd "$root"
 source "$root/scripts/model_run.sh"
+start_experiment
 bin=build/bin
-report="reports/multi30k_$pair"
 ensemble_folder="ensemble_${teachers// /+}"
 for teacher in $teachers; do
   [[ -f "$(chosen_checkpoint "$teacher")" ]] || {

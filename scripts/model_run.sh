@@ -1,8 +1,12 @@
 # shellcheck shell=bash disable=SC2154  # pair, src, tgt, tests, report, fresh: set by the caller
 # Sourced by scripts/compare.sh and scripts/distill.sh: one model's Multi30k experiment, from
-# training to its test outputs, resumable at every step. The caller sets root (the project),
-# pair, src, tgt, tests (array of test sets), report (the results folder's parent) and fresh
-# (1 reruns the model), and has built build/bin and got data/multi30k.
+# training to its test outputs, resumable at every step. The caller sets root (the project), pair
+# and fresh (1 reruns the model), then calls start_experiment.
+#
+#   start_experiment
+#
+# sets src, tgt, tests (the test sets) and report (the results folders' parent), gets
+# data/multi30k, builds build/bin and enters the project folder.
 #
 #   run_model FOLDER CONFIG SEED [KEY=VALUE ...]
 #
@@ -16,6 +20,16 @@
 #
 # Each run and results folder keeps the recipe it was made with (compare_config.yaml: the config
 # file, then the overrides as comments): one made with another recipe is never reused silently.
+
+start_experiment() {
+  src="${pair%_*}"
+  tgt="${pair#*_}"
+  tests=(test_2016_flickr test_2017_flickr test_2017_mscoco)
+  report="reports/multi30k_$pair"
+  source "$root/scripts/data-dir.sh"
+  "$root/scripts/build.sh" >/dev/null
+  cd "$root" || exit 1
+}
 
 recipe_of() {  # CONFIG [KEY=VALUE ...]: the recipe text on stdout
   local config="$1"
