@@ -75,12 +75,7 @@ for folder in "${folders[@]}"; do score_folder "$folder"; done
   for folder in "${folders[@]}"; do echo "- $folder: \`$(chosen_checkpoint "$folder")\`"; done
 } >> "$report/results.md"
 if [[ -n "$ensemble" ]]; then
-  members=()
-  checkpoints=()
-  for model in $ensemble; do
-    members+=("$(chosen_checkpoint "$model")")
-    checkpoints+=(-c "$(chosen_checkpoint "$model")")
-  done
+  ensemble_checkpoints "$ensemble"
   folder="$report/ensemble_${ensemble// /+}"
   mkdir -p "$folder"
   read -r penalty alpha < <(scripts/tune_decoding.sh --ensemble "${members[*]}" "$src" "$tgt" "$folder/val_tuning.tsv")

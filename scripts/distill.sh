@@ -60,12 +60,7 @@ for file in data/multi30k/*.gz; do
   [[ "$name" == "train.$tgt.gz" || -e "$data/$name" ]] || ln -s "../multi30k/$name" "$data/$name"
 done
 if [[ ! -f "$targets" ]]; then
-  members=()
-  checkpoints=()
-  for teacher in $teachers; do
-    members+=("$(chosen_checkpoint "$teacher")")
-    checkpoints+=(-c "$(chosen_checkpoint "$teacher")")
-  done
+  ensemble_checkpoints "$teachers"
   read -r penalty alpha < <(scripts/tune_decoding.sh --ensemble "${members[*]}" "$src" "$tgt" "$teacher_choice")
   echo "== distilling: ${teachers// / + } translate train.$src (beam 5, length penalty $penalty, alpha $alpha)"
   "$bin/nmtzoo-translate" "${checkpoints[@]}" -i "data/multi30k/train.$src.gz" -o "$data/train.$tgt.tmp" \

@@ -110,6 +110,16 @@ chosen_checkpoint() {  # FOLDER: the checkpoint its test sets were decoded with
   if [[ -f "$kept" ]]; then cat "$kept"; else echo "runs/multi30k_${pair}_$1/averaged.pt"; fi
 }
 
+ensemble_checkpoints() {  # "MODEL ...": their chosen checkpoints in members, as -c flags in checkpoints
+  members=()
+  checkpoints=()
+  local model
+  for model in $1; do
+    members+=("$(chosen_checkpoint "$model")")
+    checkpoints+=(-c "$(chosen_checkpoint "$model")")
+  done
+}
+
 score_folder() {  # FOLDER: scores report/FOLDER's test outputs (BLEU, chrF2, TER) into *.scores.json
   local bin=build/bin
   local test
