@@ -16,6 +16,9 @@ packages=(
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libutf8proc-dev libgloo-dev libzip-dev
   libcpp-httplib-dev libdnnl-dev
+  # Debian's oneDNN is built with an OpenCL GPU runtime, so its CMake config (find_package(dnnl))
+  # requires OpenCL's headers and library; libdnnl-dev only recommends them.
+  ocl-icd-opencl-dev
   python3-numpy chromium chromium-driver python3-selenium
 )
 for option in "$@"; do
