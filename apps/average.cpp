@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
-#include <regex>
+#include <vector>
 
 #include "apps/common.h"
+#include "core/io/checkpoint_files.h"
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/trained_model.h"
@@ -22,14 +24,7 @@ namespace fs = std::filesystem;
 
 // The newest `count` numbered checkpoints of a run's checkpoint folder, oldest first.
 std::vector<std::string> last_checkpoints(const std::string& dir, size_t count) {
-  std::vector<std::pair<int64_t, std::string>> found;
-  const std::regex pattern("checkpoint_([0-9]+)\\.pt");
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    std::smatch match;
-    std::string name = entry.path().filename().string();
-    if (std::regex_match(name, match, pattern)) found.emplace_back(std::stoll(match[1]), entry.path().string());
-  }
-  std::sort(found.begin(), found.end());
+  const auto found = numbered_checkpoints(dir);
   if (found.size() < count) {
     throw std::runtime_error(fmt::format("asked for the last {} checkpoints, but '{}' has {}", count,
                                          dir, found.size()));
@@ -39,9 +34,35 @@ std::vector<std::string> last_checkpoints(const std::string& dir, size_t count) 
   return paths;
 }
 
-int run(std::vector<std::string> inputs, const std::string& dir, size_t last,
+// The `count` checkpoints of a run's checkpoint folder with the best validation scores the
+// trainer recorded (training.keep_best keeps them), oldest first.
+std::vector<std::string> best_checkpoints(const std::string& dir, size_t count) {
+  const std::string scores_path = checkpoint_scores_path(dir);
+  const CheckpointScores scores = read_checkpoint_scores(scores_path);
+  std::vector<int64_t> steps = scores.best(count);
+  if (steps.size() < count) {
+    throw std::runtime_error(fmt::format("asked for the {} best checkpoints, but '{}' scores {} "
+                                         "(train with training.keep_best >= {})",
+                                         count, scores_path, steps.size(), count));
+  }
+  std::sort(steps.begin(), steps.end());
+  std::vector<std::string> paths;
+  for (int64_t step : steps) {
+    const fs::path path = fs::path(dir) / fmt::format("checkpoint_{}.pt", step);
+    if (!fs::exists(path)) {
+      throw std::runtime_error(
+          fmt::format("'{}' scores {}, which is missing", scores_path, path.string()));
+    }
+    paths.push_back(path.string());
+  }
+  std::cerr << fmt::format("the {} best checkpoints by validation {}: steps {}\n", count,
+                           scores.metric, fmt::join(steps, ", "));
+  return paths;
+}
+
+int run(std::vector<std::string> inputs, const std::string& dir, size_t last, size_t best,
         const std::string& output) {
-  if (!dir.empty()) inputs = last_checkpoints(dir, last);
+  if (!dir.empty()) inputs = best > 0 ? best_checkpoints(dir, best) : last_checkpoints(dir, last);
   if (inputs.empty()) throw std::runtime_error("no checkpoints to average");
   TrainedModel average = load_trained_model(inputs.back(), torch::kCPU);
   CheckpointInfo info = read_checkpoint_info(inputs.back());
@@ -79,10 +100,20 @@ int main(int argc, char** argv) {
   size_t last = 5;
   std::string output;
   app.add_option("checkpoints", inputs, "checkpoints to average");
-  app.add_option("--dir", dir, "a run's checkpoints folder; averages its newest --last ones");
-  app.add_option("--last", last, "how many of the newest checkpoints in --dir")->capture_default_str();
+  size_t best = 0;
+  auto* dir_option = app.add_option(
+      "--dir", dir,
+      "a run's checkpoints folder; averages its newest --last ones, or its --best ones");
+  auto* last_option = app.add_option("--last", last, "how many of the newest checkpoints in --dir")
+                          ->capture_default_str()
+                          ->needs(dir_option);
+  app.add_option("--best", best,
+                 "average instead the N checkpoints in --dir with the best validation scores "
+                 "(scores.json; kept by training.keep_best)")
+      ->needs(dir_option)
+      ->excludes(last_option);
   app.add_option("-o,--output", output, "the averaged checkpoint")->required();
   CLI11_PARSE(app, argc, argv);
   nmtzoo::register_builtin_models();
-  return nmtzoo::run_app([&] { return run(inputs, dir, last, output); });
+  return nmtzoo::run_app([&] { return run(inputs, dir, last, best, output); });
 }

@@ -3,8 +3,9 @@
 #   scripts/compare.sh [--pair de_en|en_de] [--models "transformer rnn rnn_encdec rnn_luong"]
 #                      [--seeds N] [--ensemble "transformer rnn"] [--fresh]
 # For each model: trains from scratch with configs/multi30k_<pair>_<model>.yaml (an interrupted
-# run in runs/ is resumed), averages the last 5 checkpoints, picks on val the checkpoint (that
-# average or the best one) and length penalty (scripts/tune_decoding.sh), translates the three test sets with beam 5, draws attention
+# run in runs/ is resumed), averages the last 5 checkpoints and the 5 best-validated ones, picks
+# on val the checkpoint (an average or the best one) and length penalty (scripts/tune_decoding.sh),
+# translates the three test sets with beam 5, draws attention
 # heatmaps of the same three test sentences, and keeps all of it in reports/multi30k_<pair>/<model>/;
 # then scores every model's outputs (BLEU, chrF2, TER) and writes the report (results.md with
 # confidence intervals and paired-bootstrap p-values against the Transformer, results.csv,
@@ -70,7 +71,7 @@ for folder in "${folders[@]}"; do score_folder "$folder"; done
       "$report/$folder/val_tuning.tsv"
   done
   echo
-  echo "Checkpoints that decoded the test sets (each model's best beam-5 row on val, averaged or best checkpoint):"
+  echo "Checkpoints that decoded the test sets (each model's best beam-5 row on val: the average of the last 5, the best checkpoint, or the average of the best 5):"
   echo
   for folder in "${folders[@]}"; do echo "- $folder: \`$(chosen_checkpoint "$folder")\`"; done
 } >> "$report/results.md"

@@ -11,8 +11,9 @@
 #   run_model FOLDER CONFIG SEED [KEY=VALUE ...]
 #
 # trains runs/multi30k_<pair>_FOLDER from CONFIG with the overrides (and training.seed=SEED when
-# SEED is not empty; an interrupted run is resumed), averages its last 5 checkpoints, picks the
-# checkpoint (that average or the best one) and length penalty on val (scripts/tune_decoding.sh;
+# SEED is not empty; an interrupted run is resumed), averages its last 5 checkpoints and its 5
+# best-validated ones, picks the checkpoint (an average or the best one) and length penalty on
+# val (scripts/tune_decoding.sh;
 # the choice is kept in report/FOLDER/decoding_checkpoint.txt), translates the test sets with
 # beam 5, draws attention heatmaps of report/attention_sources.txt (not for SEED > 1), and keeps
 # all of it in report/FOLDER/. training_summary.json is copied into that folder last: it marks it complete, and
@@ -70,7 +71,9 @@ run_model() {
   fi
   [[ -d "$run" ]] && check_recipe "$run" "$recipe"
   if [[ ! -f "$run/training_summary.json" ]]; then
-    local sets=(--set "training.output_dir=$run")
+    # The 5 best-validated checkpoints stay beside the last 5 for the best-5 average (retention
+    # does not change training, so it is plumbing like the output folder, not part of the recipe).
+    local sets=(--set "training.output_dir=$run" --set training.keep_best=5)
     for override in "$@"; do sets+=(--set "$override"); done
     [[ -n "$seed" ]] && sets+=(--set "training.seed=$seed")
     [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && sets+=(--resume)
@@ -85,6 +88,9 @@ run_model() {
   rm -f "$recipe"
   mkdir -p "$results"
   "$bin/nmtzoo-average" --dir "$run/checkpoints" --last 5 -o "$run/averaged.pt"
+  if [[ -f "$run/checkpoints/scores.json" ]]; then  # runs trained before training.keep_best have none
+    "$bin/nmtzoo-average" --dir "$run/checkpoints" --best 5 -o "$run/best_averaged.pt"
+  fi
   local penalty alpha checkpoint
   read -r penalty alpha checkpoint < <(scripts/tune_decoding.sh "$run" "$src" "$tgt" "$results/val_tuning.tsv")
   [[ -f "$checkpoint" ]] || { echo "$(basename "$0"): no checkpoint chosen on val for $folder" >&2; exit 1; }

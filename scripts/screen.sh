@@ -24,7 +24,8 @@ if [[ -z "$bin" ]]; then
 fi
 cd "$root"
 run="runs/screen/$name"
-sets=(--set "training.max_time=$budget" --set "training.output_dir=$run")
+# keep_best: a screened run may become a model's seed 1 and be decoded like compare.sh's runs.
+sets=(--set "training.max_time=$budget" --set "training.output_dir=$run" --set training.keep_best=5)
 for override in "$@"; do sets+=(--set "$override"); done
 if [[ ! -f "$run/training_summary.json" ]]; then
   resume=()

@@ -4,11 +4,12 @@
 #   scripts/tune_decoding.sh --ensemble "A.pt B.pt ..." SRC TGT OUT.tsv
 # Translates data/multi30k/val.SRC with the run's last checkpoint, its average of the last 5
 # (RUN_DIR/averaged.pt, made by scripts/compare.sh), greedy and beam 5 with several length
-# penalties, and the run's best checkpoint by validation BLEU (checkpoints/checkpoint_best.pt) with
-# beam 5 and the same avg penalties, scores cased sacreBLEU against val.TGT, writes one row per setting to
-# OUT.tsv and prints the best beam-5 row of the averaged and best checkpoints as
-# "LENGTH_PENALTY ALPHA CHECKPOINT" (a run that overfits late can have its averaged last
-# checkpoints below its best one). With --ensemble, the beam-5 settings of the checkpoints
+# penalties, the run's best checkpoint by validation BLEU (checkpoints/checkpoint_best.pt) and,
+# when the run has one, the average of its 5 best-validated checkpoints (RUN_DIR/best_averaged.pt)
+# with beam 5 and the same avg penalties, scores cased sacreBLEU against val.TGT, writes one row
+# per setting to OUT.tsv and prints the best beam-5 row of the averaged, best and best-averaged
+# checkpoints as "LENGTH_PENALTY ALPHA CHECKPOINT" (a run that overfits late can have its
+# averaged last checkpoints below its best ones). With --ensemble, the beam-5 settings of the checkpoints
 # decoding as one ensemble, and the best of those as "LENGTH_PENALTY ALPHA".
 set -euo pipefail
 ensemble=""
@@ -50,11 +51,15 @@ score averaged "$run/averaged.pt" 1 none 0
 score averaged "$run/averaged.pt" 5 none 0
 for alpha in 0.6 1.0 1.4 1.8; do score averaged "$run/averaged.pt" 5 avg "$alpha"; done
 score averaged "$run/averaged.pt" 5 wu 1.0
-score best "$run/checkpoints/checkpoint_best.pt" 5 none 0
-for alpha in 0.6 1.0 1.4 1.8; do score best "$run/checkpoints/checkpoint_best.pt" 5 avg "$alpha"; done
-# Best beam-5 row of the averaged and best checkpoints; ties keep the earlier row (the averaged
-# checkpoint, then the simpler setting).
-awk -F'\t' -v averaged="$run/averaged.pt" -v best_checkpoint="$run/checkpoints/checkpoint_best.pt" \
-  'NR > 1 && ($1 == "averaged" || $1 == "best") && $2 == 5 && $5 > best {
-     best = $5; choice = $3 " " $4 " " ($1 == "averaged" ? averaged : best_checkpoint) }
+candidates=(averaged "$run/averaged.pt" best "$run/checkpoints/checkpoint_best.pt")
+[[ -f "$run/best_averaged.pt" ]] && candidates+=(best_averaged "$run/best_averaged.pt")
+for ((i = 2; i < ${#candidates[@]}; i += 2)); do
+  score "${candidates[i]}" "${candidates[i + 1]}" 5 none 0
+  for alpha in 0.6 1.0 1.4 1.8; do score "${candidates[i]}" "${candidates[i + 1]}" 5 avg "$alpha"; done
+done
+# Best beam-5 row of the candidates; ties keep the earlier row (the averaged checkpoint, then the
+# simpler setting).
+awk -F'\t' -v paths="${candidates[*]}" \
+  'BEGIN { n = split(paths, item, " "); for (i = 1; i < n; i += 2) path[item[i]] = item[i + 1] }
+   NR > 1 && ($1 in path) && $2 == 5 && $5 > best { best = $5; choice = $3 " " $4 " " path[$1] }
    END { print choice }' "$out"

@@ -94,6 +94,7 @@ struct TrainConfig {
   SelectionMetric best_metric;
   int64_t patience;
   int64_t keep_last;
+  int64_t keep_best;
   int64_t log_every;
   int64_t max_bad_steps;
   bool bf16;

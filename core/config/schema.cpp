@@ -541,6 +541,9 @@ std::vector<OptionSpec> build_schema() {
   train.integer("patience", &TrainConfig::patience, 0, non_negative,
                 "stop after this many validations without improvement; 0 = never");
   train.integer("keep_last", &TrainConfig::keep_last, 5, positive, "numbered checkpoints kept");
+  train.integer("keep_best", &TrainConfig::keep_best, 0, non_negative,
+                "numbered checkpoints with the best validation scores (best_metric) kept besides the "
+                "newest keep_last, for nmtzoo-average --best");
   train.integer("log_every", &TrainConfig::log_every, 100, positive, "updates between log lines");
   train.integer("max_bad_steps", &TrainConfig::max_bad_steps, 10, positive,
                 "abort after this many consecutive non-finite losses");

@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <filesystem>
-#include <regex>
+#include <map>
+#include <set>
 #include <utility>
-#include <vector>
 
 #include "core/io/atomic_file.h"
+#include "core/io/checkpoint_files.h"
 
 namespace nmtzoo {
 namespace {
@@ -27,26 +27,47 @@ void link_atomically(const fs::path& target, const fs::path& link) {
 
 }  // namespace
 
-CheckpointFolder::CheckpointFolder(std::string dir, int64_t keep_last)
-    : dir_(std::move(dir)), keep_last_(keep_last) {}
+CheckpointFolder::CheckpointFolder(std::string dir, int64_t keep_last, int64_t keep_best,
+                                   std::string metric, bool higher_is_better)
+    : dir_(std::move(dir)),
+      keep_last_(keep_last),
+      keep_best_(keep_best),
+      metric_(std::move(metric)),
+      higher_is_better_(higher_is_better) {}
 
-std::string CheckpointFolder::save(int64_t step, bool is_best,
+std::string CheckpointFolder::save(int64_t step, std::optional<double> score, bool is_best,
                                    const std::function<void(const std::string&)>& write) {
   const fs::path dir = dir_;
   const fs::path numbered = dir / fmt::format("checkpoint_{}.pt", step);
   write(numbered.string());
   link_atomically(numbered, dir / "checkpoint_last.pt");
   if (is_best) link_atomically(numbered, dir / "checkpoint_best.pt");
-  std::vector<std::pair<int64_t, fs::path>> numbered_files;
-  const std::regex pattern("checkpoint_([0-9]+)\\.pt");
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    std::smatch match;
-    std::string name = entry.path().filename().string();
-    if (std::regex_match(name, match, pattern)) numbered_files.emplace_back(std::stoll(match[1]), entry.path());
+
+  const std::string scores_path = checkpoint_scores_path(dir_);
+  CheckpointScores scores = read_checkpoint_scores(scores_path);
+  if (scores.metric != metric_ || scores.higher_is_better != higher_is_better_) {
+    scores =
+        CheckpointScores{metric_, higher_is_better_, {}};  // another metric's are not comparable
   }
-  std::sort(numbered_files.begin(), numbered_files.end());
-  const auto keep = static_cast<size_t>(keep_last_);
-  for (size_t i = 0; i + keep < numbered_files.size(); ++i) fs::remove(numbered_files[i].second);
+  if (score) scores.by_step[step] = *score;
+  const auto files = numbered_checkpoints(dir_);
+  std::set<int64_t> kept;
+  const auto keep_last = static_cast<size_t>(keep_last_);
+  for (size_t i = files.size() > keep_last ? files.size() - keep_last : 0; i < files.size(); ++i) {
+    kept.insert(files[i].first);
+  }
+  for (int64_t best : scores.best(static_cast<size_t>(keep_best_))) kept.insert(best);
+  std::map<int64_t, double> kept_scores;
+  for (const auto& [scored_step, value] : scores.by_step) {
+    if (kept.count(scored_step) > 0) kept_scores[scored_step] = value;
+  }
+  scores.by_step = std::move(kept_scores);
+  // The scores are written before any file goes, so they never name a deleted checkpoint for
+  // longer than a crash between the two steps takes to be repaired by the next save.
+  write_checkpoint_scores(scores_path, scores);
+  for (const auto& [file_step, path] : files) {
+    if (kept.count(file_step) == 0) fs::remove(path);
+  }
   return numbered.string();
 }
 

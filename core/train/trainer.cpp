@@ -119,7 +119,9 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
     : config_(std::move(config)),
       log_(communicator == nullptr || communicator->rank() == 0 ? log : quiet_),
       communicator_(std::move(communicator)),
-      folder_(config_.run_dir() + "/checkpoints", config_.training.keep_last) {
+      folder_(config_.run_dir() + "/checkpoints", config_.training.keep_last,
+              config_.training.keep_best, selection_metric_name(config_.training.best_metric),
+              config_.training.best_metric != SelectionMetric::kLoss) {
   // The stored config must not depend on the file name it was loaded from.
   config_.training.output_dir = config_.run_dir();
   if (config_.tokenizer.prefix.empty()) config_.tokenizer.prefix = config_.run_dir() + "/spm";
@@ -186,10 +188,11 @@ Trainer::~Trainer() = default;
 
 bool Trainer::is_main() const { return !communicator_ || communicator_->rank() == 0; }
 
-void Trainer::save(const std::string& reason, bool is_best) {
+void Trainer::save(const std::string& reason, std::optional<double> score, bool is_best) {
   if (!is_main()) return;
-  const std::string numbered = folder_.save(
-      engine_->progress().step, is_best, [&](const std::string& path) { engine_->save_checkpoint(path); });
+  const std::string numbered =
+      folder_.save(engine_->progress().step, score, is_best,
+                   [&](const std::string& path) { engine_->save_checkpoint(path); });
   log_ << fmt::format("saved {} ({}){}\n", numbered, reason, is_best ? ", new best" : "");
 }
 
@@ -214,7 +217,7 @@ ValidationResult Trainer::validate_and_save(const std::string& reason) {
   }
   budget_.update(progress);
   reporter_->validation(v, progress);
-  save(reason, improved);
+  save(reason, score, improved);
   reporter_->render_curves();
   last_validated_ = progress.step;
   return v;
@@ -325,7 +328,7 @@ TrainResult Trainer::train() {
   reporter_->clear_line();
   budget_.update(progress);
   if (result.interrupted) {
-    save("interrupted", false);
+    save("interrupted", std::nullopt, false);
   } else if (progress.step != last_validated_) {
     result.last_validation = validate_and_save("end of training");
   }

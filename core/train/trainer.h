@@ -6,6 +6,7 @@
 
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -53,7 +54,7 @@ class Trainer {
   bool is_main() const;
   // Validates, updates best score, patience and the plateau decay, logs, and checkpoints.
   ValidationResult validate_and_save(const std::string& reason);
-  void save(const std::string& reason, bool is_best);
+  void save(const std::string& reason, std::optional<double> score, bool is_best);
   // The share of the run's budget (steps, time or epochs, whichever is furthest) done.
   double progress_fraction(double batches_in_epoch) const;
   // Stop rules; each sets result.stop_reason (and `interrupted`) when it fires.

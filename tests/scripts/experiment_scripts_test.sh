@@ -38,6 +38,7 @@ for arg in "\$@"; do
 done
 mkdir -p "\$out/checkpoints"
 touch "\$out/checkpoints/checkpoint_last.pt" "\$out/checkpoints/checkpoint_best.pt"
+[[ " \$* " == *" training.keep_best=5 "* ]] && echo '{"metric": "bleu"}' > "\$out/checkpoints/scores.json"
 echo '{"step": 1}' > "\$out/metrics.jsonl"
 echo '{"parameters": 7600000, "updates": 1234}' > "\$out/training_summary.json"
 EOF
@@ -73,9 +74,10 @@ for arg in "\$@"; do [[ "\$prev" == -i ]] && hyp="\$arg"; prev="\$arg"; done
 if [[ " \$* " == *" --json "* ]]; then
   echo '[{"name": "BLEU", "score": 40.1}, {"name": "chrF2", "score": 60.2}, {"name": "TER", "score": 41.3}]'
 elif [[ " \$* " == *" -b "* ]]; then
-  # alpha 1.4 wins; with it, the best checkpoint of a Transformer, the average of an RNN.
+  # alpha 1.4 wins; with it, the best checkpoint of a Transformer, the average of the last
+  # checkpoints of the RNN's seed 1, the average of the best ones of its seed 2.
   if ! grep -q -- '--length-penalty avg --alpha 1.4' "\$hyp"; then echo 30.0
-  elif grep -qE 'transformer[^ ]*/checkpoints/checkpoint_best.pt|rnn[^ ]*/averaged.pt' "\$hyp"; then echo 45.0
+  elif grep -qE 'transformer[^ ]*/checkpoints/checkpoint_best.pt|rnn/averaged.pt|rnn_seed2/best_averaged.pt' "\$hyp"; then echo 45.0
   else echo 35.0; fi
 else
   echo "BLEU = 40.1"
@@ -115,10 +117,13 @@ for folder in transformer transformer_seed2; do
   check "$folder: its best checkpoint, chosen on val, decodes the test sets" \
     grep -q "^-c runs/multi30k_de_en_$folder/checkpoints/checkpoint_best.pt " "reports/multi30k_de_en/$folder/test_2016_flickr.hyp"
 done
-for folder in rnn rnn_seed2; do
-  check "$folder: its averaged checkpoint, chosen on val, decodes the test sets" \
-    grep -q "^-c runs/multi30k_de_en_$folder/averaged.pt " "reports/multi30k_de_en/$folder/test_2016_flickr.hyp"
-done
+check "rnn: its averaged checkpoint, chosen on val, decodes the test sets" \
+  grep -q "^-c runs/multi30k_de_en_rnn/averaged.pt " "reports/multi30k_de_en/rnn/test_2016_flickr.hyp"
+check "rnn_seed2: its average of the best checkpoints, chosen on val, decodes the test sets" \
+  grep -q "^-c runs/multi30k_de_en_rnn_seed2/best_averaged.pt " "reports/multi30k_de_en/rnn_seed2/test_2016_flickr.hyp"
+check "every run keeps its 5 best checkpoints, and they are averaged" \
+  test "$(grep -c '^train .*--set training.keep_best=5' "$calls")" -eq 4 -a \
+  "$(grep -c '^average --dir runs/multi30k_de_en_[a-z_0-9]*/checkpoints --best 5 -o runs/multi30k_de_en_[a-z_0-9]*/best_averaged.pt$' "$calls")" -eq 4
 check "the report names the checkpoint each model was decoded with" \
   grep -qF -- '- transformer_seed2: `runs/multi30k_de_en_transformer_seed2/checkpoints/checkpoint_best.pt`' \
   reports/multi30k_de_en/results.md
@@ -158,7 +163,7 @@ check "distilled targets: one per training source" test "$(gzip -dc "$distilled/
 check "the student's source, val and test sets are the real ones" \
   test -L "$distilled/train.de.gz" -a -L "$distilled/val.en.gz" -a -L "$distilled/test_2016_flickr.en.gz"
 check "the student trains on the distilled corpus" \
-  grep -q "output_dir=runs/multi30k_de_en_transformer_distilled --set data.dir=$distilled" "$calls"
+  grep -q "output_dir=runs/multi30k_de_en_transformer_distilled .*--set data.dir=$distilled" "$calls"
 check "the student's recipe records the override" \
   grep -q "#   --set data.dir=$distilled" reports/multi30k_de_en/transformer_distilled/compare_config.yaml
 check "distillation.md compares student, teacher architecture and ensemble" \

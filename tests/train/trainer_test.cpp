@@ -8,10 +8,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
 #include "core/config/loader.h"
+#include "core/io/checkpoint_files.h"
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/trained_model.h"
@@ -228,8 +230,59 @@ TEST(Trainer, WritesMetricsCurvesAndKeepsTheLastCheckpoints) {
   }
   std::sort(numbered.begin(), numbered.end());
   EXPECT_EQ(numbered, (std::vector<std::string>{"checkpoint_12.pt", "checkpoint_9.pt",
-                                                "checkpoint_best.pt", "checkpoint_last.pt"}));
+                                                "checkpoint_best.pt", "checkpoint_last.pt",
+                                                "scores.json"}));
   EXPECT_EQ(read_checkpoint_info(dir + "/checkpoints/checkpoint_last.pt").progress.step, 12);
+}
+
+// training.keep_best keeps the best-validated checkpoints beside the newest, with their scores,
+// and nmtzoo-average --best averages exactly those.
+TEST(TrainApp, KeepsTheBestCheckpointsForAverageBest) {
+  testing::TinyRun run("transformer", {"training.max_steps=12", "training.valid_every=2",
+                                       "training.keep_last=1", "training.keep_best=2",
+                                       "training.valid_bleu=false", "training.best_metric=loss"});
+  std::ostringstream log;
+  Trainer(run.config(), false, log).train();
+  const std::string dir = run.config().training.output_dir + "/checkpoints";
+  std::map<int64_t, double> losses;
+  for (const auto& record : records(run.config().training.output_dir, "valid")) {
+    losses.emplace(record.at("step").get<int64_t>(), record.at("loss").get<double>());
+  }
+  auto numbered = [&](int64_t step) { return dir + "/checkpoint_" + std::to_string(step) + ".pt"; };
+  const CheckpointScores scores = read_checkpoint_scores(checkpoint_scores_path(dir));
+  const std::vector<int64_t> best = scores.best(2);
+  ASSERT_EQ(best.size(), 2u);
+  for (int64_t step : best) {
+    EXPECT_EQ(scores.by_step.at(step), losses.at(step)) << step;
+    EXPECT_TRUE(fs::exists(numbered(step))) << step;
+  }
+  for (const auto& [step, loss] : losses) {
+    if (step != best[0] && step != best[1]) {
+      EXPECT_GE(loss, scores.by_step.at(best[1])) << step;
+    }
+  }
+  EXPECT_LE(numbered_checkpoints(dir).size(), 3u);
+
+  const std::string average = testing::bin("nmtzoo-average") + " --dir " + dir;
+  const testing::CommandResult ok =
+      testing::run_command(average + " --best 2 -o " + run.path("best2.pt") + " 2>&1");
+  EXPECT_EQ(ok.status, 0) << ok.output;
+  EXPECT_NE(ok.output.find("the 2 best checkpoints by validation loss"), std::string::npos)
+      << ok.output;
+  auto parameter = [&](const std::string& path) {
+    TrainedModel model = load_trained_model(path, torch::kCPU);
+    return model.model->named_parameters().begin()->value().clone();
+  };
+  EXPECT_TRUE(torch::allclose(parameter(run.path("best2.pt")),
+                              (parameter(numbered(best[0])) + parameter(numbered(best[1]))) / 2));
+
+  const testing::CommandResult too_many =
+      testing::run_command(average + " --best 3 -o " + run.path("best3.pt") + " 2>&1");
+  EXPECT_NE(too_many.status, 0);
+  EXPECT_NE(too_many.output.find("asked for the 3 best checkpoints, but '" + dir +
+                                 "/scores.json' scores 2"),
+            std::string::npos)
+      << too_many.output;
 }
 
 // The training app, killed with SIGKILL at arbitrary instants (often mid-save, since it saves
