@@ -1,8 +1,12 @@
 // Multi-process training on loopback, through the real nmtzoo-train binary.
 #include "core/train/distributed.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -25,9 +29,21 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// A loopback port nobody listens on, chosen by the kernel (bound to port 0, then closed). A port
+// derived from the test's pid, as before, collided under ctest --parallel: tests started one after
+// the other have nearby pids, and a rank of one test joined another test's store and process group.
 int free_port() {
-  // Distinct per test process so parallel ctest runs do not collide.
-  return 20000 + static_cast<int>(::getpid() % 20000);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  EXPECT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof(address);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  ::close(fd);
+  return ntohs(address.sin_port);
 }
 
 std::vector<std::string> rank_environment(int rank, int world, int port) {
@@ -92,7 +108,7 @@ TEST(Distributed, TwoRanksStayIdenticalAndMatchOneProcessOnTheUnionOfTheirBatche
 
 TEST(Distributed, KillingOneRankMakesTheOtherFailWithinTheTimeout) {
   testing::TinyRun run("rnn_bahdanau", {"training.threads=1"});
-  const int port = free_port() + 1;
+  const int port = free_port();
   auto args = train_args(run, {"training.max_steps=1000000", "training.valid_every=0",
                                "training.valid_bleu=false", "training.best_metric=loss"});
   args.insert(args.end(), {"--dist-timeout", "15"});
@@ -123,7 +139,7 @@ TEST(Distributed, OtherRanksWaitForRankZerosPreparationAndShareItsError) {
   }
   testing::write_text(run.path("data/train.src"), src);
   testing::write_text(run.path("data/train.tgt"), tgt);
-  const int port = free_port() + 3;
+  const int port = free_port();
   auto args = train_args(run, {"training.max_steps=5"});
   testing::Subprocess rank0(args, "", run.path("r0.out"), run.path("r0.err"), rank_environment(0, 2, port));
   testing::Subprocess rank1(args, "", run.path("r1.out"), run.path("r1.err"), rank_environment(1, 2, port));
@@ -145,7 +161,7 @@ TEST(Distributed, AMissingPeerIsAClearErrorWithinTheTimeout) {
   auto start = Clock::now();
   // Rank 1 of 2 with nobody serving the store: nothing to connect to.
   testing::Subprocess lonely(args, "", run.path("out"), run.path("err"),
-                             rank_environment(1, 2, free_port() + 2));
+                             rank_environment(1, 2, free_port()));
   EXPECT_EQ(lonely.wait(), 1);
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 3 + 15);
   std::string err = testing::read_text(run.path("err"));
