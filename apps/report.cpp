@@ -40,6 +40,7 @@ struct ModelResults {
   std::string arch;
   int64_t parameters = 0;
   int64_t updates = 0;
+  double budget_minutes = 0;  // of training.max_time, i.e. on the reference machine
   double wall_minutes = 0;
   double target_tokens_per_second = 0;
   std::map<std::string, std::map<std::string, double>> scores;  // by metric, then test set
@@ -71,6 +72,35 @@ T get(const json& record, const std::string& key, const std::string& where) {
   }
 }
 
+// Maps a run's wall-clock seconds to the seconds of its time budget (training.max_time) spent by
+// then: each session after a start or resume counts its seconds at the ratio of the matmul
+// ceiling it measured to training.reference_gflops (training_summary.json's budget_sessions), so
+// runs made on machines of different speeds share the report's time axis.
+class BudgetClock {
+ public:
+  BudgetClock(const json& summary, const std::string& where) {
+    if (!summary.contains("budget_sessions")) return;  // no reference machine: budget = wall
+    for (const auto& session : summary.at("budget_sessions")) {
+      sessions_.emplace_back(get<double>(session, "started_at_wall_seconds", where),
+                             get<double>(session, "scale", where));
+    }
+  }
+
+  double budget_seconds(double wall_seconds) const {
+    double budget = 0, at = 0, scale = 1;
+    for (const auto& [start, session_scale] : sessions_) {
+      if (wall_seconds <= start) break;
+      budget += (start - at) * scale;
+      at = start;
+      scale = session_scale;
+    }
+    return budget + (wall_seconds - at) * scale;
+  }
+
+ private:
+  std::vector<std::pair<double, double>> sessions_;  // wall-clock second it started at, scale
+};
+
 ModelResults load_model(const std::string& out, const std::string& name,
                         const std::vector<std::string>& tests) {
   const std::string dir = out + "/" + name;
@@ -81,7 +111,17 @@ ModelResults load_model(const std::string& out, const std::string& name,
   model.arch = get<std::string>(summary, "arch", summary_path);
   model.parameters = get<int64_t>(summary, "parameters", summary_path);
   model.updates = get<int64_t>(summary, "updates", summary_path);
-  model.wall_minutes = get<double>(summary, "wall_seconds", summary_path) / 60;
+  const double wall_seconds = get<double>(summary, "wall_seconds", summary_path);
+  const BudgetClock clock(summary, summary_path);
+  const double budget_seconds = clock.budget_seconds(wall_seconds);
+  if (summary.contains("budget_seconds") &&
+      std::abs(budget_seconds - get<double>(summary, "budget_seconds", summary_path)) > 1.0) {
+    throw std::runtime_error(fmt::format(
+        "{}: budget_sessions add up to {:.1f} s of budget at wall_seconds, but budget_seconds "
+        "says {:.1f}", summary_path, budget_seconds, summary.at("budget_seconds").get<double>()));
+  }
+  model.budget_minutes = budget_seconds / 60;
+  model.wall_minutes = wall_seconds / 60;
   model.target_tokens_per_second = get<double>(summary, "target_tokens_per_second", summary_path);
   for (const auto& test : tests) {
     const std::string scores_path = fmt::format("{}/{}.scores.json", dir, test);
@@ -108,7 +148,7 @@ ModelResults load_model(const std::string& out, const std::string& name,
     if (record.is_discarded()) throw std::runtime_error(where + ": not valid JSON");
     const auto type = get<std::string>(record, "type", where);
     if (type == "valid" && record.contains("bleu")) {
-      model.valid_bleu.x.push_back(get<double>(record, "wall_seconds", where) / 60.0);
+      model.valid_bleu.x.push_back(clock.budget_seconds(get<double>(record, "wall_seconds", where)) / 60);
       model.valid_bleu.y.push_back(get<double>(record, "bleu", where));
     } else if (type == "train") {
       model.train_loss.x.push_back(get<double>(record, "step", where));
@@ -372,7 +412,8 @@ int run(const ReportOptions& options) {
   for (const auto& name : names) models.push_back(load_model(out, name, tests));
   std::string header = "| model | arch | parameters | updates | training time | training tokens/s |";
   std::string rule = "|---|---|---:|---:|---:|---:|";
-  std::string csv = "model,arch,parameters,updates,train_minutes,train_tgt_tokens_per_second";
+  std::string csv =
+      "model,arch,parameters,updates,train_minutes,train_wall_minutes,train_tgt_tokens_per_second";
   for (const auto& test : tests) {
     header += fmt::format(" {0} BLEU | {0} chrF2 | {0} TER | {0} sent/s |", test);
     rule += "---:|---:|---:|---:|";
@@ -381,11 +422,14 @@ int run(const ReportOptions& options) {
   std::string table = header + "\n" + rule + "\n";
   csv += "\n";
   for (const auto& m : models) {
-    table += fmt::format("| {} | {} | {:.2f}M | {} | {:.1f} min | {:.0f} |", m.name, m.arch,
-                         static_cast<double>(m.parameters) / 1e6, m.updates, m.wall_minutes,
+    const std::string wall = std::abs(m.wall_minutes - m.budget_minutes) < 0.05
+                                 ? ""
+                                 : fmt::format(" ({:.1f} here)", m.wall_minutes);
+    table += fmt::format("| {} | {} | {:.2f}M | {} | {:.1f} min{} | {:.0f} |", m.name, m.arch,
+                         static_cast<double>(m.parameters) / 1e6, m.updates, m.budget_minutes, wall,
                          m.target_tokens_per_second);
-    csv += fmt::format("{},{},{},{},{:.2f},{:.0f}", m.name, m.arch, m.parameters, m.updates,
-                       m.wall_minutes, m.target_tokens_per_second);
+    csv += fmt::format("{},{},{},{},{:.2f},{:.2f},{:.0f}", m.name, m.arch, m.parameters, m.updates,
+                       m.budget_minutes, m.wall_minutes, m.target_tokens_per_second);
     for (const auto& test : tests) {
       table += fmt::format(" {:.2f} | {:.2f} | {:.2f} | {:.1f} |", m.scores.at("BLEU").at(test),
                            m.scores.at("chrF2").at(test), m.scores.at("TER").at(test),
@@ -406,7 +450,7 @@ int run(const ReportOptions& options) {
     write_file_atomically(out + "/" + name, [&](std::ostream& stream) { stream << text; });
   };
   save("valid_bleu_vs_time.svg", line_chart_svg(bleu_curves, "Validation BLEU (greedy) during training",
-                                                "wall-clock time (min)", "BLEU"));
+                                                "training time (min of the budget)", "BLEU"));
   save("train_loss_vs_step.svg", line_chart_svg(loss_curves, "Training loss (label-smoothed)",
                                                 "update step", "loss per target token"));
   save("results.csv", csv);
@@ -422,8 +466,10 @@ int run(const ReportOptions& options) {
                          "\nBLEU, chrF2 and TER: nmtzoo-evaluate (sacreBLEU 2.6.0 definitions, "
                          "cased, BLEU tokenizer 13a, TER tercom), beam 5, each model's checkpoint and "
                          "length penalty chosen on val. "
-                         "Training time is wall-clock, validation included; tokens/s counts non-pad "
-                         "target tokens while training.\n" + seed_variation + significance + "\n"
+                         "Training time, validation included, is the time budget spent (training.max_time: "
+                         "minutes of the reference machine, a second on another machine counting at "
+                         "the ratio of matmul ceilings), with wall-clock minutes in brackets where "
+                         "they differ; tokens/s counts non-pad target tokens while training.\n" + seed_variation + significance + "\n"
                          "![validation BLEU](valid_bleu_vs_time.svg)\n![training loss](train_loss_vs_step.svg)\n\n"
                          "## BLEU by source sentence length\n\n" + by_length +
                          "\n![BLEU by length](bleu_by_length.svg)\n";

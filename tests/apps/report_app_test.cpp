@@ -30,12 +30,14 @@ class ReportApp : public ::testing::Test {
   }
 
   // A complete model folder, as scripts/compare.sh leaves it.
-  void add_model(const std::string& name, const std::string& hypotheses, double bleu) {
+  static constexpr char kSummary[] = R"({"arch": "rnn_luong", "parameters": 7170000, "updates": 2400,
+                                          "wall_seconds": 3600.0, "target_tokens_per_second": 2100.4})";
+
+  void add_model(const std::string& name, const std::string& hypotheses, double bleu,
+                 const std::string& summary = kSummary) {
     const std::string dir = dir_.path("report/" + name);
     std::filesystem::create_directories(dir);
-    testing::write_text(dir + "/training_summary.json",
-                        R"({"arch": "rnn_luong", "parameters": 7170000, "updates": 2400,
-                            "wall_seconds": 3600.0, "target_tokens_per_second": 2100.4})");
+    testing::write_text(dir + "/training_summary.json", summary);
     testing::write_text(dir + "/metrics.jsonl",
                         "{\"type\": \"train\", \"step\": 100, \"loss\": 5.5}\n"
                         "{\"type\": \"valid\", \"step\": 500, \"wall_seconds\": 300.0, \"bleu\": 20.0}\n"
@@ -76,10 +78,10 @@ TEST_F(ReportApp, TablesComeFromTheModelFoldersAndBleuByLengthFromTheHypotheses)
   ASSERT_EQ(report({"perfect", "partial"}), 0) << err();
 
   EXPECT_EQ(file("report/results.csv"),
-            "model,arch,parameters,updates,train_minutes,train_tgt_tokens_per_second,test_bleu,"
-            "test_chrf2,test_ter,test_sentences_per_second\n"
-            "perfect,rnn_luong,7170000,2400,60.00,2100,100.00,61.50,20.25,120.50\n"
-            "partial,rnn_luong,7170000,2400,60.00,2100,55.25,61.50,20.25,120.50\n");
+            "model,arch,parameters,updates,train_minutes,train_wall_minutes,"
+            "train_tgt_tokens_per_second,test_bleu,test_chrf2,test_ter,test_sentences_per_second\n"
+            "perfect,rnn_luong,7170000,2400,60.00,60.00,2100,100.00,61.50,20.25,120.50\n"
+            "partial,rnn_luong,7170000,2400,60.00,60.00,2100,55.25,61.50,20.25,120.50\n");
   const std::string markdown = file("report/results.md");
   EXPECT_NE(markdown.find("| perfect | rnn_luong | 7.17M | 2400 | 60.0 min | 2100 | 100.00 | 61.50 | 20.25 | 120.5 |"),
             std::string::npos)
@@ -96,6 +98,37 @@ TEST_F(ReportApp, TablesComeFromTheModelFoldersAndBleuByLengthFromTheHypotheses)
   for (const char* plot : {"valid_bleu_vs_time.svg", "train_loss_vs_step.svg", "bleu_by_length.svg"}) {
     EXPECT_NE(file(std::string("report/") + plot).find("<svg"), std::string::npos) << plot;
   }
+}
+
+TEST_F(ReportApp, TrainingTimeIsTheBudgetOfTheReferenceMachineWithWallClockBeside) {
+  // 1,000 s at half the reference ceiling, then (resumed elsewhere) 2,000 s at 1.2 times it:
+  // 500 + 2,400 = 2,900 s of budget (48.3 min) in 50 wall-clock minutes.
+  const std::string summary = R"({"arch": "transformer", "parameters": 7600000, "updates": 8000,
+      "wall_seconds": 3000.0, "budget_seconds": 2900.0, "target_tokens_per_second": 7000.0,
+      "budget_sessions": [{"started_at_wall_seconds": 0.0, "measured_gflops": 250.0, "scale": 0.5},
+                          {"started_at_wall_seconds": 1000.0, "measured_gflops": 600.0, "scale": 1.2}]})";
+  add_model("resumed", kReferences, 100.0, summary);
+  add_model("same_machine", kReferences, 100.0);
+  ASSERT_EQ(report({"resumed", "same_machine"}, {"--samples", "10"}), 0) << err();
+  const std::string markdown = file("report/results.md");
+  EXPECT_NE(markdown.find("| resumed | transformer | 7.60M | 8000 | 48.3 min (50.0 here) | 7000 |"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("| same_machine | rnn_luong | 7.17M | 2400 | 60.0 min | 2100 |"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(file("report/results.csv").find("\nresumed,transformer,7600000,8000,48.33,50.00,7000,"),
+            std::string::npos);
+
+  // Sessions that do not add up to the recorded budget: the file is not what the trainer wrote.
+  std::string wrong = summary;
+  wrong.replace(wrong.find("2900.0"), 6, "3000.0");
+  add_model("resumed", kReferences, 100.0, wrong);
+  EXPECT_EQ(report({"resumed", "same_machine"}, {"--samples", "10"}), 1);
+  EXPECT_NE(err().find("resumed/training_summary.json: budget_sessions add up to 2900.0 s of budget "
+                       "at wall_seconds, but budget_seconds says 3000.0"),
+            std::string::npos)
+      << err();
 }
 
 TEST_F(ReportApp, ModelsAreTestedAgainstTheBaselineWithIntervalsAndPValues) {
