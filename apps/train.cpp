@@ -19,8 +19,8 @@ namespace {
 
 using namespace nmtzoo;
 
-// Each start or resume of a run with training.reference_gflops: the ceiling it measured and the
-// scale it counted its seconds with.
+// Each start, resume and validation of a run with training.reference_gflops: the ceiling it
+// measured and the scale the seconds until the next one counted with.
 nlohmann::json budget_sessions(const TrainingProgress& progress) {
   nlohmann::json sessions = nlohmann::json::array();
   for (const BudgetSession& s : progress.budget_sessions) {

@@ -525,9 +525,10 @@ std::vector<OptionSpec> build_schema() {
   train.duration("max_time", &TrainConfig::max_time, 0, "stop after this much training time; 0 = no limit");
   train.real("reference_gflops", &TrainConfig::reference_gflops, 0.0, non_negative,
              "max_time is time on a machine whose float32 matmul ceiling (2048^3, as nmtzoo-bench "
-             "measures it) is this many GFLOP/s: each start or resume measures this machine's and "
-             "counts a second here as measured/reference seconds of max_time (recorded in "
-             "training_summary.json); 0 = wall-clock seconds here");
+             "measures it) is this many GFLOP/s: each start, resume and validation measures this "
+             "machine's and counts the seconds here until the next measurement as "
+             "measured/reference seconds of max_time (recorded in training_summary.json); 0 = "
+             "wall-clock seconds here");
   train.integer("valid_every", &TrainConfig::valid_every, 1000, non_negative,
                 "validate and checkpoint every this many updates, and at each epoch end; 0 = epochs only");
   train.boolean("valid_bleu", &TrainConfig::valid_bleu, true, "decode the validation set and score BLEU and chrF2");

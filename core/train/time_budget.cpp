@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "core/io/progress.h"
 #include "core/runtime/matmul_ceiling.h"
@@ -12,21 +14,24 @@
 
 namespace nmtzoo {
 
+double measure_matmul_ceiling() {
+  MatmulCeiling ceiling;
+  ceiling.measure();
+  return ceiling.best();
+}
+
+TimeBudget::TimeBudget(std::function<double()> ceiling_probe) : probe_(std::move(ceiling_probe)) {}
+
 void TimeBudget::start(const TrainConfig& config, TrainingProgress& progress, std::ostream& log,
                        Communicator* communicator) {
   max_time_ = config.max_time;
+  reference_gflops_ = config.reference_gflops;
   start_ = std::chrono::steady_clock::now();
   wall_offset_ = progress.wall_seconds;
   budget_offset_ = progress.budget_seconds;
   scale_ = 1;
-  if (config.reference_gflops <= 0 || config.max_time <= 0) return;
-  // The machine's ceiling is its faster backend's, as the README's figures state it.
-  if (communicator != nullptr) communicator->barrier();
-  MatmulCeiling ceiling;
-  ceiling.measure();
-  const double gflops = communicator != nullptr ? communicator->sum(ceiling.best()) : ceiling.best();
-  scale_ = gflops / config.reference_gflops;
-  progress.budget_sessions.push_back({progress.wall_seconds, gflops, scale_});
+  if (!scaled()) return;
+  const double gflops = measure_session(progress, communicator);
   const double remaining = std::max(0.0, max_time_ - budget_offset_);
   const std::string processes =
       communicator != nullptr ? fmt::format(" (summed over {} processes)", communicator->world_size())
@@ -35,9 +40,36 @@ void TimeBudget::start(const TrainConfig& config, TrainingProgress& progress, st
       "time budget: float32 matmul ceiling {:.0f} GFLOP/s here{} against "
       "training.reference_gflops {:.0f}: a second here counts {:.3f} s of training.max_time, so "
       "the remaining {} take {} of wall-clock time\n",
-      gflops, processes, config.reference_gflops, scale_, format_duration(remaining),
+      gflops, processes, reference_gflops_, scale_, format_duration(remaining),
       format_duration(remaining / scale_));
+}
+
+void TimeBudget::remeasure(TrainingProgress& progress, std::ostream& log, Communicator* communicator) {
+  update(progress);  // the stretch so far counts at the scale it was measured with
+  if (!scaled()) return;
+  wall_offset_ = progress.wall_seconds;
+  budget_offset_ = progress.budget_seconds;
+  const double was = scale_;
+  const double gflops = measure_session(progress, communicator);
+  // Measurements of a steady machine differ by a few percent; only a drift is worth a line.
+  if (std::abs(scale_ / was - 1) > 0.05) {
+    log << fmt::format(
+        "time budget: the float32 matmul ceiling now measures {:.0f} GFLOP/s (was {:.0f}): a "
+        "second here counts {:.3f} s of training.max_time from now on\n",
+        gflops, was * reference_gflops_, scale_);
+  }
+}
+
+double TimeBudget::measure_session(TrainingProgress& progress, Communicator* communicator) {
+  // The machine's ceiling is its faster backend's, as the README's figures state it. With
+  // several processes, all measure at once (sharing cores as they will while training).
+  if (communicator != nullptr) communicator->barrier();
+  const double here = probe_();
+  const double gflops = communicator != nullptr ? communicator->sum(here) : here;
+  scale_ = gflops / reference_gflops_;
+  progress.budget_sessions.push_back({progress.wall_seconds, gflops, scale_});
   start_ = std::chrono::steady_clock::now();  // the measurement is not training time
+  return gflops;
 }
 
 void TimeBudget::update(TrainingProgress& progress) const {

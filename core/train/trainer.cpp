@@ -215,7 +215,7 @@ ValidationResult Trainer::validate_and_save(const std::string& reason) {
       progress.lr_factor *= t.plateau_factor;
     }
   }
-  budget_.update(progress);
+  budget_.remeasure(progress, log_, communicator_.get());
   reporter_->validation(v, progress);
   save(reason, score, improved);
   reporter_->render_curves();

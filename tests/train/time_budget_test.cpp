@@ -4,6 +4,7 @@
 
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "core/config/loader.h"
 #include "core/runtime/checkpoint.h"
@@ -69,6 +70,50 @@ TEST(TimeBudget, AReferenceScalesTheRemainingBudgetByTheRatioOfCeilings) {
   EXPECT_NEAR(budget.fraction(progress), progress.budget_seconds / 3600, 1e-12);
 }
 
+// A shared machine that halves its speed mid-run: the time after the next measurement (each
+// validation makes one) counts at the new scale, and the change is logged once.
+TEST(TimeBudget, EachRemeasurementCountsTheTimeFromThenAtTheMachinesNewSpeed) {
+  std::vector<double> ceilings{400, 200, 200};
+  size_t measured = 0;
+  TimeBudget budget([&] { return ceilings.at(measured++); });
+  TrainingProgress progress;
+  std::ostringstream log;
+  budget.start(budget_config(3600, 400), progress, log);
+  EXPECT_DOUBLE_EQ(budget.scale(), 1.0);
+  sleep_ms(30);
+  budget.remeasure(progress, log);
+  ASSERT_EQ(progress.budget_sessions.size(), 2u);
+  const BudgetSession& halved = progress.budget_sessions[1];
+  EXPECT_GE(halved.started_at, 0.03);
+  EXPECT_DOUBLE_EQ(halved.measured_gflops, 200);
+  EXPECT_DOUBLE_EQ(halved.scale, 0.5);
+  EXPECT_DOUBLE_EQ(budget.scale(), 0.5);
+  EXPECT_NEAR(progress.budget_seconds, halved.started_at, 1e-9) << "the first stretch ran at scale 1";
+  EXPECT_NE(log.str().find("now measures 200 GFLOP/s (was 400): a second here counts 0.500 s"),
+            std::string::npos)
+      << log.str();
+
+  const double budget_then = progress.budget_seconds;
+  sleep_ms(40);
+  budget.update(progress);
+  EXPECT_NEAR(progress.budget_seconds - budget_then, (progress.wall_seconds - halved.started_at) * 0.5,
+              1e-9);
+  const std::string logged = log.str();
+  budget.remeasure(progress, log);
+  EXPECT_EQ(progress.budget_sessions.size(), 3u);
+  EXPECT_EQ(log.str(), logged) << "a steady machine logs nothing";
+
+  // Without a reference, remeasuring only brings the clock up to now.
+  TimeBudget wall_clock([&]() -> double { ADD_FAILURE() << "measured without a reference"; return 1; });
+  TrainingProgress plain;
+  wall_clock.start(budget_config(3600, 0), plain, log);
+  sleep_ms(10);
+  wall_clock.remeasure(plain, log);
+  EXPECT_TRUE(plain.budget_sessions.empty());
+  EXPECT_GE(plain.wall_seconds, 0.01);
+  EXPECT_DOUBLE_EQ(plain.budget_seconds, plain.wall_seconds);
+}
+
 TEST(TimeBudget, ARunStopsOnTheScaledBudgetAndAResumeAddsASession) {
   // A reference of 0.001 GFLOP/s makes a second here worth days of it: one update exhausts a
   // 60-second budget.
@@ -82,20 +127,21 @@ TEST(TimeBudget, ARunStopsOnTheScaledBudgetAndAResumeAddsASession) {
   EXPECT_LT(first.progress.wall_seconds, 60);
   EXPECT_NE(first.stop_reason.find("of the reference machine"), std::string::npos)
       << first.stop_reason;
-  ASSERT_EQ(first.progress.budget_sessions.size(), 1u);
+  // One session from the start and one from the end-of-training validation's measurement.
+  ASSERT_EQ(first.progress.budget_sessions.size(), 2u);
 
   RunConfig longer = run.config();
   apply_overrides(longer, {"training.max_time=1000000h"});
   apply_overrides(longer, {"training.max_steps=3"});
   TrainResult second = Trainer(longer, true, log).train();
   EXPECT_EQ(second.progress.step, 3);
-  ASSERT_EQ(second.progress.budget_sessions.size(), 2u);
+  ASSERT_EQ(second.progress.budget_sessions.size(), 4u);
   EXPECT_DOUBLE_EQ(second.progress.budget_sessions[0].measured_gflops,
                    first.progress.budget_sessions[0].measured_gflops);
   EXPECT_GT(second.progress.budget_seconds, first.progress.budget_seconds);
   const CheckpointInfo saved =
       read_checkpoint_info(longer.training.output_dir + "/checkpoints/checkpoint_last.pt");
-  EXPECT_EQ(saved.progress.budget_sessions.size(), 2u);
+  EXPECT_EQ(saved.progress.budget_sessions.size(), 4u);
   EXPECT_DOUBLE_EQ(saved.progress.budget_seconds, second.progress.budget_seconds);
 }
 
