@@ -18,7 +18,7 @@ check() {  # DESCRIPTION COMMAND...
 }
 
 mkdir -p "$scratch"/{scripts,build/bin,configs,data/multi30k}
-cp "$project"/scripts/{compare.sh,model_run.sh,distill.sh,tune_decoding.sh} "$scratch/scripts/"
+cp "$project"/scripts/{compare.sh,model_run.sh,distill.sh,tune_decoding.sh,adopt_screen.sh} "$scratch/scripts/"
 cp "$project"/configs/multi30k_de_en_{transformer,rnn}.yaml "$scratch/configs/"
 printf '#!/usr/bin/env bash\n' > "$scratch/scripts/build.sh"
 printf ': # Multi30k stand-in: made below\n' > "$scratch/scripts/data-dir.sh"
@@ -82,6 +82,12 @@ elif [[ " \$* " == *" -b "* ]]; then
 else
   echo "BLEU = 40.1"
 fi
+EOF
+# The resolved config: the file, then the overrides, one a line.
+cat > "$scratch/build/bin/nmtzoo-config" <<EOF
+#!/usr/bin/env bash
+cat "\$1"; shift
+printf '%s\\n' "\$@"
 EOF
 cat > "$scratch/build/bin/nmtzoo-report" <<EOF
 #!/usr/bin/env bash
@@ -175,6 +181,47 @@ if DROP_A_LINE=1 scripts/distill.sh > distill_short.out 2>&1; then
 else
   check "a short distilled corpus stops distill.sh, naming the file" grep -q 'has 4 lines for 5 sources' distill_short.out
   check "and leaves no distilled targets behind" test ! -e "$distilled/train.en.gz"
+fi
+
+# A screened run becomes a model's seed 1 only when it was trained with the config as it is.
+screen_run() {  # NAME CONFIG_FILE [KEY=VALUE ...]: a finished screen as screen.sh leaves it
+  local name="$1" config="$2"
+  shift 2
+  mkdir -p "runs/screen/$name/checkpoints"
+  echo '{"updates": 99}' > "runs/screen/$name/training_summary.json"
+  echo '{"step": 1}' > "runs/screen/$name/metrics.jsonl"
+  echo "screen log" > "runs/screen/$name.log"
+  local sets=(--set "training.output_dir=runs/screen/$name" --set training.keep_best=5)
+  for override in "$@"; do sets+=(--set "$override"); done
+  build/bin/nmtzoo-config "$config" "${sets[@]}" > "runs/screen/$name/config.yaml"
+}
+mv reports/multi30k_de_en/rnn reports/rnn_aside
+mv runs/multi30k_de_en_rnn runs/rnn_aside
+screen_run R_other configs/multi30k_de_en_rnn.yaml model.dropout=0.5
+if scripts/adopt_screen.sh R_other rnn > adopt_other.out 2>&1; then
+  check "a screen of another recipe is not adopted" false
+else
+  check "a screen of another recipe is refused, showing the difference" grep -q 'model.dropout=0.5' adopt_other.out
+  check "and stays where it was" test -d runs/screen/R_other -a ! -e runs/multi30k_de_en_rnn
+fi
+sed 's/dropout: 0.3/dropout: 0.5/' configs/multi30k_de_en_rnn.yaml > configs/screened.yaml
+screen_run R_same configs/screened.yaml
+cp configs/screened.yaml configs/multi30k_de_en_rnn.yaml
+scripts/adopt_screen.sh R_same rnn > adopt.out 2>&1 || { cat adopt.out >&2; check "adopt_screen.sh adopts a screen of the config" false; }
+check "the adopted screen is the model's run, with its log" \
+  test -f runs/multi30k_de_en_rnn/training_summary.json -a -f runs/multi30k_de_en_rnn.log
+check "the adopted run keeps the recipe compare.sh compares" \
+  cmp -s runs/multi30k_de_en_rnn/compare_config.yaml configs/multi30k_de_en_rnn.yaml
+check "the screen's path links to the adopted run" test -L runs/screen/R_same -a -f runs/screen/R_same/training_summary.json
+: > "$calls"
+scripts/compare.sh --models rnn > compare_adopted.out 2>&1 || { cat compare_adopted.out >&2; check "compare.sh runs on an adopted screen" false; }
+check "compare.sh decodes the adopted run without training it" \
+  test -z "$(trained)" -a -f reports/multi30k_de_en/rnn/test_2016_flickr.hyp
+screen_run R_late configs/multi30k_de_en_rnn.yaml
+if scripts/adopt_screen.sh R_late rnn > adopt_twice.out 2>&1; then
+  check "a model with a run adopts no second screen" false
+else
+  check "a model with a run adopts no second screen, saying why" grep -q 'already has a run of rnn' adopt_twice.out
 fi
 
 ((failures == 0)) || { echo "$failures checks failed" >&2; exit 1; }
