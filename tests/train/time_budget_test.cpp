@@ -8,7 +8,6 @@
 
 #include "core/config/loader.h"
 #include "core/runtime/checkpoint.h"
-#include "core/runtime/matmul_ceiling.h"
 #include "core/train/trainer.h"
 #include "tests/support/tiny_run.h"
 
@@ -40,26 +39,24 @@ TEST(TimeBudget, WithoutAReferenceTheBudgetIsWallClockTime) {
   EXPECT_EQ(budget.stop_reason(progress), "reached training.max_time = 5.0s");
 }
 
-// A reference machine a tenth as fast as this one: each second here is ~10 of the budget, and
-// the session (with the ceiling it measured) is recorded after the earlier ones.
+// A reference machine a tenth as fast as this one: each second here is 10 of the budget, and
+// the session (with the ceiling it measured) is recorded after the earlier ones. The probe is a
+// stand-in: two real measurements disagree by 2x when other tests share the cores (seen under
+// ctest --parallel 2); the real probe runs in ARunStopsOnTheScaledBudgetAndAResumeAddsASession.
 TEST(TimeBudget, AReferenceScalesTheRemainingBudgetByTheRatioOfCeilings) {
   TrainingProgress progress;
   progress.wall_seconds = 100;
   progress.budget_seconds = 80;
   progress.budget_sessions.push_back({0, 400, 0.8});
   std::ostringstream log;
-  TimeBudget budget;
-  MatmulCeiling here;
-  here.measure();
-  budget.start(budget_config(3600, here.best() / 10), progress, log);
+  TimeBudget budget([] { return 480.0; });
+  budget.start(budget_config(3600, 48), progress, log);
   ASSERT_EQ(progress.budget_sessions.size(), 2u);
   const BudgetSession& session = progress.budget_sessions.back();
   EXPECT_DOUBLE_EQ(session.started_at, 100);
-  EXPECT_GT(session.measured_gflops, 0);
-  EXPECT_DOUBLE_EQ(session.scale, budget.scale());
-  // The two measurements of one machine agree within its drift.
-  EXPECT_GT(budget.scale(), 10 * 0.6);
-  EXPECT_LT(budget.scale(), 10 / 0.6);
+  EXPECT_DOUBLE_EQ(session.measured_gflops, 480);
+  EXPECT_DOUBLE_EQ(session.scale, 10);
+  EXPECT_DOUBLE_EQ(budget.scale(), 10);
   EXPECT_NE(log.str().find("training.reference_gflops"), std::string::npos) << log.str();
   sleep_ms(50);
   budget.update(progress);
