@@ -37,6 +37,8 @@ struct ModelConfig {
   int64_t encoder_layers;
   int64_t decoder_layers;
   double dropout;
+  double source_word_dropout;
+  double target_word_dropout;
   SharingChoice share_embeddings;
 };
 

@@ -53,6 +53,14 @@ at::Tensor apply_dropout(const at::Tensor& x, double p, bool training) {
       x, torch::nn::functional::DropoutFuncOptions().p(p).training(true));
 }
 
+at::Tensor apply_word_dropout(const at::Tensor& x, double p, bool training) {
+  if (p <= 0 || !training) return x;
+  auto mask_shape = x.sizes().vec();
+  mask_shape.back() = 1;
+  at::Tensor keep = torch::empty(mask_shape, x.options()).bernoulli_(1.0 - p);
+  return x * keep.div_(1.0 - p);
+}
+
 at::Tensor masked_softmax(at::Tensor scores, const at::Tensor& key_pad_mask,
                           const at::Tensor& attn_mask, bool in_place) {
   const float minus_inf = -std::numeric_limits<float>::infinity();

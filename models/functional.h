@@ -26,6 +26,12 @@ std::tuple<at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input, const at::
 // Dropout with probability p when training, the identity otherwise (no copy).
 at::Tensor apply_dropout(const at::Tensor& x, double p, bool training);
 
+// Word dropout on embeddings x (..., m) when training: each token's whole vector is zeroed with
+// probability p, the others scaled by 1 / (1 - p), as Marian's --dropout-src/--dropout-trg do;
+// the identity otherwise. Unlike apply_dropout, the model cannot rebuild a token from the
+// surviving units of its vector: it must translate from the context (Sennrich & Zhang 2019).
+at::Tensor apply_word_dropout(const at::Tensor& x, double p, bool training);
+
 // The one masking rule of every attention: softmax over the last dimension of `scores`
 // (B, ..., T, S) where keys with key_pad_mask (B, S) true, and positions with attn_mask (T, S)
 // true, get exactly zero weight. Both masks are bool, true = forbidden, and optional. With

@@ -12,6 +12,8 @@ std::shared_ptr<EncoderDecoder> build(const ModelConfig& c, const VocabSizes& vo
                      .encoder_layers(c.encoder_layers)
                      .decoder_layers(c.decoder_layers)
                      .dropout(c.dropout)
+                     .source_word_dropout(c.source_word_dropout)
+                     .target_word_dropout(c.target_word_dropout)
                      .attention(c.attention)
                      .attention_dim(c.attention_dim)
                      .attention_query(c.attention_query)

@@ -106,7 +106,8 @@ DecoderState RnnSeq2SeqImpl::encode(const Tensor& src_tokens, const Tensor& src_
   const int64_t batch = src_tokens.size(0);
   const int64_t n = options.hidden_dim();
   const int64_t layers = options.encoder_layers();
-  Tensor embedded = dropout(src_embed->forward(src_tokens));
+  Tensor embedded = dropout(apply_word_dropout(src_embed->forward(src_tokens),
+                                                options.source_word_dropout(), is_training()));
   Tensor lengths = src_pad_mask.logical_not().sum(1).to(torch::kCPU);
   auto packed = rnn_utils::pack_padded_sequence(embedded, lengths, /*batch_first=*/true,
                                                 /*enforce_sorted=*/false);
@@ -199,7 +200,8 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
 }
 
 Tensor RnnSeq2SeqImpl::decode_step(const Tensor& prev_tokens, DecoderState& state) {
-  Tensor embedded = dropout(target_table()->forward(prev_tokens.view({-1})));
+  Tensor embedded = dropout(apply_word_dropout(target_table()->forward(prev_tokens.view({-1})),
+                                                options.target_word_dropout(), is_training()));
   auto [out, weights] = step(embedded, state);
   Tensor t = luong() ? out : apply_readout(out);
   if (state.record_attention && weights.defined()) {
@@ -215,7 +217,8 @@ Tensor RnnSeq2SeqImpl::decode_step(const Tensor& prev_tokens, DecoderState& stat
 Tensor RnnSeq2SeqImpl::features(const Tensor& src_tokens, const Tensor& src_pad_mask,
                                 const Tensor& tgt_in) {
   DecoderState state = encode(src_tokens, src_pad_mask);
-  Tensor embedded = dropout(target_table()->forward(tgt_in));  // (B, T, m)
+  Tensor embedded = dropout(apply_word_dropout(target_table()->forward(tgt_in),  // (B, T, m)
+                                                options.target_word_dropout(), is_training()));
   std::vector<Tensor> outputs;
   outputs.reserve(static_cast<size_t>(tgt_in.size(1)));
   for (int64_t t = 0; t < tgt_in.size(1); ++t) {

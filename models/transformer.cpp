@@ -115,11 +115,12 @@ void TransformerImpl::reset() {
 }
 
 Tensor TransformerImpl::embed(const Tensor& tokens, torch::nn::Embedding& table,
-                              PositionalEncoding& positions, int64_t offset) {
+                              PositionalEncoding& positions, int64_t offset, double word_dropout) {
   TORCH_CHECK(offset + tokens.size(1) <= options.max_positions(), "sequence of ",
               offset + tokens.size(1), " positions exceeds max_positions = ",
               options.max_positions());
-  Tensor x = table->forward(tokens) * std::sqrt(static_cast<double>(options.d_model()));
+  Tensor x = apply_word_dropout(table->forward(tokens), word_dropout, is_training()) *
+             std::sqrt(static_cast<double>(options.d_model()));
   if (positions) x = x + positions->forward(tokens.size(1), offset);  // relative: in attention
   return apply_dropout(x, options.dropout(), is_training());
 }
@@ -128,7 +129,8 @@ Tensor TransformerImpl::encode_memory(const Tensor& src_tokens, const Tensor& sr
   TORCH_CHECK(src_tokens.dim() == 2 && src_pad_mask.sizes() == src_tokens.sizes(),
               "src_tokens and src_pad_mask must both be (B, S), but got ", src_tokens.sizes(),
               " and ", src_pad_mask.sizes());
-  return encoder->forward(embed(src_tokens, src_embed, src_positions, 0), src_pad_mask);
+  return encoder->forward(embed(src_tokens, src_embed, src_positions, 0, options.source_word_dropout()),
+                          src_pad_mask);
 }
 
 DecoderState TransformerImpl::encode(const Tensor& src_tokens, const Tensor& src_pad_mask) {
@@ -156,7 +158,8 @@ Tensor TransformerImpl::decode_step(const Tensor& prev_tokens, DecoderState& sta
     caches.push_back({&state[slots.self_k], &state[slots.self_v], &state[slots.memory_k],
                       &state[slots.memory_v]});
   }
-  Tensor x = embed(prev_tokens.view({-1, 1}), target_table(), tgt_positions, state.step);
+  Tensor x = embed(prev_tokens.view({-1, 1}), target_table(), tgt_positions, state.step,
+                   options.target_word_dropout());
   std::vector<Tensor> cross_weights;
   Tensor h = decoder->forward(x, state[kMemorySlot], {}, state[kMemoryPadMaskSlot], &caches,
                               state.record_attention ? &cross_weights : nullptr);
@@ -174,7 +177,7 @@ Tensor TransformerImpl::decode_step(const Tensor& prev_tokens, DecoderState& sta
 Tensor TransformerImpl::features(const Tensor& src_tokens, const Tensor& src_pad_mask,
                                  const Tensor& tgt_in) {
   Tensor memory = encode_memory(src_tokens, src_pad_mask);
-  Tensor x = embed(tgt_in, target_table(), tgt_positions, 0);
+  Tensor x = embed(tgt_in, target_table(), tgt_positions, 0, options.target_word_dropout());
   return decoder->forward(x, memory, causal_mask(tgt_in.size(1), tgt_in.device()), src_pad_mask);
 }
 

@@ -72,8 +72,9 @@ class TransformerImpl : public EncoderDecoder {
   torch::nn::Linear output_proj{nullptr};     // null when tied to the target embedding
 
  private:
+  // Scaled token embeddings (word dropout `word_dropout` on them) plus absolute positions.
   Tensor embed(const Tensor& tokens, torch::nn::Embedding& table, PositionalEncoding& positions,
-               int64_t offset);
+               int64_t offset, double word_dropout);
   torch::nn::Embedding& target_table() { return tgt_embed ? tgt_embed : src_embed; }
   Tensor encode_memory(const Tensor& src_tokens, const Tensor& src_pad_mask);
 

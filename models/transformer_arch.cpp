@@ -14,6 +14,8 @@ std::shared_ptr<EncoderDecoder> build(const ModelConfig& c, const VocabSizes& vo
                      .dropout(c.dropout)
                      .attention_dropout(c.attention_dropout)
                      .activation_dropout(c.activation_dropout)
+                     .source_word_dropout(c.source_word_dropout)
+                     .target_word_dropout(c.target_word_dropout)
                      .activation(c.activation)
                      .norm(c.norm)
                      .positions(c.positions)

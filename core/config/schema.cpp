@@ -473,6 +473,11 @@ std::vector<OptionSpec> build_schema() {
   model.integer("encoder_layers", &ModelConfig::encoder_layers, 6, layer_count, "encoder layers");
   model.integer("decoder_layers", &ModelConfig::decoder_layers, 6, layer_count, "decoder layers");
   model.real("dropout", &ModelConfig::dropout, 0.1, probability, "dropout probability");
+  model.real("source_word_dropout", &ModelConfig::source_word_dropout, 0.0, probability,
+             "training: drop each source token's whole embedding with this probability "
+             "(Marian's --dropout-src; Sennrich & Zhang 2019)");
+  model.real("target_word_dropout", &ModelConfig::target_word_dropout, 0.0, probability,
+             "training: the same for the decoder's input tokens (Marian's --dropout-trg)");
   model.choice<SharingChoice>("share_embeddings", &ModelConfig::share_embeddings,
                               SharingChoice::kAuto, kSharing,
                               "tie embeddings: none, decoder (input = output projection), all "

@@ -21,6 +21,8 @@ struct RnnSeq2SeqOptions {
   TORCH_ARG(int64_t, encoder_layers) = 1;                     // stacked bidirectional layers
   TORCH_ARG(int64_t, decoder_layers) = 1;                     // stacked decoder cells
   TORCH_ARG(double, dropout) = 0.0;                           // embeddings, between layers, readout
+  TORCH_ARG(double, source_word_dropout) = 0.0;               // whole source token embeddings
+  TORCH_ARG(double, target_word_dropout) = 0.0;               // whole decoder input embeddings
   // nullopt: no attention, the encoder summary is the context at every step (Cho et al. 2014)
   TORCH_ARG(std::optional<AttentionScore>, attention) = AttentionScore::kAdditive;
   TORCH_ARG(int64_t, attention_dim) = 1000;                   // additive scoring's hidden size

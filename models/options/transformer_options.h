@@ -38,6 +38,8 @@ struct TransformerOptions {
   TORCH_ARG(double, dropout) = 0.1;
   TORCH_ARG(double, attention_dropout) = 0.0;
   TORCH_ARG(double, activation_dropout) = 0.0;
+  TORCH_ARG(double, source_word_dropout) = 0.0;               // whole source token embeddings
+  TORCH_ARG(double, target_word_dropout) = 0.0;               // whole decoder input embeddings
   TORCH_ARG(Activation, activation) = Activation::kRelu;
   TORCH_ARG(NormPosition, norm) = NormPosition::kPost;
   TORCH_ARG(PositionEncoding, positions) = PositionEncoding::kSinusoidal;

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "core/runtime/weights.h"
+#include "models/registry.h"
 #include "tests/models/model_fixtures.h"
 #include "tests/support/test_support.h"
 #include "tokenizer/special_tokens.h"
@@ -66,6 +67,32 @@ TEST_P(EveryModel, FutureTargetTokensDoNotChangeEarlierOutputs) {
   auto after = model->forward(batch.src_tokens, batch.src_pad_mask, changed);
   EXPECT_LT(max_abs_diff(before.narrow(1, 0, 4), after.narrow(1, 0, 4)), 1e-6);
   EXPECT_GT(max_abs_diff(before.narrow(1, 4, 3), after.narrow(1, 4, 3)), 1e-4);
+}
+
+// Word dropout acts on the tokens' embeddings only while training: at rate ~1 on the source the
+// decoder sees no source token (two sources of one length give the same outputs), at rate ~1 on
+// the target no previous target token; in eval mode the model is the one without it.
+TEST_P(EveryModel, WordDropoutHidesTheTokensWhileTrainingOnly) {
+  RunConfig config = testing::tiny_config(GetParam());
+  config.model.source_word_dropout = 1 - 1e-9;
+  config.model.target_word_dropout = 1 - 1e-9;
+  torch::manual_seed(1);
+  auto model = build_model(config.model, VocabSizes{testing::kTinyVocab, testing::kTinyVocab, true});
+  auto plain = tiny_model(GetParam());
+  auto one = random_batch({5}, {4}, 11);
+  auto other = random_batch({5}, {4}, 12);
+  ASSERT_FALSE(one.src_tokens.equal(other.src_tokens));
+  ASSERT_FALSE(one.tgt_in.equal(other.tgt_in));
+  torch::NoGradGuard no_grad;
+  model->eval();
+  EXPECT_LT(max_abs_diff(model->forward(one.src_tokens, one.src_pad_mask, one.tgt_in),
+                         plain->forward(one.src_tokens, one.src_pad_mask, one.tgt_in)),
+            1e-6)
+      << "eval: the same weights as the model without word dropout give the same outputs";
+  model->train();
+  auto a = model->forward(one.src_tokens, one.src_pad_mask, one.tgt_in);
+  auto b = model->forward(other.src_tokens, other.src_pad_mask, other.tgt_in);
+  EXPECT_LT(max_abs_diff(a, b), 1e-5) << "training: no source or target token reaches the model";
 }
 
 TEST_P(EveryModel, GradientsReachEveryParameter) {

@@ -16,6 +16,19 @@ TEST(Dropout, DropsTheRequestedFractionAndRescales) {
   EXPECT_TRUE(apply_dropout(x, 0.3, false).is_same(x));
 }
 
+TEST(WordDropout, ZeroesWholeTokenVectorsAndRescalesTheOthers) {
+  torch::manual_seed(2);
+  auto x = torch::ones({40, 50, 8});  // (B, T, m)
+  auto y = apply_word_dropout(x, 0.25, true);
+  auto zero_entries = y.eq(0).sum(-1);  // per token: 0 or all 8, never a part of the vector
+  EXPECT_TRUE(zero_entries.eq(0).logical_or(zero_entries.eq(8)).all().item<bool>());
+  double dropped = zero_entries.eq(8).to(torch::kDouble).mean().item<double>();
+  EXPECT_NEAR(dropped, 0.25, 0.03);  // 2,000 tokens: 3 standard deviations
+  EXPECT_NEAR(y.masked_select(y.ne(0)).mean().item<double>(), 1 / 0.75, 1e-5);
+  EXPECT_TRUE(apply_word_dropout(x, 0.25, false).is_same(x)) << "the identity outside training";
+  EXPECT_TRUE(apply_word_dropout(x, 0.0, true).is_same(x));
+}
+
 TEST(Dropout, IsReproducibleFromTheSeedWhateverTheThreads) {
   auto x = torch::randn({300, 77});
   const int threads = torch::get_num_threads();  // restored: later tests' numerics depend on it
