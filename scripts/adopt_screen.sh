@@ -23,7 +23,7 @@ done
 name="${positional[0]}"
 model="${positional[1]}"
 cd "$root"
-source scripts/model_run.sh  # recipe_of
+source scripts/model_run.sh  # recipe_of, run_plumbing
 fail() { echo "adopt_screen.sh: $*" >&2; exit 1; }
 
 screened="runs/screen/$name"
@@ -37,11 +37,12 @@ results="reports/multi30k_${pair}/${model}"
 [[ -f "$results/training_summary.json" ]] &&
   fail "$results holds a complete results folder, which compare.sh would keep (move it aside first)"
 
-# screen.sh's plumbing: the output folder and the kept best checkpoints (the budget is the
-# config's own when the screen ran with it; any other budget shows in the difference).
+# screen.sh's plumbing (the budget is the config's own when the screen ran with it; any other
+# budget shows in the difference).
 expected="$(mktemp)"
 trap 'rm -f "$expected"' EXIT
-build/bin/nmtzoo-config "$config" --set "training.output_dir=$screened" --set training.keep_best=5 > "$expected"
+mapfile -t plumbing < <(run_plumbing "$screened")
+build/bin/nmtzoo-config "$config" "${plumbing[@]}" > "$expected"
 if ! cmp -s "$expected" "$screened/config.yaml"; then
   echo "adopt_screen.sh: $screened was not trained with $config as it is now (< the config, > the run):" >&2
   diff "$expected" "$screened/config.yaml" >&2 || true

@@ -19,6 +19,12 @@
 # all of it in report/FOLDER/. training_summary.json is copied into that folder last: it marks it complete, and
 # a complete folder is kept (fresh=1 reruns it).
 #
+#   run_plumbing RUN
+#
+# prints, one per line, the --set arguments every Multi30k run is trained with besides its recipe:
+# its output folder RUN and the 5 best-validated checkpoints kept (scripts/screen.sh's screens use
+# them too, so a screen is the very run compare.sh would train; scripts/adopt_screen.sh checks it).
+#
 # Each run and results folder keeps the recipe it was made with (compare_config.yaml: the config
 # file, then the overrides as comments): one made with another recipe is never reused silently.
 
@@ -52,6 +58,12 @@ check_recipe() {  # FOLDER RECIPE_FILE
   exit 1
 }
 
+run_plumbing() {
+  # The 5 best-validated checkpoints stay beside the last 5 for the best-5 average (retention
+  # does not change training, so it is plumbing like the output folder, not part of the recipe).
+  printf '%s\n' --set "training.output_dir=$1" --set training.keep_best=5
+}
+
 run_model() {
   local folder="$1" config="$2" seed="$3"
   shift 3
@@ -71,9 +83,8 @@ run_model() {
   fi
   [[ -d "$run" ]] && check_recipe "$run" "$recipe"
   if [[ ! -f "$run/training_summary.json" ]]; then
-    # The 5 best-validated checkpoints stay beside the last 5 for the best-5 average (retention
-    # does not change training, so it is plumbing like the output folder, not part of the recipe).
-    local sets=(--set "training.output_dir=$run" --set training.keep_best=5)
+    local sets
+    mapfile -t sets < <(run_plumbing "$run")
     for override in "$@"; do sets+=(--set "$override"); done
     [[ -n "$seed" ]] && sets+=(--set "training.seed=$seed")
     [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && sets+=(--resume)

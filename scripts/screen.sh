@@ -24,8 +24,10 @@ if [[ -z "$bin" ]]; then
 fi
 cd "$root"
 run="runs/screen/$name"
-# keep_best: a screened run may become a model's seed 1 and be decoded like compare.sh's runs.
-sets=(--set "training.max_time=$budget" --set "training.output_dir=$run" --set training.keep_best=5)
+# compare.sh's plumbing: a screened run may become a model's seed 1 (scripts/adopt_screen.sh).
+source scripts/model_run.sh
+mapfile -t sets < <(run_plumbing "$run")
+sets+=(--set "training.max_time=$budget")
 for override in "$@"; do sets+=(--set "$override"); done
 if [[ ! -f "$run/training_summary.json" ]]; then
   resume=()

@@ -192,7 +192,8 @@ screen_run() {  # NAME CONFIG_FILE [KEY=VALUE ...]: a finished screen as screen.
   echo '{"updates": 99}' > "runs/screen/$name/training_summary.json"
   echo '{"step": 1}' > "runs/screen/$name/metrics.jsonl"
   echo "screen log" > "runs/screen/$name.log"
-  local sets=(--set "training.output_dir=runs/screen/$name" --set training.keep_best=5)
+  local sets
+  mapfile -t sets < <(source scripts/model_run.sh && run_plumbing "runs/screen/$name")
   for override in "$@"; do sets+=(--set "$override"); done
   build/bin/nmtzoo-config "$config" "${sets[@]}" > "runs/screen/$name/config.yaml"
 }
