@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # Gets Multi30k (task 1, raw, gzipped) into data/multi30k (or --to DIR).
-#   scripts/get-data.sh                       download from github.com/multi30k/dataset
-#   scripts/get-data.sh --from DIR            copy from a local folder (or NMTZOO_MULTI30K=DIR)
+#   scripts/get-data.sh                       copy from NMTZOO_MULTI30K or ../shared/data/multi30k
+#                                             beside the project when present, else download from
+#                                             github.com/multi30k/dataset
+#   scripts/get-data.sh --from DIR            copy from a local folder
 # Checks the line counts of every file it gets; does nothing for files already in place.
 set -euo pipefail
 
+root="$(cd "$(dirname "$0")/.." && pwd)"
 from="${NMTZOO_MULTI30K:-}"
-to="$(cd "$(dirname "$0")/.." && pwd)/data/multi30k"
+[[ -z "$from" && -d "$root/../shared/data/multi30k" ]] && from="$root/../shared/data/multi30k"
+to="$root/data/multi30k"
 while (($#)); do
   case "$1" in
     --from) from="$2"; shift 2 ;;
     --to) to="$2"; shift 2 ;;
-    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
     *) echo "get-data.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
