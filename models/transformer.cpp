@@ -129,8 +129,8 @@ Tensor TransformerImpl::encode_memory(const Tensor& src_tokens, const Tensor& sr
   TORCH_CHECK(src_tokens.dim() == 2 && src_pad_mask.sizes() == src_tokens.sizes(),
               "src_tokens and src_pad_mask must both be (B, S), but got ", src_tokens.sizes(),
               " and ", src_pad_mask.sizes());
-  return encoder->forward(embed(src_tokens, src_embed, src_positions, 0, options.source_word_dropout()),
-                          src_pad_mask);
+  return encoder->forward(
+      embed(src_tokens, src_embed, src_positions, 0, options.source_word_dropout()), src_pad_mask);
 }
 
 DecoderState TransformerImpl::encode(const Tensor& src_tokens, const Tensor& src_pad_mask) {

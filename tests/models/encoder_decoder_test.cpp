@@ -77,7 +77,8 @@ TEST_P(EveryModel, WordDropoutHidesTheTokensWhileTrainingOnly) {
   config.model.source_word_dropout = 1 - 1e-9;
   config.model.target_word_dropout = 1 - 1e-9;
   torch::manual_seed(1);
-  auto model = build_model(config.model, VocabSizes{testing::kTinyVocab, testing::kTinyVocab, true});
+  auto model =
+      build_model(config.model, VocabSizes{testing::kTinyVocab, testing::kTinyVocab, true});
   auto plain = tiny_model(GetParam());
   auto one = random_batch({5}, {4}, 11);
   auto other = random_batch({5}, {4}, 12);
