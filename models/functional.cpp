@@ -57,8 +57,8 @@ at::Tensor apply_word_dropout(const at::Tensor& x, double p, bool training) {
   if (p <= 0 || !training) return x;
   auto mask_shape = x.sizes().vec();
   mask_shape.back() = 1;
-  at::Tensor keep = torch::empty(mask_shape, x.options()).bernoulli_(1.0 - p);
-  return x * keep.div_(1.0 - p);
+  // apply_dropout on a (..., 1) mask of ones: its kernel's draws do not depend on the thread count.
+  return x * apply_dropout(torch::ones(mask_shape, x.options()), p, training);
 }
 
 at::Tensor masked_softmax(at::Tensor scores, const at::Tensor& key_pad_mask,
