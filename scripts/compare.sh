@@ -79,23 +79,22 @@ if [[ -n "$ensemble" ]]; then
   ensemble_checkpoints "$ensemble"
   folder="$report/ensemble_${ensemble// /+}"
   mkdir -p "$folder"
-  read -r penalty alpha < <(scripts/tune_decoding.sh --ensemble "${members[*]}" "$src" "$tgt" "$folder/val_tuning.tsv")
+  tune_ensemble "$folder/val_tuning.tsv"
   baseline="${ensemble%% *}"
   {
     echo
     echo "## Ensemble of the seed-1 models: ${ensemble// / + }"
     echo
     echo "Each model's seed-1 checkpoint chosen on val (${members[*]}),"
-    echo "next-token probabilities averaged, beam 5,"
-    echo "length penalty $penalty (alpha $alpha) chosen on val for the ensemble. Paired bootstrap"
+    echo "$ensemble_combination, beam 5, length penalty $penalty (alpha $alpha);"
+    echo "weights, combination and length penalty chosen on val for the ensemble. Paired bootstrap"
     echo "(1,000 resamples, seed 12345) against $baseline alone:"
     echo
     echo '```'
   } >> "$report/results.md"
   for test in "${tests[@]}"; do
     "$bin/nmtzoo-translate" "${checkpoints[@]}" -i "data/multi30k/$test.$src.gz" \
-      -o "$folder/$test.hyp" --beam 5 --length-penalty "$penalty" --alpha "$alpha" \
-      --stats "$folder/$test.speed.json" 2>/dev/null
+      -o "$folder/$test.hyp" "${ensemble_decoding[@]}" --stats "$folder/$test.speed.json" 2>/dev/null
   done
   score_folder "$(basename "$folder")"
   for test in "${tests[@]}"; do

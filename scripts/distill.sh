@@ -3,9 +3,9 @@
 # ensemble into one model, for ensemble quality at one model's decoding cost:
 #   scripts/distill.sh [--pair de_en] [--teachers "transformer rnn"] [--student transformer] [--fresh]
 # 1. The teachers (each model's seed-1 checkpoint chosen on val by compare.sh) translate the
-#    training source as one ensemble, beam 5, with the length penalty chosen on val: those
-#    translations are the student's targets (data/multi30k_distilled_<pair>/; its val and test
-#    sets are the real ones, so validation and scores use human references).
+#    training source as one ensemble, beam 5, with the weights, combination and length penalty
+#    chosen on val: those translations are the student's targets (data/multi30k_distilled_<pair>/;
+#    its val and test sets are the real ones, so validation and scores use human references).
 # 2. The student trains on them with configs/multi30k_<pair>_<student>.yaml's recipe and budget,
 #    only data.dir changed, and is decoded and scored as compare.sh's models are, in
 #    reports/multi30k_<pair>/<student>_distilled/.
@@ -61,10 +61,11 @@ for file in data/multi30k/*.gz; do
 done
 if [[ ! -f "$targets" ]]; then
   ensemble_checkpoints "$teachers"
-  read -r penalty alpha < <(scripts/tune_decoding.sh --ensemble "${members[*]}" "$src" "$tgt" "$teacher_choice")
-  echo "== distilling: ${teachers// / + } translate train.$src (beam 5, length penalty $penalty, alpha $alpha)"
+  tune_ensemble "$teacher_choice"
+  echo "== distilling: ${teachers// / + } translate train.$src (beam 5, length penalty $penalty," \
+    "alpha $alpha, $ensemble_combination)"
   "$bin/nmtzoo-translate" "${checkpoints[@]}" -i "data/multi30k/train.$src.gz" -o "$data/train.$tgt.tmp" \
-    --beam 5 --length-penalty "$penalty" --alpha "$alpha" --stats "$data/distillation.speed.json"
+    "${ensemble_decoding[@]}" --stats "$data/distillation.speed.json"
   sources=$(gzip -dc "data/multi30k/train.$src.gz" | wc -l)
   translations=$(wc -l < "$data/train.$tgt.tmp")
   ((sources == translations)) || {
@@ -85,7 +86,7 @@ out="$report/distillation.md"
 {
   echo "# Sequence-level knowledge distillation (Kim & Rush 2016), Multi30k $src→$tgt"
   echo
-  echo "The seed-1 ensemble ${teachers// / + } (checkpoints chosen on val, beam 5, length penalty"
+  echo "The seed-1 ensemble ${teachers// / + } (checkpoints chosen on val, beam 5, weights, combination and length penalty"
   echo "chosen on val: \`$(basename "$teacher_choice")\`) translated the $(gzip -dc "$targets" | wc -l)"
   echo "training sources; a $student trained on those translations alone, with"
   echo "\`configs/multi30k_${pair}_${student}.yaml\`'s recipe and budget (only \`data.dir\` differs), then"

@@ -137,6 +137,20 @@ ensemble_checkpoints() {  # "MODEL ...": their chosen checkpoints in members, as
   done
 }
 
+tune_ensemble() {  # OUT.tsv: tunes the decoding of ensemble_checkpoints' members on val
+  # (scripts/tune_decoding.sh) into penalty, alpha, weights, mode, their nmtzoo-translate flags (ensemble_decoding) and a
+  # sentence saying how the members' next-token distributions combine (ensemble_combination)
+  read -r penalty alpha weights mode < <(
+    scripts/tune_decoding.sh --ensemble "${members[*]}" "$src" "$tgt" "$1")
+  ensemble_decoding=(--beam 5 --length-penalty "$penalty" --alpha "$alpha" --weights "$weights"
+    --ensemble-mode "$mode")
+  if [[ "$mode" == prob ]]; then
+    ensemble_combination="next-token probabilities averaged with weights $weights"
+  else
+    ensemble_combination="next-token log-probabilities summed with weights $weights"
+  fi
+}
+
 score_folder() {  # FOLDER: scores report/FOLDER's test outputs (BLEU, chrF2, TER) into *.scores.json
   local bin=build/bin
   local test

@@ -9,8 +9,12 @@
 # with beam 5 and the same avg penalties, scores cased sacreBLEU against val.TGT, writes one row
 # per setting to OUT.tsv and prints the best beam-5 row of the averaged, best and best-averaged
 # checkpoints as "LENGTH_PENALTY ALPHA CHECKPOINT" (a run that overfits late can have its
-# averaged last checkpoints below its best ones). With --ensemble, the beam-5 settings of the checkpoints
-# decoding as one ensemble, and the best of those as "LENGTH_PENALTY ALPHA".
+# averaged last checkpoints below its best ones). With --ensemble, the checkpoints decode val as
+# one ensemble with beam 5, searched coordinate-wise: the length penalties with equal weights
+# averaging probabilities, then at the best penalty the member weights (equal, or one member 1.5x
+# or 2x the others, normalized to sum to 1) in both ensemble modes (prob, logprob), then the
+# penalties again at the best weights; it prints the best row as
+# "LENGTH_PENALTY ALPHA WEIGHTS MODE".
 set -euo pipefail
 ensemble=""
 if [[ "${1:-}" == --ensemble ]]; then
@@ -18,7 +22,7 @@ if [[ "${1:-}" == --ensemble ]]; then
   shift 2
 fi
 [[ -n "$ensemble" ]] && set -- "" "$@"  # no run folder
-(($# == 4)) || { sed -n '2,12p' "$0"; exit 2; }
+(($# == 4)) || { sed -n '2,15p' "$0"; exit 2; }
 run="$1"; src="$2"; tgt="$3"; out="$4"
 bin=build/bin
 val_src="data/multi30k/val.$src.gz"
@@ -27,22 +31,51 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 
 printf 'checkpoint\tbeam\tlength_penalty\talpha\tval_bleu\tsentences_per_second\n' > "$out"
-score() {  # checkpoint-name "checkpoint [checkpoint ...]" beam penalty alpha
-  local name="$1" checkpoints=() beam="$3" penalty="$4" alpha="$5"
+score() {  # checkpoint-name "checkpoint [checkpoint ...]" beam penalty alpha [weights mode]
+  local name="$1" checkpoints=() beam="$3" penalty="$4" alpha="$5" ensemble_flags=()
   for checkpoint in $2; do checkpoints+=(-c "$checkpoint"); done
+  (($# == 7)) && ensemble_flags=(--weights "$6" --ensemble-mode "$7")
   "$bin/nmtzoo-translate" "${checkpoints[@]}" -i "$val_src" -o "$scratch/hyp" --beam "$beam" \
-    --length-penalty "$penalty" --alpha "$alpha" --stats "$scratch/speed.json" 2>/dev/null
+    --length-penalty "$penalty" --alpha "$alpha" "${ensemble_flags[@]}" \
+    --stats "$scratch/speed.json" 2>/dev/null
   local bleu speed
   bleu="$("$bin/nmtzoo-evaluate" "$val_ref" -i "$scratch/hyp" -m bleu -b -w 2)"
   speed="$(sed -nE 's/.*"sentences_per_second": *([0-9.]+).*/\1/p' "$scratch/speed.json")"
-  printf '%s\t%s\t%s\t%s\t%s\t%.1f\n' "$name" "$beam" "$penalty" "$alpha" "$bleu" "$speed" >> "$out"
+  printf '%s\t%s\t%s\t%s\t%s\t%.1f' "$name" "$beam" "$penalty" "$alpha" "$bleu" "$speed" >> "$out"
+  (($# == 7)) && printf '\t%s\t%s' "$6" "$7" >> "$out"
+  printf '\n' >> "$out"
 }
 
 if [[ -n "$ensemble" ]]; then
-  score ensemble "$ensemble" 5 none 0
-  for alpha in 0.6 1.0 1.4 1.8; do score ensemble "$ensemble" 5 avg "$alpha"; done
-  # Best beam-5 row; ties keep the earlier (simpler) setting.
-  awk -F'\t' 'NR > 1 && $2 == 5 && $5 > best { best = $5; choice = $3 " " $4 } END { print choice }' "$out"
+  sed -i '1s/$/\tweights\tmode/' "$out"
+  read -ra models <<< "$ensemble"
+  mapfile -t weight_grid < <(awk -v n="${#models[@]}" '
+    function emit(favoured, ratio,   total, j, line) {
+      total = favoured ? n - 1 + ratio : n
+      for (j = 1; j <= n; j++)
+        line = line (j > 1 ? "," : "") sprintf("%.4g", (j == favoured ? ratio : 1) / total)
+      print line
+    }
+    BEGIN { emit(0, 1); if (n > 1) for (i = 1; i <= n; i++) { emit(i, 1.5); emit(i, 2) } }')
+  penalties=("none 0" "avg 0.6" "avg 1.0" "avg 1.4" "avg 1.8")
+  declare -A tried
+  try() {  # penalty alpha weights mode, each setting decoded once
+    [[ -n "${tried["$*"]:-}" ]] && return
+    tried["$*"]=1
+    score ensemble "$ensemble" 5 "$@"
+  }
+  best() {  # the best row so far as "penalty alpha weights mode"; ties keep the earlier row
+    awk -F'\t' 'NR > 1 && $5 > best { best = $5; choice = $3 " " $4 " " $7 " " $8 }
+                 END { print choice }' "$out"
+  }
+  for setting in "${penalties[@]}"; do try $setting "${weight_grid[0]}" prob; done
+  read -r penalty alpha weights mode < <(best)
+  for weights in "${weight_grid[@]}"; do
+    for mode in prob logprob; do try "$penalty" "$alpha" "$weights" "$mode"; done
+  done
+  read -r penalty alpha weights mode < <(best)
+  for setting in "${penalties[@]}"; do try $setting "$weights" "$mode"; done
+  best
   exit 0
 fi
 score last "$run/checkpoints/checkpoint_last.pt" 1 none 0

@@ -57,7 +57,7 @@ for arg in "\$@"; do
   prev="\$arg"
 done
 [[ -n "\$svg" ]] && { mkdir -p "\$svg"; touch "\$svg/attention_0001.svg"; }
-settings="\$(echo "\$*" | grep -oE -- '(-c [^ ]+ )+|--length-penalty [a-z]+ --alpha [0-9.]+' | tr '\\n' ' ' || true)"
+settings="\$(echo "\$*" | grep -oE -- '(-c [^ ]+ )+|--length-penalty [a-z]+ --alpha [0-9.]+( --weights [0-9.,]+ --ensemble-mode [a-z]+)?' | tr '\\n' ' ' || true)"
 if [[ -n "\$output" ]]; then
   { if [[ "\$input" == *.gz ]]; then gzip -dc "\$input"; else cat "\$input"; fi } |
     sed "s%^%\$settings| %" > "\$output"
@@ -75,8 +75,10 @@ if [[ " \$* " == *" --json "* ]]; then
   echo '[{"name": "BLEU", "score": 40.1}, {"name": "chrF2", "score": 60.2}, {"name": "TER", "score": 41.3}]'
 elif [[ " \$* " == *" -b "* ]]; then
   # alpha 1.4 wins; with it, the best checkpoint of a Transformer, the average of the last
-  # checkpoints of the RNN's seed 1, the average of the best ones of its seed 2.
+  # checkpoints of the RNN's seed 1, the average of the best ones of its seed 2, and for an
+  # ensemble the first member weighted 0.6 in logprob mode.
   if ! grep -q -- '--length-penalty avg --alpha 1.4' "\$hyp"; then echo 30.0
+  elif grep -q -- '--weights' "\$hyp" && ! grep -q -- '--weights 0.6,0.4 --ensemble-mode logprob' "\$hyp"; then echo 44.0
   elif grep -qE 'transformer[^ ]*/checkpoints/checkpoint_best.pt|rnn/averaged.pt|rnn_seed2/best_averaged.pt' "\$hyp"; then echo 45.0
   else echo 35.0; fi
 else
@@ -142,6 +144,14 @@ check "results keep the config they were made with" \
   cmp -s reports/multi30k_de_en/rnn/compare_config.yaml configs/multi30k_de_en_rnn.yaml
 check "the ensemble is tested against its first member" \
   grep -q 'Ensemble of the seed-1 models: transformer + rnn' reports/multi30k_de_en/results.md
+ensemble_tuning=reports/multi30k_de_en/ensemble_transformer+rnn/val_tuning.tsv
+check "the ensemble's val search: 5 penalties, 9 more weights and modes, 4 more penalties" \
+  test "$(tail -n +2 "$ensemble_tuning" | wc -l)" -eq 18 -a "$(head -1 "$ensemble_tuning" | cut -f7-)" == "$(printf 'weights\tmode')"
+check "the ensemble's weights and mode chosen on val decode the test sets" \
+  grep -q -- '--alpha 1.4 --weights 0.6,0.4 --ensemble-mode logprob' \
+  reports/multi30k_de_en/ensemble_transformer+rnn/test_2016_flickr.hyp
+check "the report says how the ensemble combines its members" \
+  grep -q 'next-token log-probabilities summed with weights 0.6,0.4, beam 5' reports/multi30k_de_en/results.md
 
 : > "$calls"
 scripts/compare.sh --models "transformer rnn" --seeds 2 > compare_again.out 2>&1
@@ -166,6 +176,8 @@ scripts/distill.sh > distill.out 2>&1 || { cat distill.out >&2; echo "FAILED: di
 distilled=data/multi30k_distilled_de_en
 check "the ensemble translated the training source" \
   grep -q 'translate -c runs/multi30k_de_en_transformer/checkpoints/checkpoint_best.pt -c runs/multi30k_de_en_rnn/averaged.pt -i data/multi30k/train.de.gz' "$calls"
+check "with the weights and mode chosen on val" \
+  grep -q 'translate .* -i data/multi30k/train.de.gz .*--weights 0.6,0.4 --ensemble-mode logprob' "$calls"
 check "distilled targets: one per training source" test "$(gzip -dc "$distilled/train.en.gz" | wc -l)" -eq 5
 check "the student's source, val and test sets are the real ones" \
   test -L "$distilled/train.de.gz" -a -L "$distilled/val.en.gz" -a -L "$distilled/test_2016_flickr.en.gz"
