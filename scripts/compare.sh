@@ -14,8 +14,9 @@
 # --seeds N trains each model N times, with training.seed 1..N (seed k > 1 in runs/..._seed<k> and
 # reports/.../<model>_seed<k>/); the report adds every seed's scores, their mean and standard
 # deviation, while its other sections use seed 1. --ensemble decodes the test sets with the seed-1
-# models named (their checkpoints chosen on val, length penalty chosen on val for the ensemble) and adds
-# their scores and paired-bootstrap p-values against the first of them to the report. The steps of
+# models named (their checkpoints chosen on val; member weights, combination and length penalty
+# chosen on val for the ensemble) and adds their scores and paired-bootstrap p-values against the
+# first of them to the report. The steps of
 # one model are scripts/model_run.sh's, shared with scripts/distill.sh.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -31,7 +32,7 @@ while (($#)); do
     --seeds) seeds="$2"; shift 2 ;;
     --ensemble) ensemble="$2"; shift 2 ;;
     --fresh) fresh=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
