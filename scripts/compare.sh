@@ -32,7 +32,7 @@ while (($#)); do
     --seeds) seeds="$2"; shift 2 ;;
     --ensemble) ensemble="$2"; shift 2 ;;
     --fresh) fresh=1; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
