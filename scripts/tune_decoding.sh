@@ -9,7 +9,8 @@
 # with beam 5 and the same avg penalties, scores cased sacreBLEU against val.TGT, writes one row
 # per setting to OUT.tsv and prints the best beam-5 row of the averaged, best and best-averaged
 # checkpoints as "LENGTH_PENALTY ALPHA CHECKPOINT" (a run that overfits late can have its
-# averaged last checkpoints below its best ones). With --ensemble, the checkpoints decode val as
+# averaged last checkpoints below its best ones). Alphas above 1.8 are tried while the largest
+# tried is the best (up to 3.0). With --ensemble, the checkpoints decode val as
 # one ensemble with beam 5, searched coordinate-wise: the length penalties with equal weights
 # averaging probabilities, then at the best penalty the member weights (equal, or one member 1.5x
 # or 2x the others, normalized to sum to 1) in both ensemble modes (prob, logprob), then the
@@ -22,7 +23,7 @@ if [[ "${1:-}" == --ensemble ]]; then
   shift 2
 fi
 [[ -n "$ensemble" ]] && set -- "" "$@"  # no run folder
-(($# == 4)) || { sed -n '2,15p' "$0"; exit 2; }
+(($# == 4)) || { sed -n '2,16p' "$0"; exit 2; }
 run="$1"; src="$2"; tgt="$3"; out="$4"
 bin=build/bin
 val_src="data/multi30k/val.$src.gz"
@@ -44,6 +45,27 @@ score() {  # checkpoint-name "checkpoint [checkpoint ...]" beam penalty alpha [w
   printf '%s\t%s\t%s\t%s\t%s\t%.1f' "$name" "$beam" "$penalty" "$alpha" "$bleu" "$speed" >> "$out"
   (($# == 7)) && printf '\t%s\t%s' "$6" "$7" >> "$out"
   printf '\n' >> "$out"
+}
+
+# The avg penalty's alphas go beyond 1.8 in steps of 0.4, up to 3.0, while the largest one tried
+# is the best of its checkpoint (and ensemble weights and mode): a search that stops at the grid's
+# edge can miss the optimum.
+next_alpha() {  # NAME [WEIGHTS MODE]: the next alpha to try, or nothing
+  awk -F'\t' -v name="$1" -v weights="${2:-}" -v mode="${3:-}" '
+    NR > 1 && $1 == name && $2 == 5 && $3 == "avg" &&
+    (weights == "" || ($7 == weights && $8 == mode)) {
+      alpha = $4 + 0; bleu[alpha] = $5 + 0; if (alpha > top) top = alpha
+    }
+    END {
+      for (alpha in bleu) if (alpha + 0 != top && bleu[alpha] >= bleu[top]) exit
+      if (top >= 1.8 && top < 2.95) printf "%.1f\n", top + 0.4
+    }' "$out"
+}
+extend_alphas() {  # NAME "CHECKPOINT [CHECKPOINT ...]" [WEIGHTS MODE]
+  local alpha
+  while alpha="$(next_alpha "$1" "${@:3}")" && [[ -n "$alpha" ]]; do
+    score "$1" "$2" 5 avg "$alpha" "${@:3}"
+  done
 }
 
 if [[ -n "$ensemble" ]]; then
@@ -69,12 +91,14 @@ if [[ -n "$ensemble" ]]; then
                  END { print choice }' "$out"
   }
   for setting in "${penalties[@]}"; do try $setting "${weight_grid[0]}" prob; done
+  extend_alphas ensemble "$ensemble" "${weight_grid[0]}" prob
   read -r penalty alpha weights mode < <(best)
   for weights in "${weight_grid[@]}"; do
     for mode in prob logprob; do try "$penalty" "$alpha" "$weights" "$mode"; done
   done
   read -r penalty alpha weights mode < <(best)
   for setting in "${penalties[@]}"; do try $setting "$weights" "$mode"; done
+  extend_alphas ensemble "$ensemble" "$weights" "$mode"
   best
   exit 0
 fi
@@ -83,12 +107,14 @@ score last "$run/checkpoints/checkpoint_last.pt" 5 avg 1.0
 score averaged "$run/averaged.pt" 1 none 0
 score averaged "$run/averaged.pt" 5 none 0
 for alpha in 0.6 1.0 1.4 1.8; do score averaged "$run/averaged.pt" 5 avg "$alpha"; done
+extend_alphas averaged "$run/averaged.pt"
 score averaged "$run/averaged.pt" 5 wu 1.0
 candidates=(averaged "$run/averaged.pt" best "$run/checkpoints/checkpoint_best.pt")
 [[ -f "$run/best_averaged.pt" ]] && candidates+=(best_averaged "$run/best_averaged.pt")
 for ((i = 2; i < ${#candidates[@]}; i += 2)); do
   score "${candidates[i]}" "${candidates[i + 1]}" 5 none 0
   for alpha in 0.6 1.0 1.4 1.8; do score "${candidates[i]}" "${candidates[i + 1]}" 5 avg "$alpha"; done
+  extend_alphas "${candidates[i]}" "${candidates[i + 1]}"
 done
 # Best beam-5 row of the candidates; ties keep the earlier row (the averaged checkpoint, then the
 # simpler setting).

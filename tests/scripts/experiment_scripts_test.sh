@@ -73,6 +73,9 @@ hyp=""; prev=""
 for arg in "\$@"; do [[ "\$prev" == -i ]] && hyp="\$arg"; prev="\$arg"; done
 if [[ " \$* " == *" --json "* ]]; then
   echo '[{"name": "BLEU", "score": 40.1}, {"name": "chrF2", "score": 60.2}, {"name": "TER", "score": 41.3}]'
+elif [[ -n "\${ALPHA_PEAK:-}" ]]; then  # BLEU falls with the distance of alpha from the peak
+  alpha="\$(grep -oE -- '--alpha [0-9.]+' "\$hyp" | head -1 | cut -d' ' -f2)"
+  awk -v alpha="\${alpha:-0}" -v peak="\$ALPHA_PEAK" 'BEGIN { d = alpha - peak; printf "%.2f\n", 40 - (d < 0 ? -d : d) }'
 elif [[ " \$* " == *" -b "* ]]; then
   # alpha 1.4 wins; with it, the best checkpoint of a Transformer, the average of the last
   # checkpoints of the RNN's seed 1, the average of the best ones of its seed 2, and for an
@@ -150,6 +153,10 @@ check "the ensemble's val search: 5 penalties, 9 more weights and modes, 4 more 
 check "the ensemble's weights and mode chosen on val decode the test sets" \
   grep -q -- '--alpha 1.4 --weights 0.6,0.4 --ensemble-mode logprob' \
   reports/multi30k_de_en/ensemble_transformer+rnn/test_2016_flickr.hyp
+ALPHA_PEAK=2.6 scripts/tune_decoding.sh runs/multi30k_de_en_transformer de en alpha_search.tsv > alpha_search.out
+check "an alpha beyond the grid's 1.8 is chosen when val prefers it" test "$(cut -d' ' -f1,2 alpha_search.out)" == "avg 2.6"
+check "alphas grow by 0.4 past 1.8 until one is worse" \
+  test "$(awk -F'\t' '$1 == "averaged" && $3 == "avg" && $4 > 1.8 { print $4 }' alpha_search.tsv | tr '\n' ' ')" == "2.2 2.6 3.0 "
 check "the report says how the ensemble combines its members" \
   grep -q 'next-token log-probabilities summed with weights 0.6,0.4, beam 5' reports/multi30k_de_en/results.md
 
