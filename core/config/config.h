@@ -17,7 +17,7 @@ namespace nmtzoo {
 enum class InvalidUtf8Policy { kError, kSkip };
 enum class DeviceChoice { kCpu, kCuda, kAuto };
 enum class OptimizerKind { kAdam, kAdamW };
-enum class LrSchedule { kInverseSqrt, kConstant, kPlateau };
+enum class LrSchedule { kInverseSqrt, kConstant, kPlateau, kLinear, kCosine };
 // The validation score that picks checkpoint_best and drives early stopping.
 enum class SelectionMetric { kBleu, kChrf, kLoss };
 inline const char* selection_metric_name(SelectionMetric metric) {

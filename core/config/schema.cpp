@@ -508,15 +508,20 @@ std::vector<OptionSpec> build_schema() {
   train.choice<LrSchedule>("schedule", &TrainConfig::schedule, LrSchedule::kInverseSqrt,
                            {{"inverse_sqrt", LrSchedule::kInverseSqrt},
                             {"constant", LrSchedule::kConstant},
-                            {"plateau", LrSchedule::kPlateau}},
-                           "learning-rate schedule");
+                            {"plateau", LrSchedule::kPlateau},
+                            {"linear", LrSchedule::kLinear},
+                            {"cosine", LrSchedule::kCosine}},
+                           "learning-rate schedule; linear and cosine decay the rate to min_lr "
+                           "over the run's budget (the largest used fraction of max_steps, "
+                           "max_time and max_epochs)");
   train.integer("warmup_steps", &TrainConfig::warmup_steps, 4000, non_negative,
-                "linear warmup steps (inverse_sqrt; also applied before constant and plateau)");
+                "linear warmup steps (inverse_sqrt; also applied to the others)");
   train.real("plateau_factor", &TrainConfig::plateau_factor, 0.5, Range{0, 1, true},
              "plateau: multiply the rate by this when validation stops improving");
   train.integer("plateau_patience", &TrainConfig::plateau_patience, 2, non_negative,
                 "plateau: validations without improvement before decaying");
-  train.real("min_lr", &TrainConfig::min_lr, 0.0, non_negative, "plateau: lower bound on the rate");
+  train.real("min_lr", &TrainConfig::min_lr, 0.0, non_negative,
+             "plateau: lower bound on the rate; linear and cosine: the rate at the budget's end");
   train.real("label_smoothing", &TrainConfig::label_smoothing, 0.1, probability,
              "label smoothing epsilon");
   train.real("clip_norm", &TrainConfig::clip_norm, 0.0, non_negative,

@@ -72,7 +72,8 @@ TrainingEngine::TrainingEngine(const RunConfig& config, const TrainingData& data
 
 TrainingEngine::~TrainingEngine() = default;
 
-StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& batches) {
+StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& batches,
+                                     double budget_fraction) {
   model_->train();
   optimizer_->zero_grad();
   StepStats stats;
@@ -126,7 +127,8 @@ StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& ba
     return stats;
   }
   bad_steps_in_row_ = 0;
-  current_lr_ = schedule_->at(progress_.step + progress_.schedule_offset + 1, progress_.lr_factor);
+  current_lr_ = schedule_->at(progress_.step + progress_.schedule_offset + 1, progress_.lr_factor,
+                              budget_fraction);
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(current_lr_);
   optimizer_->step();
   ++progress_.step;

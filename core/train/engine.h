@@ -63,8 +63,11 @@ class TrainingEngine {
 
   // One optimizer update over `batches` (indices into data.train; gradients accumulated, summed
   // over ranks, divided by the target token count, clipped). A non-finite loss or gradient skips
-  // the update with a warning; training.max_bad_steps of them in a row throw.
-  StepStats train_step(const std::vector<std::vector<int64_t>>& batches);
+  // the update with a warning; training.max_bad_steps of them in a row throw. `budget_fraction`
+  // (0 to 1, the same on every rank) is how much of the run's budget is used, for the schedules
+  // that decay over it.
+  StepStats train_step(const std::vector<std::vector<int64_t>>& batches,
+                       double budget_fraction = 0.0);
   // Loss on the validation set and, with training.valid_bleu, its BLEU and chrF2.
   ValidationResult validate();
 

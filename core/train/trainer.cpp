@@ -239,6 +239,15 @@ double Trainer::progress_fraction(double batches_in_epoch) const {
   return std::min(fraction, 1.0);
 }
 
+double Trainer::schedule_fraction(double batches_in_epoch) const {
+  const LrSchedule schedule = config_.training.schedule;
+  if (schedule != LrSchedule::kLinear && schedule != LrSchedule::kCosine) return 0.0;
+  const double fraction = progress_fraction(batches_in_epoch);
+  // Each rank's clock differs a little; replicas must step with the same rate.
+  if (!communicator_) return fraction;
+  return communicator_->sum(fraction) / static_cast<double>(communicator_->world_size());
+}
+
 bool Trainer::patience_exhausted(TrainResult& result) const {
   const int64_t patience = config_.training.patience;
   if (patience <= 0 || engine_->progress().validations_without_improvement < patience) return false;
@@ -289,7 +298,7 @@ TrainResult Trainer::train() {
       const int64_t end = std::min(n, begin + t.update_freq);
       std::vector<std::vector<int64_t>> group(batches.begin() + begin, batches.begin() + end);
       auto step_start = Clock::now();
-      StepStats stats = engine_->train_step(group);
+      StepStats stats = engine_->train_step(group, schedule_fraction(static_cast<double>(n)));
       const double step_seconds = seconds_since(step_start);
       progress.epoch_batch = end;
       progress.train_seconds += step_seconds;

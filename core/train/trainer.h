@@ -57,6 +57,8 @@ class Trainer {
   void save(const std::string& reason, std::optional<double> score, bool is_best);
   // The share of the run's budget (steps, time or epochs, whichever is furthest) done.
   double progress_fraction(double batches_in_epoch) const;
+  // progress_fraction, agreed by all ranks, for the linear and cosine schedules; 0 for the others.
+  double schedule_fraction(double batches_in_epoch) const;
   // Stop rules; each sets result.stop_reason (and `interrupted`) when it fires.
   bool patience_exhausted(TrainResult& result) const;
   bool budget_exhausted(TrainResult& result) const;  // signal, max_steps, max_time

@@ -50,6 +50,35 @@ TEST(LearningRateSchedule, PlateauAppliesTheDecayFactorAndFloor) {
   EXPECT_DOUBLE_EQ(schedule.at(50, 0.125), 0.0002);
 }
 
+TEST(LearningRateSchedule, LinearAndCosineDecayToMinLrOverTheBudget) {
+  const std::vector<std::string> common{"training.lr=0.002", "training.warmup_steps=0",
+                                        "training.min_lr=0.0002", "training.max_steps=100"};
+  auto with = [&](const std::string& schedule) {
+    auto all = common;
+    all.push_back("training.schedule=" + schedule);
+    return LearningRateSchedule(training(all), 1);
+  };
+  const LearningRateSchedule linear = with("linear");
+  const LearningRateSchedule cosine = with("cosine");
+  for (const auto* schedule : {&linear, &cosine}) {
+    EXPECT_DOUBLE_EQ(schedule->at(7, 1.0, 0.0), 0.002);
+    EXPECT_DOUBLE_EQ(schedule->at(7, 1.0, 0.5), 0.0011);
+    EXPECT_DOUBLE_EQ(schedule->at(7, 1.0, 1.0), 0.0002);
+    EXPECT_DOUBLE_EQ(schedule->at(7, 1.0, 1.5), 0.0002) << "the fraction is clamped to the budget";
+    EXPECT_DOUBLE_EQ(schedule->at(7, 0.5, 0.5), 0.0011) << "the plateau factor is not theirs";
+  }
+  EXPECT_DOUBLE_EQ(linear.at(7, 1.0, 0.25), 0.0002 + 0.0018 * 0.75);
+  EXPECT_DOUBLE_EQ(cosine.at(7, 1.0, 0.25), 0.0002 + 0.0018 * (1 + std::sqrt(0.5)) / 2);
+}
+
+TEST(LearningRateSchedule, LinearWarmsUpWhileItDecays) {
+  LearningRateSchedule schedule(training({"training.schedule=linear", "training.lr=0.002",
+                                          "training.warmup_steps=10", "training.max_steps=100"}),
+                                1);
+  EXPECT_DOUBLE_EQ(schedule.at(5, 1.0, 0.04), 0.5 * 0.002 * 0.96);
+  EXPECT_DOUBLE_EQ(schedule.at(10, 1.0, 0.09), 0.002 * 0.91);
+}
+
 TEST(LearningRateSchedule, ConstantNeedsAnExplicitRate) {
   EXPECT_THROW(LearningRateSchedule(training({"training.schedule=constant"}), 512),
                std::runtime_error);
