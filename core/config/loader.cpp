@@ -225,13 +225,13 @@ void check_config(const RunConfig& config) {
                              "validation set)",
                              selection_metric_name(config.training.best_metric)));
   const TrainConfig& training = config.training;
-  add_problem_if(problems,
-                 (training.schedule == LrSchedule::kLinear ||
-                  training.schedule == LrSchedule::kCosine) &&
-                     training.max_steps == 0 && training.max_time == 0 && training.max_epochs == 0,
-                 config, "training.schedule",
-                 "decays the rate over the run's budget, which needs training.max_steps, "
-                 "training.max_time or training.max_epochs");
+  add_problem_if(
+      problems,
+      (training.schedule == LrSchedule::kLinear || training.schedule == LrSchedule::kCosine) &&
+          training.max_steps == 0 && training.max_time == 0 && training.max_epochs == 0,
+      config, "training.schedule",
+      "decays the rate over the run's budget, which needs training.max_steps, "
+      "training.max_time or training.max_epochs");
   add_problem_if(problems, !config.decoding.sampling && config.decoding.nbest > config.decoding.beam,
                  config, "decoding.nbest",
                  fmt::format("({}) exceeds decoding.beam ({})", config.decoding.nbest,

@@ -206,11 +206,11 @@ TEST(Config, BudgetDecayingSchedulesNeedABudget) {
   const std::string message =
       check_error(load_config(write_config(dir, "training:\n  schedule: cosine\n  lr: 0.001\n")));
   EXPECT_NE(message.find(dir.path("run.yaml") + ":2: training.schedule decays the rate over the "
-                         "run's budget"),
+                                                "run's budget"),
             std::string::npos)
       << message;
-  check_config(load_config(write_config(
-      dir, "training:\n  schedule: linear\n  lr: 0.001\n  max_time: 60m\n")));
+  check_config(load_config(
+      write_config(dir, "training:\n  schedule: linear\n  lr: 0.001\n  max_time: 60m\n")));
 }
 
 TEST(Config, BpeDropoutProbabilityMustBeBelowOne) {

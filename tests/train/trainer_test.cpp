@@ -122,17 +122,18 @@ TEST(Trainer, ResumedRunWithAWeightAverageEqualsAnUninterruptedRun) {
 // The rate of update k is set from the budget used before it, (k - 1) / max_steps, and reaches
 // min_lr only as the budget runs out.
 TEST(Trainer, LinearScheduleDecaysOverTheStepBudget) {
-  testing::TinyRun run("transformer", {"training.max_steps=10", "training.log_every=1",
-                                       "training.valid_every=0", "training.valid_bleu=false",
-                                       "training.best_metric=loss", "training.schedule=linear",
-                                       "training.lr=0.001", "training.warmup_steps=0"});
+  testing::TinyRun run(
+      "transformer", {"training.max_steps=10", "training.log_every=1", "training.valid_every=0",
+                      "training.valid_bleu=false", "training.best_metric=loss",
+                      "training.schedule=linear", "training.lr=0.001", "training.warmup_steps=0"});
   std::ostringstream log;
   Trainer(run.config(), false, log).train();
   auto train = records(run.config().training.output_dir, "train");
   ASSERT_EQ(train.size(), 10u);
   for (const auto& record : train) {
     const double step = record["step"].get<double>();
-    EXPECT_NEAR(record["lr"].get<double>(), 0.001 * (1 - (step - 1) / 10), 1e-12) << "step " << step;
+    EXPECT_NEAR(record["lr"].get<double>(), 0.001 * (1 - (step - 1) / 10), 1e-12)
+        << "step " << step;
   }
 }
 
