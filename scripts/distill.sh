@@ -86,8 +86,8 @@ out="$report/distillation.md"
 {
   echo "# Sequence-level knowledge distillation (Kim & Rush 2016), Multi30k $src→$tgt"
   echo
-  echo "The seed-1 ensemble ${teachers// / + } (checkpoints chosen on val, beam 5, weights, combination and length penalty"
-  echo "chosen on val: \`$(basename "$teacher_choice")\`) translated the $(gzip -dc "$targets" | wc -l)"
+  echo "The seed-1 ensemble ${teachers// / + } (checkpoints chosen on val, beam 5, weights,"
+  echo "combination and length penalty chosen on val: \`$(basename "$teacher_choice")\`) translated the $(gzip -dc "$targets" | wc -l)"
   echo "training sources; a $student trained on those translations alone, with"
   echo "\`configs/multi30k_${pair}_${student}.yaml\`'s recipe and budget (only \`data.dir\` differs), then"
   echo "decoded like the others (checkpoint and length penalty chosen on val)."

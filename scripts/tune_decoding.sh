@@ -32,7 +32,10 @@ scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 
 printf 'checkpoint\tbeam\tlength_penalty\talpha\tval_bleu\tsentences_per_second\n' > "$out"
+declare -A scored
 score() {  # checkpoint-name "checkpoint [checkpoint ...]" beam penalty alpha [weights mode]
+  [[ -n "${scored["$*"]:-}" ]] && return  # each setting is decoded once
+  scored["$*"]=1
   local name="$1" checkpoints=() beam="$3" penalty="$4" alpha="$5" ensemble_flags=()
   for checkpoint in $2; do checkpoints+=(-c "$checkpoint"); done
   (($# == 7)) && ensemble_flags=(--weights "$6" --ensemble-mode "$7")
@@ -61,8 +64,11 @@ next_alpha() {  # NAME [WEIGHTS MODE]: the next alpha to try, or nothing
       if (top >= 1.8 && top < 2.95) printf "%.1f\n", top + 0.4
     }' "$out"
 }
-extend_alphas() {  # NAME "CHECKPOINT [CHECKPOINT ...]" [WEIGHTS MODE]
+# Beam 5 with no penalty and the avg alphas 0.6-1.8, extended past 1.8 by next_alpha.
+sweep_penalties() {  # NAME "CHECKPOINT [CHECKPOINT ...]" [WEIGHTS MODE]
+  score "$1" "$2" 5 none 0 "${@:3}"
   local alpha
+  for alpha in 0.6 1.0 1.4 1.8; do score "$1" "$2" 5 avg "$alpha" "${@:3}"; done
   while alpha="$(next_alpha "$1" "${@:3}")" && [[ -n "$alpha" ]]; do
     score "$1" "$2" 5 avg "$alpha" "${@:3}"
   done
@@ -79,42 +85,31 @@ if [[ -n "$ensemble" ]]; then
       print line
     }
     BEGIN { emit(0, 1); if (n > 1) for (i = 1; i <= n; i++) { emit(i, 1.5); emit(i, 2) } }')
-  penalties=("none 0" "avg 0.6" "avg 1.0" "avg 1.4" "avg 1.8")
-  declare -A tried
-  try() {  # penalty alpha weights mode, each setting decoded once
-    [[ -n "${tried["$*"]:-}" ]] && return
-    tried["$*"]=1
-    score ensemble "$ensemble" 5 "$@"
-  }
   best() {  # the best row so far as "penalty alpha weights mode"; ties keep the earlier row
     awk -F'\t' 'NR > 1 && $5 > best { best = $5; choice = $3 " " $4 " " $7 " " $8 }
                  END { print choice }' "$out"
   }
-  for setting in "${penalties[@]}"; do try $setting "${weight_grid[0]}" prob; done
-  extend_alphas ensemble "$ensemble" "${weight_grid[0]}" prob
+  sweep_penalties ensemble "$ensemble" "${weight_grid[0]}" prob
   read -r penalty alpha weights mode < <(best)
   for weights in "${weight_grid[@]}"; do
-    for mode in prob logprob; do try "$penalty" "$alpha" "$weights" "$mode"; done
+    for mode in prob logprob; do
+      score ensemble "$ensemble" 5 "$penalty" "$alpha" "$weights" "$mode"
+    done
   done
   read -r penalty alpha weights mode < <(best)
-  for setting in "${penalties[@]}"; do try $setting "$weights" "$mode"; done
-  extend_alphas ensemble "$ensemble" "$weights" "$mode"
+  sweep_penalties ensemble "$ensemble" "$weights" "$mode"
   best
   exit 0
 fi
 score last "$run/checkpoints/checkpoint_last.pt" 1 none 0
 score last "$run/checkpoints/checkpoint_last.pt" 5 avg 1.0
 score averaged "$run/averaged.pt" 1 none 0
-score averaged "$run/averaged.pt" 5 none 0
-for alpha in 0.6 1.0 1.4 1.8; do score averaged "$run/averaged.pt" 5 avg "$alpha"; done
-extend_alphas averaged "$run/averaged.pt"
+sweep_penalties averaged "$run/averaged.pt"
 score averaged "$run/averaged.pt" 5 wu 1.0
 candidates=(averaged "$run/averaged.pt" best "$run/checkpoints/checkpoint_best.pt")
 [[ -f "$run/best_averaged.pt" ]] && candidates+=(best_averaged "$run/best_averaged.pt")
 for ((i = 2; i < ${#candidates[@]}; i += 2)); do
-  score "${candidates[i]}" "${candidates[i + 1]}" 5 none 0
-  for alpha in 0.6 1.0 1.4 1.8; do score "${candidates[i]}" "${candidates[i + 1]}" 5 avg "$alpha"; done
-  extend_alphas "${candidates[i]}" "${candidates[i + 1]}"
+  sweep_penalties "${candidates[i]}" "${candidates[i + 1]}"
 done
 # Best beam-5 row of the candidates; ties keep the earlier row (the averaged checkpoint, then the
 # simpler setting).
