@@ -26,7 +26,8 @@
 # them too, so a screen is the very run compare.sh would train; scripts/adopt_screen.sh checks it).
 #
 # Each run and results folder keeps the recipe it was made with (compare_config.yaml: the config
-# file, then the overrides as comments): one made with another recipe is never reused silently.
+# file, then the overrides as comments): one made with another recipe (another value of any key
+# once resolved by nmtzoo-config) is never reused silently.
 
 start_experiment() {
   src="${pair%_*}"
@@ -48,12 +49,34 @@ recipe_of() {  # CONFIG [KEY=VALUE ...]: the recipe text on stdout
   fi
 }
 
+resolved_recipe() {  # RECIPE_FILE: every key's value as training sees it, on stdout
+  local override sets=()
+  while IFS= read -r override; do sets+=(--set "$override"); done < <(sed -n 's/^#   --set //p' "$1")
+  build/bin/nmtzoo-config "$1" "${sets[@]}"
+}
+
 check_recipe() {  # FOLDER RECIPE_FILE
   local kept="$1/compare_config.yaml"
   [[ -f "$kept" ]] || return 0  # made before recipes were kept
   cmp -s "$kept" "$2" && return 0
-  echo "$(basename "$0"): the recipe changed since $1 was made:" >&2
-  diff "$kept" "$2" >&2 || true
+  # Another text can be the same recipe (an edited comment, keys reordered or spelt by an alias):
+  # only a different resolved value stops the script.
+  local resolved_kept resolved_now same=0
+  resolved_kept="$(mktemp)"
+  resolved_now="$(mktemp)"
+  if ! resolved_recipe "$kept" > "$resolved_kept" 2>&1; then
+    echo "$(basename "$0"): the recipe $1 was made with no longer loads:" >&2
+    cat "$resolved_kept" >&2
+  elif ! resolved_recipe "$2" > "$resolved_now"; then
+    echo "$(basename "$0"): the config does not load (above)" >&2
+  elif cmp -s "$resolved_kept" "$resolved_now"; then
+    same=1
+  else
+    echo "$(basename "$0"): the recipe changed since $1 was made (< then, > now):" >&2
+    diff "$resolved_kept" "$resolved_now" >&2 || true
+  fi
+  rm -f "$resolved_kept" "$resolved_now"
+  ((same)) && return 0
   echo "$(basename "$0"): rerun it with --fresh, or restore the config" >&2
   exit 1
 }

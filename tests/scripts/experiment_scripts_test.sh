@@ -88,10 +88,10 @@ else
   echo "BLEU = 40.1"
 fi
 EOF
-# The resolved config: the file, then the overrides, one a line.
+# The resolved config: the file without its comments, then the overrides, one a line.
 cat > "$scratch/build/bin/nmtzoo-config" <<EOF
 #!/usr/bin/env bash
-cat "\$1"; shift
+sed -e 's/ *#.*//' -e '/^\$/d' "\$1"; shift
 printf '%s\\n' "\$@"
 EOF
 cat > "$scratch/build/bin/nmtzoo-report" <<EOF
@@ -175,6 +175,16 @@ if scripts/compare.sh --models "transformer rnn" > compare_changed.out 2>&1; the
   check "a changed config stops compare.sh" false
 else
   check "a changed config stops compare.sh, showing the change" grep -q 'dropout: 0.45' compare_changed.out
+fi
+cp configs/rnn_as_compared.yaml configs/multi30k_de_en_rnn.yaml
+
+sed -i -E 's/^(  dropout: [0-9.]+).*/\1  # a comment edited after the runs/' configs/multi30k_de_en_rnn.yaml
+: > "$calls"
+if scripts/compare.sh --models "transformer rnn" > compare_commented.out 2>&1; then
+  check "an edited comment is the same recipe: the folders are kept" test -z "$(trained)"
+else
+  cat compare_commented.out >&2
+  check "an edited comment does not stop compare.sh" false
 fi
 mv configs/rnn_as_compared.yaml configs/multi30k_de_en_rnn.yaml
 
