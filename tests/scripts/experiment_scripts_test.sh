@@ -255,5 +255,24 @@ else
   check "a model with a run adopts no second screen, saying why" grep -q 'already has a run of rnn' adopt_twice.out
 fi
 
+# A screen trained with training.seed=K becomes seed K's run.
+mv runs/multi30k_de_en_rnn_seed2 runs/rnn_seed2_aside
+mv reports/multi30k_de_en/rnn_seed2 reports/rnn_seed2_aside
+screen_run R_seed1_again configs/multi30k_de_en_rnn.yaml
+if scripts/adopt_screen.sh R_seed1_again rnn --seed 2 > adopt_wrong_seed.out 2>&1; then
+  check "a screen of seed 1 is not adopted as seed 2" false
+else
+  check "a screen of seed 1 is refused as seed 2, showing the seed" grep -q 'training.seed=2' adopt_wrong_seed.out
+fi
+screen_run R_seed2 configs/multi30k_de_en_rnn.yaml training.seed=2
+scripts/adopt_screen.sh R_seed2 rnn --seed 2 > adopt_seed2.out 2>&1 ||
+  { cat adopt_seed2.out >&2; check "adopt_screen.sh --seed 2 adopts a screen of seed 2" false; }
+check "the screen of seed 2 is the model's seed-2 run" \
+  test -f runs/multi30k_de_en_rnn_seed2/training_summary.json -a -L runs/screen/R_seed2
+: > "$calls"
+scripts/compare.sh --models rnn --seeds 2 > compare_seed2.out 2>&1 || { cat compare_seed2.out >&2; check "compare.sh runs on an adopted seed 2" false; }
+check "compare.sh decodes the adopted seed 2 without training it" \
+  test -z "$(trained)" -a -f reports/multi30k_de_en/rnn_seed2/test_2016_flickr.hyp
+
 ((failures == 0)) || { echo "$failures checks failed" >&2; exit 1; }
 echo "all checks passed"
