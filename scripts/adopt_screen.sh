@@ -27,10 +27,9 @@ done
 [[ "$seed" =~ ^[1-9][0-9]*$ ]] || { echo "adopt_screen.sh: --seed expects a positive integer, got '$seed'" >&2; exit 2; }
 name="${positional[0]}"
 model="${positional[1]}"
-folder="$model"
-((seed == 1)) || folder="${model}_seed$seed"
 cd "$root"
-source scripts/model_run.sh  # recipe_of, run_plumbing
+source scripts/model_run.sh  # recipe_of, run_plumbing, seed_folder, seed_settings
+folder="$(seed_folder "$model" "$seed")"
 fail() { echo "adopt_screen.sh: $*" >&2; exit 1; }
 
 screened="runs/screen/$name"
@@ -49,7 +48,7 @@ results="reports/multi30k_${pair}/${folder}"
 expected="$(mktemp)"
 trap 'rm -f "$expected"' EXIT
 mapfile -t plumbing < <(run_plumbing "$screened")
-((seed == 1)) || plumbing+=(--set "training.seed=$seed")
+mapfile -t -O "${#plumbing[@]}" plumbing < <(seed_settings "$seed")
 build/bin/nmtzoo-config "$config" "${plumbing[@]}" > "$expected"
 if ! cmp -s "$expected" "$screened/config.yaml"; then
   echo "adopt_screen.sh: $screened was not trained with $config as it is now (< the config, > the run):" >&2

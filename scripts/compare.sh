@@ -42,12 +42,12 @@ start_experiment
 bin=build/bin
 mkdir -p "$report"
 gzip -dc "data/multi30k/test_2016_flickr.$src.gz" | sed -n 1,3p > "$report/attention_sources.txt"
-# The folders of every model's seeds: <model> for seed 1, <model>_seed<k> for the others. Seed by
-# seed, so an interrupted experiment has every model's seed 1 (the ensemble's members) first.
+# The folders of every model's seeds (seed_folder), seed by seed, so an interrupted experiment
+# has every model's seed 1 (the ensemble's members) first.
 folders=()
 for ((seed = 1; seed <= seeds; ++seed)); do
   for model in $models; do
-    if ((seed == 1)); then folders+=("$model"); else folders+=("${model}_seed$seed"); fi
+    folders+=("$(seed_folder "$model" "$seed")")
   done
 done
 for folder in "${folders[@]}"; do

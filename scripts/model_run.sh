@@ -49,6 +49,14 @@ recipe_of() {  # CONFIG [KEY=VALUE ...]: the recipe text on stdout
   fi
 }
 
+seed_folder() {  # MODEL SEED: the folder of a model's seed: <model> for seed 1, <model>_seed<k>
+  if (($2 == 1)); then echo "$1"; else echo "$1_seed$2"; fi
+}
+
+seed_settings() {  # SEED: the --set arguments seed SEED trains with (none for 1: the config's seed)
+  ((${1:-1} == 1)) || printf '%s\n' --set "training.seed=$1"
+}
+
 resolved_recipe() {  # RECIPE_FILE: every key's value as training sees it, on stdout
   local override sets=()
   while IFS= read -r override; do sets+=(--set "$override"); done < <(sed -n 's/^#   --set //p' "$1")
@@ -64,9 +72,8 @@ check_recipe() {  # FOLDER RECIPE_FILE
   local resolved_kept resolved_now same=0
   resolved_kept="$(mktemp)"
   resolved_now="$(mktemp)"
-  if ! resolved_recipe "$kept" > "$resolved_kept" 2>&1; then
-    echo "$(basename "$0"): the recipe $1 was made with no longer loads:" >&2
-    cat "$resolved_kept" >&2
+  if ! resolved_recipe "$kept" > "$resolved_kept"; then
+    echo "$(basename "$0"): the recipe $1 was made with no longer loads (above)" >&2
   elif ! resolved_recipe "$2" > "$resolved_now"; then
     echo "$(basename "$0"): the config does not load (above)" >&2
   elif cmp -s "$resolved_kept" "$resolved_now"; then
@@ -109,7 +116,7 @@ run_model() {
     local sets
     mapfile -t sets < <(run_plumbing "$run")
     for override in "$@"; do sets+=(--set "$override"); done
-    [[ -n "$seed" ]] && sets+=(--set "training.seed=$seed")
+    mapfile -t -O "${#sets[@]}" sets < <(seed_settings "$seed")
     [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && sets+=(--resume)
     echo "== training $folder ($config ${sets[*]}), log in $run.log"
     mkdir -p "$run"
