@@ -37,6 +37,9 @@ if [[ ! -f "$run/training_summary.json" ]]; then
   "$bin/nmtzoo-train" --config "$config" "${sets[@]}" "${resume[@]}" >> "$run.log" 2>&1 ||
     { echo "screen.sh: training $name failed; see $run.log" >&2; exit 1; }
 fi
+# nmtzoo-train exits 0 when a signal stops it, with a checkpoint but no training_summary.json.
+[[ -f "$run/training_summary.json" ]] ||
+  { echo "screen.sh: $name was interrupted before its budget ran out (see $run.log); the same command resumes it" >&2; exit 1; }
 log=reports/tuning/screening.md
 mkdir -p reports/tuning
 if [[ ! -f "$log" ]]; then

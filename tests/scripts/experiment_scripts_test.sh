@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The experiment scripts' plumbing (scripts/compare.sh, scripts/model_run.sh, scripts/distill.sh)
+# The experiment scripts' plumbing (scripts/compare.sh, model_run.sh, distill.sh, screen.sh)
 # in a scratch copy of the project whose build/bin holds stand-ins for the apps: each records its
 # arguments and writes what the real one would (checkpoints, one hypothesis per input line,
 # scores, speed). What is checked is what the scripts decide: the order of the runs, seeds,
@@ -18,7 +18,7 @@ check() {  # DESCRIPTION COMMAND...
 }
 
 mkdir -p "$scratch"/{scripts,build/bin,configs,data/multi30k}
-cp "$project"/scripts/{compare.sh,model_run.sh,distill.sh,tune_decoding.sh,adopt_screen.sh} "$scratch/scripts/"
+cp "$project"/scripts/{compare.sh,model_run.sh,distill.sh,tune_decoding.sh,adopt_screen.sh,screen.sh} "$scratch/scripts/"
 cp "$project"/configs/multi30k_de_en_{transformer,rnn}.yaml "$scratch/configs/"
 printf '#!/usr/bin/env bash\n' > "$scratch/scripts/build.sh"
 printf ': # Multi30k stand-in: made below\n' > "$scratch/scripts/data-dir.sh"
@@ -40,6 +40,7 @@ mkdir -p "\$out/checkpoints"
 touch "\$out/checkpoints/checkpoint_last.pt" "\$out/checkpoints/checkpoint_best.pt"
 [[ " \$* " == *" training.keep_best=5 "* ]] && echo '{"metric": "bleu"}' > "\$out/checkpoints/scores.json"
 echo '{"step": 1}' > "\$out/metrics.jsonl"
+[[ -n "\${STUB_INTERRUPTED:-}" ]] && exit 0  # as a signal leaves a run: checkpoints, no summary
 echo '{"parameters": 7600000, "updates": 1234}' > "\$out/training_summary.json"
 EOF
 cat > "$scratch/build/bin/nmtzoo-average" <<EOF
@@ -274,5 +275,12 @@ scripts/compare.sh --models rnn --seeds 2 > compare_seed2.out 2>&1 || { cat comp
 check "compare.sh decodes the adopted seed 2 without training it" \
   test -z "$(trained)" -a -f reports/multi30k_de_en/rnn_seed2/test_2016_flickr.hyp
 
+if STUB_INTERRUPTED=1 SCREEN_BIN=build/bin scripts/screen.sh R_interrupted configs/multi30k_de_en_rnn.yaml \
+  > screen_interrupted.out 2>&1; then
+  check "screen.sh fails when its training is interrupted" false
+else
+  check "an interrupted screen says the same command resumes it" grep -q 'the same command resumes it' screen_interrupted.out
+  check "an interrupted screen writes no row" bash -c '! grep -qs "^| R_interrupted |" reports/tuning/screening.md'
+fi
 ((failures == 0)) || { echo "$failures checks failed" >&2; exit 1; }
 echo "all checks passed"
