@@ -25,6 +25,14 @@
 # its output folder RUN and the 5 best-validated checkpoints kept (scripts/screen.sh's screens use
 # them too, so a screen is the very run compare.sh would train; scripts/adopt_screen.sh checks it).
 #
+#   train_run RUN PROGRESS CONFIG [nmtzoo-train ARG ...]
+#
+# trains RUN with $bin/nmtzoo-train (bin: set by the caller) unless it already finished,
+# resuming it from its last checkpoint, its output appended to RUN.log (PROGRESS=1 also prints
+# the validation lines). A run that stops without training_summary.json
+# (a signal stops nmtzoo-train with exit 0 and a checkpoint) stops the script, saying the same
+# command resumes it; so does a failed one.
+#
 # Each run and results folder keeps the recipe it was made with (compare_config.yaml: the config
 # file, then the overrides as comments): one made with another recipe (another value of any key
 # once resolved by nmtzoo-config) is never reused silently.
@@ -94,6 +102,26 @@ run_plumbing() {
   printf '%s\n' --set "training.output_dir=$1" --set training.keep_best=5
 }
 
+train_run() {
+  local run="$1" progress="$2" config="$3"
+  shift 3
+  [[ -f "$run/training_summary.json" ]] && return 0
+  local resume=() status=0
+  [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && resume=(--resume)
+  mkdir -p "$run"
+  if ((progress)); then
+    "$bin/nmtzoo-train" --config "$config" "$@" "${resume[@]}" 2>&1 | tee -a "$run.log" |
+      { grep --line-buffered -E "^valid|reached|stopping|time budget" || true; } || status=${PIPESTATUS[0]}
+  else
+    "$bin/nmtzoo-train" --config "$config" "$@" "${resume[@]}" >> "$run.log" 2>&1 || status=$?
+  fi
+  ((status == 0)) || { echo "$(basename "$0"): training $run failed (exit $status); see $run.log" >&2; exit 1; }
+  [[ -f "$run/training_summary.json" ]] || {
+    echo "$(basename "$0"): $run was interrupted before it finished (see $run.log); the same command resumes it" >&2
+    exit 1
+  }
+}
+
 run_model() {
   local folder="$1" config="$2" seed="$3"
   shift 3
@@ -117,14 +145,10 @@ run_model() {
     mapfile -t sets < <(run_plumbing "$run")
     for override in "$@"; do sets+=(--set "$override"); done
     mapfile -t -O "${#sets[@]}" sets < <(seed_settings "$seed")
-    [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && sets+=(--resume)
     echo "== training $folder ($config ${sets[*]}), log in $run.log"
     mkdir -p "$run"
     [[ -f "$run/compare_config.yaml" ]] || cp "$recipe" "$run/compare_config.yaml"
-    "$bin/nmtzoo-train" --config "$config" "${sets[@]}" 2>&1 | tee -a "$run.log" |
-      grep --line-buffered -E "^valid|reached|stopping|time budget" || true
-    [[ -f "$run/training_summary.json" ]] ||
-      { echo "$(basename "$0"): training $folder did not finish" >&2; exit 1; }
+    train_run "$run" 1 "$config" "${sets[@]}"
   fi
   rm -f "$recipe"
   mkdir -p "$results"

@@ -29,17 +29,8 @@ source scripts/model_run.sh
 mapfile -t sets < <(run_plumbing "$run")
 sets+=(--set "training.max_time=$budget")
 for override in "$@"; do sets+=(--set "$override"); done
-if [[ ! -f "$run/training_summary.json" ]]; then
-  resume=()
-  [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && resume=(--resume)
-  mkdir -p "$run"
-  echo "== screening $name ($config ${*:-}), log in $run.log" >&2
-  "$bin/nmtzoo-train" --config "$config" "${sets[@]}" "${resume[@]}" >> "$run.log" 2>&1 ||
-    { echo "screen.sh: training $name failed; see $run.log" >&2; exit 1; }
-fi
-# nmtzoo-train exits 0 when a signal stops it, with a checkpoint but no training_summary.json.
-[[ -f "$run/training_summary.json" ]] ||
-  { echo "screen.sh: $name was interrupted before its budget ran out (see $run.log); the same command resumes it" >&2; exit 1; }
+[[ -f "$run/training_summary.json" ]] || echo "== screening $name ($config ${*:-}), log in $run.log" >&2
+train_run "$run" 0 "$config" "${sets[@]}"
 log=reports/tuning/screening.md
 mkdir -p reports/tuning
 if [[ ! -f "$log" ]]; then

@@ -40,6 +40,7 @@ mkdir -p "\$out/checkpoints"
 touch "\$out/checkpoints/checkpoint_last.pt" "\$out/checkpoints/checkpoint_best.pt"
 [[ " \$* " == *" training.keep_best=5 "* ]] && echo '{"metric": "bleu"}' > "\$out/checkpoints/scores.json"
 echo '{"step": 1}' > "\$out/metrics.jsonl"
+[[ -n "\${STUB_FAILED:-}" ]] && exit 3
 [[ -n "\${STUB_INTERRUPTED:-}" ]] && exit 0  # as a signal leaves a run: checkpoints, no summary
 echo '{"parameters": 7600000, "updates": 1234}' > "\$out/training_summary.json"
 EOF
@@ -169,6 +170,22 @@ rm -rf reports/multi30k_de_en/rnn_seed2 runs/multi30k_de_en_rnn_seed2/training_s
 : > "$calls"
 scripts/compare.sh --models "transformer rnn" --seeds 2 > compare_resume.out 2>&1
 check "an interrupted run is resumed" grep -q 'output_dir=runs/multi30k_de_en_rnn_seed2 .*--resume' "$calls"
+
+rm -rf reports/multi30k_de_en/rnn_seed2 runs/multi30k_de_en_rnn_seed2/training_summary.json
+if STUB_INTERRUPTED=1 scripts/compare.sh --models "transformer rnn" --seeds 2 > compare_interrupted.out 2>&1; then
+  check "compare.sh fails when a training is interrupted" false
+else
+  check "an interrupted compare.sh says the same command resumes it" \
+    grep -q 'runs/multi30k_de_en_rnn_seed2 was interrupted .*the same command resumes it' compare_interrupted.out
+fi
+if STUB_FAILED=1 scripts/compare.sh --models "transformer rnn" --seeds 2 > compare_failed.out 2>&1; then
+  check "compare.sh fails when a training fails" false
+else
+  check "a failed training is reported with its exit status" \
+    grep -q 'training runs/multi30k_de_en_rnn_seed2 failed (exit 3)' compare_failed.out
+fi
+scripts/compare.sh --models "transformer rnn" --seeds 2 > compare_resumed.out 2>&1
+check "the rerun finishes it" test -f reports/multi30k_de_en/rnn_seed2/training_summary.json
 
 cp configs/multi30k_de_en_rnn.yaml configs/rnn_as_compared.yaml
 sed -i -E 's/^(  dropout:) [0-9.]+/\1 0.45/' configs/multi30k_de_en_rnn.yaml
