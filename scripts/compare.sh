@@ -16,7 +16,7 @@
 # deviation, while its other sections use seed 1. --ensemble decodes the test sets with the seed-1
 # models named (their checkpoints chosen on val; member weights, combination and length penalty
 # chosen on val for the ensemble) and adds their scores and paired-bootstrap p-values against the
-# first of them to the report. The steps of
+# first of them to the report; its folder is kept while its members' folders are. The steps of
 # one model are scripts/model_run.sh's, shared with scripts/distill.sh.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -79,8 +79,24 @@ for folder in "${folders[@]}"; do score_folder "$folder"; done
 if [[ -n "$ensemble" ]]; then
   ensemble_checkpoints "$ensemble"
   folder="$report/ensemble_${ensemble// /+}"
-  mkdir -p "$folder"
-  tune_ensemble "$folder/val_tuning.tsv"
+  # ensemble.txt, written last, marks the folder complete: its members (ensemble_members), then
+  # the decoding chosen on val. A complete folder whose members are unchanged is kept, so the
+  # report is rebuilt without the checkpoints (a fresh clone has none).
+  record="$folder/ensemble.txt"
+  if ((fresh)) || [[ ! -f "$record" || "$(sed '$d' "$record")" != "$(ensemble_members "$ensemble")" ]]; then
+    rm -f "$record"
+    mkdir -p "$folder"
+    tune_ensemble "$folder/val_tuning.tsv"
+    for test in "${tests[@]}"; do
+      "$bin/nmtzoo-translate" "${checkpoints[@]}" -i "data/multi30k/$test.$src.gz" \
+        -o "$folder/$test.hyp" "${ensemble_decoding[@]}" --stats "$folder/$test.speed.json" 2>/dev/null
+    done
+    { ensemble_members "$ensemble"; echo "$penalty $alpha $weights $mode"; } > "$record.tmp"
+    mv "$record.tmp" "$record"
+  else
+    ensemble_settings "$(tail -1 "$record")"
+    echo "== ensemble ${ensemble// / + }: results kept in $folder (its members are unchanged)"
+  fi
   baseline="${ensemble%% *}"
   {
     echo
@@ -93,10 +109,6 @@ if [[ -n "$ensemble" ]]; then
     echo
     echo '```'
   } >> "$report/results.md"
-  for test in "${tests[@]}"; do
-    "$bin/nmtzoo-translate" "${checkpoints[@]}" -i "data/multi30k/$test.$src.gz" \
-      -o "$folder/$test.hyp" "${ensemble_decoding[@]}" --stats "$folder/$test.speed.json" 2>/dev/null
-  done
   score_folder "$(basename "$folder")"
   for test in "${tests[@]}"; do
     {

@@ -192,10 +192,16 @@ ensemble_checkpoints() {  # "MODEL ...": their chosen checkpoints in members, as
 }
 
 tune_ensemble() {  # OUT.tsv: tunes the decoding of ensemble_checkpoints' members on val
-  # (scripts/tune_decoding.sh) into penalty, alpha, weights, mode, their nmtzoo-translate flags (ensemble_decoding) and a
-  # sentence saying how the members' next-token distributions combine (ensemble_combination)
-  read -r penalty alpha weights mode < <(
-    scripts/tune_decoding.sh --ensemble "${members[*]}" "$src" "$tgt" "$1")
+  # (scripts/tune_decoding.sh) into ensemble_settings
+  local choice
+  choice="$(scripts/tune_decoding.sh --ensemble "${members[*]}" "$src" "$tgt" "$1")"
+  ensemble_settings "$choice"
+}
+
+ensemble_settings() {  # "PENALTY ALPHA WEIGHTS MODE": sets penalty, alpha, weights, mode, their
+  # nmtzoo-translate flags (ensemble_decoding) and a sentence saying how the members' next-token
+  # distributions combine (ensemble_combination)
+  read -r penalty alpha weights mode <<< "$1"
   ensemble_decoding=(--beam 5 --length-penalty "$penalty" --alpha "$alpha" --weights "$weights"
     --ensemble-mode "$mode")
   if [[ "$mode" == prob ]]; then
@@ -203,6 +209,14 @@ tune_ensemble() {  # OUT.tsv: tunes the decoding of ensemble_checkpoints' member
   else
     ensemble_combination="next-token log-probabilities summed with weights $weights"
   fi
+}
+
+ensemble_members() {  # "MODEL ...": one line a member: its results folder, the checkpoint chosen
+  # for it and the checksum of its training_summary.json (a retrained member has another one)
+  local model
+  for model in $1; do
+    echo "$model $(chosen_checkpoint "$model") $(sha256sum < "$report/$model/training_summary.json" | cut -d' ' -f1)"
+  done
 }
 
 score_folder() {  # FOLDER: scores report/FOLDER's test outputs (BLEU, chrF2, TER) into *.scores.json

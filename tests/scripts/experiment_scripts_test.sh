@@ -166,6 +166,23 @@ check "the report says how the ensemble combines its members" \
 scripts/compare.sh --models "transformer rnn" --seeds 2 > compare_again.out 2>&1
 check "complete folders are kept, not retrained" test -z "$(trained)"
 
+# A fresh clone has the committed folders but no runs: the report is rebuilt from them.
+ensemble_test_decodes() { grep -c '^translate -c [^ ]* -c [^ ]* -i data/multi30k/test_' "$calls" || true; }
+mv runs runs_aside
+: > "$calls"
+scripts/compare.sh --models "transformer rnn" --seeds 2 --ensemble "transformer rnn" > compare_no_runs.out 2>&1 ||
+  { cat compare_no_runs.out >&2; check "compare.sh rebuilds the report from complete folders without runs" false; }
+check "a complete ensemble is kept: nothing trained or decoded" test -z "$(trained)" -a "$(grep -c '^translate' "$calls")" -eq 0
+check "a kept ensemble's decoding chosen on val is still reported" \
+  grep -q 'next-token log-probabilities summed with weights 0.6,0.4, beam 5, length penalty avg (alpha 1.4)' \
+  reports/multi30k_de_en/results.md
+mv runs_aside runs
+echo '{"parameters": 7600000, "updates": 999}' > reports/multi30k_de_en/rnn/training_summary.json
+: > "$calls"
+scripts/compare.sh --models "transformer rnn" --seeds 2 --ensemble "transformer rnn" > compare_member.out 2>&1 ||
+  { cat compare_member.out >&2; check "compare.sh redoes an ensemble whose member changed" false; }
+check "an ensemble whose member was retrained is tuned and decoded again" test "$(ensemble_test_decodes)" -eq 3
+
 rm -rf reports/multi30k_de_en/rnn_seed2 runs/multi30k_de_en_rnn_seed2/training_summary.json
 : > "$calls"
 scripts/compare.sh --models "transformer rnn" --seeds 2 > compare_resume.out 2>&1
