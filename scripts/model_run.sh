@@ -19,6 +19,12 @@
 # all of it in report/FOLDER/. training_summary.json is copied into that folder last: it marks it complete, and
 # a complete folder is kept (fresh=1 reruns it).
 #
+#   decode_run RUN RESULTS ATTENTION
+#
+# run_model's steps after training (scripts/screen.sh's SCREEN_DECODE=1 uses them too): the
+# averages, the checkpoint and length penalty chosen on val, the test outputs, the attention
+# heatmaps when ATTENTION is 1 and the metrics, in RESULTS.
+#
 #   run_plumbing RUN
 #
 # prints, one per line, the --set arguments every Multi30k run is trained with besides its recipe:
@@ -151,6 +157,16 @@ run_model() {
     train_run "$run" 1 "$config" "${sets[@]}"
   fi
   rm -f "$recipe"
+  local attention=0
+  [[ -z "$seed" || "$seed" == 1 ]] && attention=1
+  decode_run "$run" "$results" "$attention"
+  [[ -f "$run/compare_config.yaml" ]] && cp "$run/compare_config.yaml" "$results/compare_config.yaml"
+  cp "$run/training_summary.json" "$results/training_summary.json"
+}
+
+decode_run() {  # RUN RESULTS ATTENTION: RUN's decoding choice on val and test outputs in RESULTS
+  local run="$1" results="$2" attention="$3"
+  local bin=build/bin
   mkdir -p "$results"
   "$bin/nmtzoo-average" --dir "$run/checkpoints" --last 5 -o "$run/averaged.pt"
   if [[ -f "$run/checkpoints/scores.json" ]]; then  # runs trained before training.keep_best have none
@@ -158,22 +174,20 @@ run_model() {
   fi
   local penalty alpha checkpoint
   read -r penalty alpha checkpoint < <(scripts/tune_decoding.sh "$run" "$src" "$tgt" "$results/val_tuning.tsv")
-  [[ -f "$checkpoint" ]] || { echo "$(basename "$0"): no checkpoint chosen on val for $folder" >&2; exit 1; }
+  [[ -f "$checkpoint" ]] || { echo "$(basename "$0"): no checkpoint chosen on val for $run" >&2; exit 1; }
   echo "$checkpoint" > "$results/decoding_checkpoint.txt"
-  echo "$folder: chosen on val: $checkpoint, length penalty $penalty, alpha $alpha"
+  echo "$run: chosen on val: $checkpoint, length penalty $penalty, alpha $alpha"
   local test
   for test in "${tests[@]}"; do
     "$bin/nmtzoo-translate" -c "$checkpoint" -i "data/multi30k/$test.$src.gz" \
       -o "$results/$test.hyp" --beam 5 --length-penalty "$penalty" --alpha "$alpha" \
       --stats "$results/$test.speed.json" 2>/dev/null
   done
-  if [[ -z "$seed" || "$seed" == 1 ]]; then
+  if ((attention)); then
     "$bin/nmtzoo-translate" -c "$checkpoint" -i "$report/attention_sources.txt" --beam 5 \
       --attention-svg "$results/attention" --attention-count 3 >/dev/null 2>&1
   fi
   cp "$run/metrics.jsonl" "$results/metrics.jsonl"
-  [[ -f "$run/compare_config.yaml" ]] && cp "$run/compare_config.yaml" "$results/compare_config.yaml"
-  cp "$run/training_summary.json" "$results/training_summary.json"
 }
 
 chosen_checkpoint() {  # FOLDER: the checkpoint its test sets were decoded with
@@ -198,6 +212,7 @@ tune_ensemble() {  # OUT.tsv: tunes the decoding of ensemble_checkpoints' member
   ensemble_settings "$choice"
 }
 
+# shellcheck disable=SC2034  # its variables are set for the caller
 ensemble_settings() {  # "PENALTY ALPHA WEIGHTS MODE": sets penalty, alpha, weights, mode, their
   # nmtzoo-translate flags (ensemble_decoding) and a sentence saying how the members' next-token
   # distributions combine (ensemble_combination)

@@ -7,9 +7,14 @@
 # is not written twice. Run one at a time: the budget is wall-clock time of this machine.
 # SCREEN_BIN=DIR trains with the nmtzoo-train already built in DIR instead of building the tree
 # (a queue of screens keeps one binary while the source changes under it).
+# SCREEN_DECODE=1 also keeps what compare.sh would keep of the run, in reports/tuning/screens/NAME:
+# the checkpoint and length penalty chosen on val (scripts/tune_decoding.sh), the test sets
+# translated with them but not scored, the metrics, the resolved config and, last, the training
+# summary. A screen whose run is lost with its machine can still become a model's seed
+# (scripts/adopt_screen.sh); its test outputs are scored only then, by compare.sh.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-(($# >= 2)) || { sed -n '2,9p' "$0" >&2; exit 2; }
+(($# >= 2)) || { sed -n '2,14p' "$0" >&2; exit 2; }
 name="$1"
 config="$2"
 shift 2
@@ -31,6 +36,21 @@ sets+=(--set "training.max_time=$budget")
 for override in "$@"; do sets+=(--set "$override"); done
 [[ -f "$run/training_summary.json" ]] || echo "== screening $name ($config ${*:-}), log in $run.log" >&2
 train_run "$run" 0 "$config" "${sets[@]}"
+if [[ "${SCREEN_DECODE:-0}" == 1 ]]; then
+  kept="reports/tuning/screens/$name"
+  if [[ ! -f "$kept/training_summary.json" ]]; then
+    # decode_run's settings, as compare.sh's start_experiment sets them for the run's language pair
+    src="$(sed -n 's/^  src_lang: "\{0,1\}\([^ "]*\).*/\1/p' "$run/config.yaml")"
+    tgt="$(sed -n 's/^  tgt_lang: "\{0,1\}\([^ "]*\).*/\1/p' "$run/config.yaml")"
+    tests=(test_2016_flickr test_2017_flickr test_2017_mscoco)
+    report="$kept"
+    mkdir -p "$kept"
+    gzip -dc "data/multi30k/test_2016_flickr.$src.gz" | sed -n 1,3p > "$kept/attention_sources.txt"
+    decode_run "$run" "$kept" 1
+    cp "$run/config.yaml" "$kept/config.yaml"
+    cp "$run/training_summary.json" "$kept/training_summary.json"
+  fi
+fi
 log=reports/tuning/screening.md
 mkdir -p reports/tuning
 if [[ ! -f "$log" ]]; then

@@ -38,11 +38,18 @@ for arg in "\$@"; do
 done
 mkdir -p "\$out/checkpoints"
 touch "\$out/checkpoints/checkpoint_last.pt" "\$out/checkpoints/checkpoint_best.pt"
+config=""; sets=(); prev=""
+for arg in "\$@"; do  # the resolved config, as the real one writes it
+  if [[ "\$prev" == --config ]]; then config="\$arg"; elif [[ "\$arg" != --config && "\$arg" != --resume ]]; then sets+=("\$arg"); fi
+  prev="\$arg"
+done
+"\$(dirname "\$0")/nmtzoo-config" "\$config" "\${sets[@]}" > "\$out/config.yaml"
 [[ " \$* " == *" training.keep_best=5 "* ]] && echo '{"metric": "bleu"}' > "\$out/checkpoints/scores.json"
 echo '{"step": 1}' > "\$out/metrics.jsonl"
 [[ -n "\${STUB_FAILED:-}" ]] && exit 3
 [[ -n "\${STUB_INTERRUPTED:-}" ]] && exit 0  # as a signal leaves a run: checkpoints, no summary
-echo '{"parameters": 7600000, "updates": 1234}' > "\$out/training_summary.json"
+echo '{"parameters": 7600000, "updates": 1234, "best_score": 40.5, "best_step": 1000, "epochs": 7,
+  "target_tokens_per_second": 5000.0}' > "\$out/training_summary.json"
 EOF
 cat > "$scratch/build/bin/nmtzoo-average" <<EOF
 #!/usr/bin/env bash
@@ -90,11 +97,21 @@ else
   echo "BLEU = 40.1"
 fi
 EOF
-# The resolved config: the file without its comments, then the overrides, one a line.
+# The resolved config: the file without its comments, then the overrides, one a line, but for
+# those setting a key to the value the file has.
 cat > "$scratch/build/bin/nmtzoo-config" <<EOF
 #!/usr/bin/env bash
-sed -e 's/ *#.*//' -e '/^\$/d' "\$1"; shift
-printf '%s\\n' "\$@"
+resolved="\$(sed -e 's/ *#.*//' -e '/^\$/d' "\$1")"; shift
+echo "\$resolved"
+while ((\$#)); do
+  if [[ "\$1" == --set ]]; then
+    key="\${2%%=*}"
+    grep -qx " *\${key##*.}: \${2#*=}" <<< "\$resolved" || printf '%s\\n' "\$1" "\$2"
+    shift 2
+  else
+    echo "\$1"; shift
+  fi
+done
 EOF
 cat > "$scratch/build/bin/nmtzoo-report" <<EOF
 #!/usr/bin/env bash
@@ -316,5 +333,33 @@ else
   check "an interrupted screen says the same command resumes it" grep -q 'the same command resumes it' screen_interrupted.out
   check "an interrupted screen writes no row" bash -c '! grep -qs "^| R_interrupted |" reports/tuning/screening.md'
 fi
+# SCREEN_DECODE=1 keeps what compare.sh would of a screen, so it can be adopted after its run is
+# lost with its machine.
+: > "$calls"
+SCREEN_TIME=60m SCREEN_DECODE=1 SCREEN_BIN=build/bin scripts/screen.sh R_kept configs/multi30k_de_en_rnn.yaml training.seed=3 \
+  > screen_kept.out 2>&1 || { cat screen_kept.out >&2; check "screen.sh with SCREEN_DECODE=1" false; }
+kept=reports/tuning/screens/R_kept
+for test in test_2016_flickr test_2017_flickr test_2017_mscoco; do
+  check "a decoded screen keeps $test's outputs, one per source line" test "$(wc -l < "$kept/$test.hyp")" -eq 5
+done
+check "decoded with the checkpoint and penalty chosen on val" \
+  grep -q -- "^-c runs/screen/R_kept/[a-z_/]*.pt  *--length-penalty avg --alpha 1.4" "$kept/test_2016_flickr.hyp"
+check "a decoded screen scores no test set" test "$(grep -c '^evaluate data/multi30k/test_' "$calls")" -eq 0
+check "a decoded screen keeps its val choice, config and summary" \
+  test -f "$kept/val_tuning.tsv" -a -f "$kept/config.yaml" -a -f "$kept/training_summary.json"
+rm -rf runs/screen/R_kept runs/screen/R_kept.log  # the machine is gone
+scripts/adopt_screen.sh R_kept rnn --seed 3 > adopt_kept.out 2>&1 ||
+  { cat adopt_kept.out >&2; check "adopt_screen.sh adopts a lost screen from its kept results" false; }
+check "a lost screen's kept results become the seed's results folder" \
+  test -f reports/multi30k_de_en/rnn_seed3/training_summary.json -a -f reports/multi30k_de_en/rnn_seed3/test_2017_mscoco.hyp
+check "whose checkpoint is named in the seed's run" grep -q '^runs/multi30k_de_en_rnn_seed3/[a-z_/]*.pt$' \
+  reports/multi30k_de_en/rnn_seed3/decoding_checkpoint.txt
+check "seed 3 keeps no attention heatmaps" test ! -e reports/multi30k_de_en/rnn_seed3/attention
+: > "$calls"
+scripts/compare.sh --models rnn --seeds 3 > compare_kept.out 2>&1 ||
+  { cat compare_kept.out >&2; check "compare.sh runs on a screen adopted from its results" false; }
+check "compare.sh keeps the adopted results: nothing trained or decoded" \
+  test -z "$(trained)" -a "$(grep -c '^translate' "$calls")" -eq 0
+check "and scores them" test -s reports/multi30k_de_en/rnn_seed3/test_2016_flickr.scores.json
 ((failures == 0)) || { echo "$failures checks failed" >&2; exit 1; }
 echo "all checks passed"
