@@ -83,7 +83,8 @@ if [[ -n "$ensemble" ]]; then
   # the decoding chosen on val. A complete folder whose members are unchanged is kept, so the
   # report is rebuilt without the checkpoints (a fresh clone has none).
   record="$folder/ensemble.txt"
-  if ((fresh)) || [[ ! -f "$record" || "$(sed '$d' "$record")" != "$(ensemble_members "$ensemble")" ]]; then
+  kept_choice="$(kept_ensemble_choice "$ensemble")"
+  if ((fresh)) || [[ -z "$kept_choice" ]]; then
     rm -f "$record"
     mkdir -p "$folder"
     tune_ensemble "$folder/val_tuning.tsv"
@@ -94,7 +95,7 @@ if [[ -n "$ensemble" ]]; then
     { ensemble_members "$ensemble"; echo "$penalty $alpha $weights $mode"; } > "$record.tmp"
     mv "$record.tmp" "$record"
   else
-    ensemble_settings "$(tail -1 "$record")"
+    ensemble_settings "$kept_choice"
     echo "== ensemble ${ensemble// / + }: results kept in $folder (its members are unchanged)"
   fi
   baseline="${ensemble%% *}"

@@ -53,6 +53,9 @@ done
 data="data/multi30k_distilled_$pair"
 targets="$data/train.$tgt.gz"
 teacher_choice="$report/${student}_distilled_teacher_val_tuning.tsv"
+# compare.sh's choice for this ensemble when its folder is kept; tuned on val here otherwise
+kept_choice="$(kept_ensemble_choice "$teachers")"
+[[ -n "$kept_choice" ]] && teacher_choice="$report/$ensemble_folder/val_tuning.tsv"
 if ((fresh)); then rm -rf "$data"; fi
 mkdir -p "$data"
 for file in data/multi30k/*.gz; do
@@ -61,7 +64,7 @@ for file in data/multi30k/*.gz; do
 done
 if [[ ! -f "$targets" ]]; then
   ensemble_checkpoints "$teachers"
-  tune_ensemble "$teacher_choice"
+  if [[ -n "$kept_choice" ]]; then ensemble_settings "$kept_choice"; else tune_ensemble "$teacher_choice"; fi
   echo "== distilling: ${teachers// / + } translate train.$src (beam 5, length penalty $penalty," \
     "alpha $alpha, $ensemble_combination)"
   "$bin/nmtzoo-translate" "${checkpoints[@]}" -i "data/multi30k/train.$src.gz" -o "$data/train.$tgt.tmp" \
@@ -87,7 +90,7 @@ out="$report/distillation.md"
   echo "# Sequence-level knowledge distillation (Kim & Rush 2016), Multi30k $src→$tgt"
   echo
   echo "The seed-1 ensemble ${teachers// / + } (checkpoints chosen on val, beam 5, weights,"
-  echo "combination and length penalty chosen on val: \`$(basename "$teacher_choice")\`) translated the $(gzip -dc "$targets" | wc -l)"
+  echo "combination and length penalty chosen on val: \`${teacher_choice#"$report/"}\`) translated the $(gzip -dc "$targets" | wc -l)"
   echo "training sources; a $student trained on those translations alone, with"
   echo "\`configs/multi30k_${pair}_${student}.yaml\`'s recipe and budget (only \`data.dir\` differs), then"
   echo "decoded like the others (checkpoint and length penalty chosen on val)."

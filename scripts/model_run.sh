@@ -234,6 +234,13 @@ ensemble_members() {  # "MODEL ...": one line a member: its results folder, the 
   done
 }
 
+kept_ensemble_choice() {  # "MODEL ...": the decoding chosen on val for their ensemble
+  # ("PENALTY ALPHA WEIGHTS MODE") when its results folder is complete and its members unchanged
+  local record="$report/ensemble_${1// /+}/ensemble.txt"
+  [[ -f "$record" && "$(sed '$d' "$record")" == "$(ensemble_members "$1")" ]] && tail -1 "$record"
+  return 0
+}
+
 score_folder() {  # FOLDER: scores report/FOLDER's test outputs (BLEU, chrF2, TER) into *.scores.json
   local bin=build/bin
   local test

@@ -247,6 +247,10 @@ check "the ensemble translated the training source" \
   grep -q 'translate -c runs/multi30k_de_en_transformer/checkpoints/checkpoint_best.pt -c runs/multi30k_de_en_rnn/averaged.pt -i data/multi30k/train.de.gz' "$calls"
 check "with the weights and mode chosen on val" \
   grep -q 'translate .* -i data/multi30k/train.de.gz .*--weights 0.6,0.4 --ensemble-mode logprob' "$calls"
+check "distill.sh reuses the kept ensemble's choice instead of tuning it on val again" \
+  test "$(grep -c '^translate -c [^ ]* -c [^ ]* -i data/multi30k/val' "$calls")" -eq 0
+check "distillation.md names where that choice was made" \
+  grep -qF '`ensemble_transformer+rnn/val_tuning.tsv`' reports/multi30k_de_en/distillation.md
 check "distilled targets: one per training source" test "$(gzip -dc "$distilled/train.en.gz" | wc -l)" -eq 5
 check "the student's source, val and test sets are the real ones" \
   test -L "$distilled/train.de.gz" -a -L "$distilled/val.en.gz" -a -L "$distilled/test_2016_flickr.en.gz"
