@@ -287,17 +287,13 @@ TrainResult Trainer::train() {
   result.setup_rss_mb = resident_set_mb();
 
   bool stop = false;
-  bool first_epoch_of_process = true;
+  bool heap_trimmed = false;  // once: later trims refault the freed step buffers (epoch_trim.md)
   while (!stop) {
     auto batches = epoch_batches(data_, t.max_tokens, static_cast<uint64_t>(t.seed),
                                  static_cast<uint64_t>(progress.epoch));
     if (communicator_) batches = communicator_->shard(batches);
-    // The epoch's sort and shuffle buffers, O(pairs), go back to the system before the first
-    // update only. Later, trimming would also drop the GBs of freed step buffers, and every epoch
-    // would fault them back in: ~500k minor page faults and ~6 s of system time per epoch for the
-    // RNN (reports/bench/epoch_trim.md).
-    if (first_epoch_of_process) release_freed_memory();
-    first_epoch_of_process = false;
+    if (!heap_trimmed) release_freed_memory();  // the epoch's sort and shuffle buffers: O(pairs)
+    heap_trimmed = true;
     const auto n = static_cast<int64_t>(batches.size());
     while (progress.epoch_batch < n && !stop) {
       const int64_t begin = progress.epoch_batch;
