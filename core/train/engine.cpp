@@ -11,6 +11,7 @@
 #include "core/data/batching.h"
 #include "core/metrics/bleu.h"
 #include "core/metrics/chrf.h"
+#include "core/runtime/caching_cpu_allocator.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/trained_model.h"
 #include "core/search/translator.h"
@@ -59,6 +60,9 @@ TrainingEngine::TrainingEngine(const RunConfig& config, const TrainingData& data
       device_(device),
       communicator_(std::move(communicator)),
       log_(log) {
+  // Training only: decoding measured 4-9% slower with it, in 29% more memory
+  // (reports/bench/caching_allocator.md).
+  install_caching_cpu_allocator();
   torch::manual_seed(static_cast<uint64_t>(config_.training.seed));
   model_ = build_model(config_.model, vocab_sizes(data_.tokenizers));
   model_->to(device_);

@@ -57,6 +57,7 @@ class TrainingEngine {
  public:
   // Builds the model from config.training.seed, its optimizer and schedule, on `device`.
   // `data` must outlive the engine. `communicator` is null for single-process training.
+  // Installs the caching CPU allocator (core/runtime/caching_cpu_allocator.h) for the process.
   TrainingEngine(const RunConfig& config, const TrainingData& data, c10::Device device,
                  std::shared_ptr<Communicator> communicator, std::ostream& log);
   ~TrainingEngine();
