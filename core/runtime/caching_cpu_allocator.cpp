@@ -4,7 +4,6 @@
 #include <c10/util/Exception.h>
 
 #include <cstdlib>
-#include <new>
 #include <stdexcept>
 #include <string>
 

@@ -8,6 +8,9 @@
 // malloc for nothing. jemalloc without purging did the same for the whole process at 2.5x the
 // resident memory; here only the idle blocks up to a cap are kept, and the rest go back to malloc.
 // Training installs it (TrainingEngine); decoding keeps malloc, which measured faster there.
+// Written here because no Debian library offers one for LibTorch: general-purpose allocators
+// (jemalloc, above) serve the whole process, and Debian's LibTorch ships no headers for c10's
+// mobile caching allocator (which keys blocks on exact sizes anyway).
 #pragma once
 
 #include <c10/core/Allocator.h>
