@@ -64,8 +64,9 @@ CachingCpuAllocator::~CachingCpuAllocator() { release_idle(); }
 c10::DataPtr CachingCpuAllocator::allocate(size_t bytes) const {
   const c10::Device cpu(c10::DeviceType::CPU);
   if (bytes == 0) return {nullptr, nullptr, &free_block, cpu};
+  TORCH_CHECK(bytes <= kMaxRequestBytes, "CachingCpuAllocator: ", bytes,
+              " bytes is too large a request");
   const auto [index, class_bytes] = size_class(bytes);
-  TORCH_CHECK(index < kClasses, "CachingCpuAllocator: ", bytes, " bytes is too large a request");
   void* data = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);

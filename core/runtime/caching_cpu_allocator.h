@@ -55,11 +55,15 @@ class CachingCpuAllocator final : public c10::Allocator {
   // The size class a request of `bytes` is served from.
   static SizeClass size_class(size_t bytes);
 
+  // Larger requests are refused, so that neither the class arithmetic nor the header's extra 64
+  // bytes can overflow; the largest class index is then 1 + 4 * 49 + 3.
+  static constexpr size_t kMaxRequestBytes = size_t{1} << 56;
+  static constexpr size_t kClasses = 4 * 64;
+
  private:
   static void free_block(void* data);
   void recycle(void* data, size_t class_index, size_t class_bytes) const;
 
-  static constexpr size_t kClasses = 4 * 64;
   const size_t max_idle_bytes_;
   mutable std::mutex mutex_;
   mutable std::array<std::vector<void*>, kClasses> free_lists_;

@@ -89,6 +89,19 @@ TEST(CachingCpuAllocator, RawInterfaceAndEmptyRequests) {
   EXPECT_EQ(empty.get(), nullptr);
 }
 
+TEST(CachingCpuAllocator, RefusesRequestsTooLargeForItsClassesWithoutCountingThem) {
+  CachingCpuAllocator allocator(size_t{1} << 20);
+  for (size_t bytes : {SIZE_MAX, SIZE_MAX - 63, (size_t{1} << 63) + 1,
+                       CachingCpuAllocator::kMaxRequestBytes + 1}) {
+    EXPECT_THROW(allocator.allocate(bytes), c10::Error) << bytes;
+  }
+  EXPECT_LT(CachingCpuAllocator::size_class(CachingCpuAllocator::kMaxRequestBytes).index,
+            CachingCpuAllocator::kClasses);
+  const CachingCpuAllocatorStats stats = allocator.stats();
+  EXPECT_EQ(stats.misses, 0);
+  EXPECT_EQ(stats.in_use_bytes, 0u);
+}
+
 TEST(CachingCpuAllocator, ThreadsAllocatingAndFreeingAtOnceLoseNoBlock) {
   CachingCpuAllocator allocator(size_t{1} << 30);
   std::vector<std::thread> threads;
