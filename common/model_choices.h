@@ -10,9 +10,11 @@ enum class NormPosition { kPost, kPre };  // post-LN as in Vaswani et al.; pre-L
 // or Shaw et al.'s (2018) learned embeddings of clipped relative distances inside self-attention.
 enum class PositionEncoding { kSinusoidal, kLearned, kRelative };
 enum class RnnCell { kGru, kLstm };
-// Which decoder state queries the attention: s_{i-1} before the step (Bahdanau et al.), or the
-// new state h_t followed by the attentional hidden layer tanh(W_c [c_t; h_t]) (Luong et al.).
-enum class AttentionQuery { kPrevious, kCurrent };
+// Which decoder state queries the attention: s_{i-1} before the step (Bahdanau et al.), the
+// new state h_t followed by the attentional hidden layer tanh(W_c [c_t; h_t]) (Luong et al.), or
+// the intermediate state of a conditional GRU, whose second cell then reads the context
+// (Sennrich et al. 2017, Nematus; Marian's s2s decoder).
+enum class AttentionQuery { kPrevious, kCurrent, kConditional };
 // What feeds the softmax: a maxout layer over state, previous embedding and context (Bahdanau et
 // al.'s deep output), or one linear layer of the same inputs followed by tanh.
 enum class Readout { kMaxout, kTanh };

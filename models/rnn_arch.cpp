@@ -1,6 +1,8 @@
 #include "models/archs.h"
 #include "models/rnn_seq2seq.h"
 
+#include <string>
+
 namespace nmtzoo {
 namespace {
 
@@ -30,8 +32,11 @@ std::vector<ModelKeyProblem> check(const ModelConfig& m) {
     problems.push_back({"attention", "dot scoring compares the decoder state (hidden_dim) with "
                                      "annotations (2 x hidden_dim); use general or additive"});
   }
-  if (!m.attention && m.attention_query == AttentionQuery::kCurrent) {
-    problems.push_back({"attention_query", "'current' needs attention (model.attention is none)"});
+  if (!m.attention && m.attention_query != AttentionQuery::kPrevious) {
+    problems.push_back({"attention_query", std::string(m.attention_query == AttentionQuery::kCurrent
+                                                           ? "'current'"
+                                                           : "'conditional'") +
+                                               " needs attention (model.attention is none)"});
   }
   const bool ties =
       m.share_embeddings == SharingChoice::kDecoder || m.share_embeddings == SharingChoice::kAll;
@@ -59,8 +64,10 @@ double forward_flops(const ModelConfig& m, int64_t tgt_vocab, const BatchShape& 
     encoder += 2 * b * S * 2 * gates * n * (input + n);  // two directions
   }
   const bool luong = m.attention_query == AttentionQuery::kCurrent;
-  const double first_input = e + (luong ? l : c);
+  const bool conditional = m.attention_query == AttentionQuery::kConditional;
+  const double first_input = e + (luong ? l : conditional ? 0 : c);
   double decoder_step = 2 * gates * n * (first_input + n);
+  if (conditional) decoder_step += 2 * gates * n * (c + n);  // the second cell reads c_i
   for (int64_t layer = 1; layer < m.decoder_layers; ++layer) decoder_step += 2 * gates * n * (2 * n);
   double attention_setup = 0;
   if (m.attention) {

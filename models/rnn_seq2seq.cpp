@@ -2,6 +2,9 @@
 
 #include <torch/torch.h>
 
+#include <utility>
+#include <vector>
+
 #include "models/embedding.h"
 #include "models/functional.h"
 
@@ -22,8 +25,8 @@ void RnnSeq2SeqImpl::reset() {
   TORCH_CHECK(options.sharing() == EmbeddingSharing::kNone || l == m,
               "tying the output projection to the target embedding needs readout_dim == "
               "emb_dim, but got ", l, " and ", m);
-  TORCH_CHECK(options.attention().has_value() || !luong(),
-              "attention_query 'current' needs attention");
+  TORCH_CHECK(options.attention().has_value() || !(luong() || conditional()),
+              "attention_query 'current' and 'conditional' need attention");
 
   src_embed = register_module("src_embed", make_token_embedding(options.src_vocab(), m));
   if (!share_all) tgt_embed = register_module("tgt_embed", make_token_embedding(options.tgt_vocab(), m));
@@ -47,15 +50,18 @@ void RnnSeq2SeqImpl::reset() {
   init_proj = register_module("init_proj", torch::nn::Linear(n, options.decoder_layers() * n));
 
   const int64_t context_dim = 2 * n;
-  const int64_t first_input = m + (luong() ? l : context_dim);
+  const int64_t first_input = m + (luong() ? l : conditional() ? 0 : context_dim);
   decoder_cells = register_module("decoder_cells", torch::nn::ModuleList());
-  for (int64_t layer = 0; layer < options.decoder_layers(); ++layer) {
-    const int64_t input = layer == 0 ? first_input : n;
+  auto add_cell = [&](int64_t input) {
     if (lstm()) {
       decoder_cells->push_back(torch::nn::LSTMCell(input, n));
     } else {
       decoder_cells->push_back(torch::nn::GRUCell(input, n));
     }
+  };
+  for (int64_t layer = 0; layer < options.decoder_layers(); ++layer) {
+    add_cell(layer == 0 ? first_input : n);
+    if (layer == 0 && conditional()) add_cell(context_dim);  // RNN_2
   }
   if (options.attention()) {
     attention = register_module(
@@ -166,20 +172,25 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
         attention->forward(query, state[kMemorySlot], state[kMemoryPadMaskSlot], state["keys"]);
     return {context, weights};
   };
-  auto run_cells = [&](Tensor input) {
-    std::vector<Tensor> new_hidden;
-    std::vector<Tensor> new_cell;
-    for (int64_t layer = 0; layer < layers; ++layer) {
-      Tensor h = hidden.select(1, layer);
-      if (lstm()) {
-        auto [h_next, c_next] =
-            lstm_cell(input, h, cell->select(1, layer), *decoder_cells->ptr<torch::nn::LSTMCellImpl>(layer));
-        new_hidden.push_back(h_next);
-        new_cell.push_back(c_next);
-      } else {
-        new_hidden.push_back(gru_cell(input, h, *decoder_cells->ptr<torch::nn::GRUCellImpl>(layer)));
-      }
-      input = dropout(new_hidden.back());
+  // Cell `index` of decoder_cells on `input` from the state (h, c); c is undefined for a GRU.
+  auto advance = [&](int64_t index, const Tensor& input, const Tensor& h,
+                     const Tensor& c) -> std::pair<Tensor, Tensor> {
+    if (lstm()) {
+      auto [h_next, c_next] =
+          lstm_cell(input, h, c, *decoder_cells->ptr<torch::nn::LSTMCellImpl>(index));
+      return {h_next, c_next};
+    }
+    return {gru_cell(input, h, *decoder_cells->ptr<torch::nn::GRUCellImpl>(index)), Tensor()};
+  };
+  auto previous_cell = [&](int64_t layer) { return lstm() ? cell->select(1, layer) : Tensor(); };
+  // Runs the layers above those already in `new_hidden` (and `new_cell`), then replaces the state.
+  auto run_cells = [&](Tensor input, std::vector<Tensor> new_hidden, std::vector<Tensor> new_cell) {
+    for (auto layer = static_cast<int64_t>(new_hidden.size()); layer < layers; ++layer) {
+      const int64_t index = conditional() ? layer + 1 : layer;
+      auto [h_next, c_next] = advance(index, input, hidden.select(1, layer), previous_cell(layer));
+      new_hidden.push_back(h_next);
+      if (lstm()) new_cell.push_back(c_next);
+      input = dropout(h_next);
     }
     hidden = torch::stack(new_hidden, 1);
     if (lstm()) *cell = torch::stack(new_cell, 1);
@@ -187,15 +198,25 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
 
   if (luong()) {
     Tensor& feed = state["feed"];
-    run_cells(torch::cat({embedded, feed}, 1));
+    run_cells(torch::cat({embedded, feed}, 1), {}, {});
     Tensor query = hidden.select(1, layers - 1);
     auto [context, weights] = attend(query);
     feed = apply_readout(torch::cat({query, context}, 1));
     return {feed, weights};
   }
+  if (conditional()) {
+    auto [intermediate, intermediate_cell] =
+        advance(0, embedded, hidden.select(1, 0), previous_cell(0));  // s'_i
+    auto [context, weights] = attend(intermediate);
+    auto [first, first_cell] = advance(1, context, intermediate, intermediate_cell);  // s_i
+    std::vector<Tensor> first_cells;
+    if (lstm()) first_cells.push_back(first_cell);
+    run_cells(dropout(first), {first}, std::move(first_cells));
+    return {torch::cat({hidden.select(1, layers - 1), embedded, context}, 1), weights};
+  }
   Tensor query = hidden.select(1, layers - 1);  // s_{i-1}
   auto [context, weights] = attend(query);
-  run_cells(torch::cat({embedded, context}, 1));
+  run_cells(torch::cat({embedded, context}, 1), {}, {});
   return {torch::cat({query, embedded, context}, 1), weights};
 }
 

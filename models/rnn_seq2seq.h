@@ -8,6 +8,10 @@
 //   t_i = maxout(U_o s_{i-1} + V_o E y_{i-1} + C_o c_i);  p(y_i) = softmax(W_o t_i)
 // Decoder (attention_query = current, Luong, with input feeding):
 //   s_i = RNN([E y_{i-1}; t_{i-1}], s_{i-1});  c_i = attention(s_i, h);  t_i = tanh(W_c [s_i; c_i])
+// Decoder (attention_query = conditional, the cGRU of Sennrich et al. 2017, Nematus):
+//   s'_i = RNN_1(E y_{i-1}, s_{i-1});  c_i = attention(s'_i, h);  s_i = RNN_2(c_i, s'_i)
+//   t_i = maxout(U_o s_i + V_o E y_{i-1} + C_o c_i)
+// Decoder layers above the first read the new state of the layer below.
 // Without attention, c_i = [forward_S; backward_1] for every i (Cho et al. 2014).
 // s_0 = tanh(W_s backward_1), as in the paper.
 #pragma once
@@ -46,7 +50,8 @@ class RnnSeq2SeqImpl : public EncoderDecoder {
   torch::nn::GRU encoder_gru{nullptr};       // one of these two, registered as "encoder"
   torch::nn::LSTM encoder_lstm{nullptr};
   torch::nn::Linear init_proj{nullptr};      // W_s: backward_1 -> s_0 of every decoder layer
-  torch::nn::ModuleList decoder_cells{nullptr};  // GRUCell or LSTMCell per layer
+  // GRUCell or LSTMCell per layer; a conditional decoder's RNN_2 is the second, after RNN_1.
+  torch::nn::ModuleList decoder_cells{nullptr};
   Attention attention{nullptr};              // null without attention
   torch::nn::Linear readout{nullptr};        // maxout pre-activation, or W_c of the tanh layer
   torch::nn::Linear output_proj{nullptr};    // W_o; null when tied to the target embedding
@@ -54,6 +59,7 @@ class RnnSeq2SeqImpl : public EncoderDecoder {
  private:
   bool lstm() const { return options.cell() == RnnCell::kLstm; }
   bool luong() const { return options.attention_query() == AttentionQuery::kCurrent; }
+  bool conditional() const { return options.attention_query() == AttentionQuery::kConditional; }
   torch::nn::Embedding& target_table() { return tgt_embed ? tgt_embed : src_embed; }
   Tensor dropout(const Tensor& x);
   // One decoder step. `embedded` (B, m) is E y_{i-1}; state tensors are read and replaced.

@@ -462,9 +462,12 @@ std::vector<OptionSpec> build_schema() {
   model.choice<AttentionQuery>("attention_query", &ModelConfig::attention_query,
                                AttentionQuery::kPrevious,
                                {{"previous", AttentionQuery::kPrevious},
-                                {"current", AttentionQuery::kCurrent}},
-                               "RNN attention queried by s_{i-1} (Bahdanau) or by the new state "
-                               "with an attentional layer (Luong)");
+                                {"current", AttentionQuery::kCurrent},
+                                {"conditional", AttentionQuery::kConditional}},
+                               "RNN attention queried by s_{i-1} (Bahdanau), by the new state "
+                               "with an attentional layer (Luong), or by the first cell of a "
+                               "conditional GRU/LSTM whose second cell reads the context "
+                               "(Nematus)");
   model.choice<Readout>("readout", &ModelConfig::readout, Readout::kMaxout,
                         {{"maxout", Readout::kMaxout}, {"tanh", Readout::kTanh}},
                         "RNN deep output before the softmax");

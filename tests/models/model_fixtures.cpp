@@ -14,7 +14,8 @@ const std::vector<std::string>& tiny_variants() {
   static const std::vector<std::string> variants{
       "transformer_post", "transformer_pre",  "transformer_learned_gelu", "transformer_relative",
       "rnn_bahdanau",
-      "rnn_bahdanau_lstm", "rnn_bahdanau_2layers", "rnn_luong", "rnn_encdec", "rnn_general_tanh"};
+      "rnn_bahdanau_lstm", "rnn_bahdanau_2layers", "rnn_luong", "rnn_encdec", "rnn_general_tanh",
+      "rnn_conditional", "rnn_conditional_lstm_2layers"};
   return variants;
 }
 
@@ -46,6 +47,12 @@ RunConfig tiny_config(const std::string& variant) {
     }
     if (variant == "rnn_luong") overrides.push_back("model.arch=rnn_luong");
     if (variant == "rnn_encdec") overrides.push_back("model.arch=rnn_encdec");
+    if (variant.rfind("rnn_conditional", 0) == 0) {
+      overrides.push_back("model.attention_query=conditional");
+    }
+    if (variant == "rnn_conditional_lstm_2layers") {
+      overrides.insert(overrides.end(), {"model.cell=lstm", "model.decoder_layers=2"});
+    }
     if (variant == "rnn_general_tanh") {
       overrides.insert(overrides.end(), {"model.readout=tanh", "model.attention=general"});
     }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <string>
+
 #include "core/config/loader.h"
 #include "core/runtime/trained_model.h"
 #include "models/encoder_decoder.h"
@@ -142,6 +144,30 @@ TEST(Registry, InconsistentModelKeysAreConfigErrors) {
   EXPECT_THROW(config_for("transformer_small", {"model.heads=5"}), ConfigError);
   EXPECT_THROW(config_for("rnn_bahdanau_small", {"model.attention=dot"}), ConfigError);
   EXPECT_THROW(config_for("rnn_bahdanau", {"model.share_embeddings=decoder"}), ConfigError);
+  try {
+    config_for("rnn_bahdanau_small", {"model.attention=none", "model.attention_query=conditional"});
+    ADD_FAILURE() << "a conditional decoder without attention was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.attention_query"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'conditional' needs attention"), std::string::npos)
+        << e.what();
+  }
+}
+
+// The conditional decoder's first cell reads E y_{i-1} alone and its second reads c_i from s'_i:
+// one n x n recurrent matrix (and two biases) more than Bahdanau's cell per step, in parameters
+// and in FLOPs.
+TEST(Registry, ConditionalDecoderCostsOneRecurrentMatrixMore) {
+  auto previous = config_for("rnn_bahdanau_small");
+  auto conditional = config_for("rnn_bahdanau_small", {"model.attention_query=conditional"});
+  const int64_t n = previous.model.hidden_dim;
+  const VocabSizes vocab{8000, 8000, true};
+  EXPECT_EQ(count_parameters(*build_model(conditional.model, vocab)),
+            count_parameters(*build_model(previous.model, vocab)) + 3 * n * n + 6 * n);
+  const BatchShape shape{2, 4, 5, 8, 10};  // 2 sentences, 5 decoder steps each
+  EXPECT_DOUBLE_EQ(training_flops(conditional.model, 8000, shape) -
+                       training_flops(previous.model, 8000, shape),
+                   3.0 * 2 * 5 * (2.0 * 3 * n * n));
 }
 
 }  // namespace

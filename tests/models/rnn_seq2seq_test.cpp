@@ -55,7 +55,9 @@ TEST(RnnSeq2Seq, WithoutAttentionOnlyTheFinalEncoderStatesMatter) {
 TEST(RnnSeq2Seq, AttentionRowsSumToOneAndIgnorePadding) {
   auto batch = testing::random_batch({6, 3}, {4, 4}, 10);
   torch::NoGradGuard no_grad;
-  for (const std::string variant : {"rnn_bahdanau", "rnn_luong", "rnn_bahdanau_lstm"}) {
+  for (const std::string variant :
+       {"rnn_bahdanau", "rnn_luong", "rnn_bahdanau_lstm", "rnn_conditional",
+        "rnn_conditional_lstm_2layers"}) {
     auto model = testing::tiny_model(variant);
     DecoderState state = model->encode(batch.src_tokens, batch.src_pad_mask);
     state.record_attention = true;
@@ -78,6 +80,44 @@ TEST(RnnSeq2Seq, InitialStateComesFromTheBackwardEncoder) {
   auto backward_first = state[kMemorySlot][0][0].narrow(0, 12, 12);
   auto expected = torch::tanh(rnn.init_proj->forward(backward_first.unsqueeze(0)));
   EXPECT_TRUE(torch::allclose(state["hidden"].view({1, -1}), expected, 1e-6, 1e-6));
+}
+
+// Sennrich et al. (2017): s'_i = GRU_1(E y_{i-1}, s_{i-1}); c_i = attention(s'_i, h);
+// s_i = GRU_2(c_i, s'_i); the readout sees s_i, E y_{i-1} and c_i.
+TEST(RnnSeq2Seq, ConditionalDecoderAttendsBetweenItsTwoCells) {
+  auto model = testing::tiny_model("rnn_conditional");
+  auto& rnn = dynamic_cast<RnnSeq2SeqImpl&>(*model);
+  ASSERT_EQ(rnn.decoder_cells->size(), 2u);
+  const int64_t n = rnn.options.hidden_dim();
+  auto& first_cell = *rnn.decoder_cells->ptr<torch::nn::GRUCellImpl>(0);
+  auto& second_cell = *rnn.decoder_cells->ptr<torch::nn::GRUCellImpl>(1);
+  EXPECT_EQ(first_cell.weight_ih.size(1), rnn.options.emb_dim());
+  EXPECT_EQ(second_cell.weight_ih.size(1), 2 * n);  // it reads the context only
+  auto batch = testing::random_batch({5, 3}, {3, 3}, 12);
+  torch::NoGradGuard no_grad;
+  DecoderState state = model->encode(batch.src_tokens, batch.src_pad_mask);
+  state.record_attention = true;
+  const at::Tensor previous = state["hidden"].select(1, 0);
+  const at::Tensor tokens = batch.tgt_in.select(1, 0);
+  const at::Tensor intermediate = first_cell.forward(rnn.src_embed->forward(tokens), previous);
+  auto [context, weights] = rnn.attention->forward(intermediate, state[kMemorySlot],
+                                                   state[kMemoryPadMaskSlot], state["keys"]);
+  const at::Tensor expected = second_cell.forward(context, intermediate);
+  const at::Tensor log_probs = model->decode_step(tokens, state);
+  EXPECT_TRUE(torch::allclose(state["hidden"].select(1, 0), expected, 1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(state.attention, weights, 1e-5, 1e-6));
+  const at::Tensor readout_input =
+      torch::cat({expected, rnn.src_embed->forward(tokens), context}, 1);
+  const at::Tensor pre = rnn.readout->forward(readout_input).view({2, -1, 2});
+  const at::Tensor logits = torch::matmul(std::get<0>(pre.max(-1)), rnn.src_embed->weight.t());
+  EXPECT_TRUE(torch::allclose(log_probs, logits.log_softmax(-1), 1e-5, 1e-5));
+}
+
+TEST(RnnSeq2Seq, ConditionalQueryNeedsAttention) {
+  EXPECT_THROW(RnnSeq2Seq(RnnSeq2SeqOptions(10, 10)
+                              .attention(std::nullopt)
+                              .attention_query(AttentionQuery::kConditional)),
+               c10::Error);
 }
 
 TEST(RnnSeq2Seq, TyingNeedsReadoutAsWideAsTheEmbedding) {
