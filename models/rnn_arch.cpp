@@ -33,10 +33,10 @@ std::vector<ModelKeyProblem> check(const ModelConfig& m) {
                                      "annotations (2 x hidden_dim); use general or additive"});
   }
   if (!m.attention && m.attention_query != AttentionQuery::kPrevious) {
-    problems.push_back({"attention_query", std::string(m.attention_query == AttentionQuery::kCurrent
-                                                           ? "'current'"
-                                                           : "'conditional'") +
-                                               " needs attention (model.attention is none)"});
+    const std::string query =
+        m.attention_query == AttentionQuery::kCurrent ? "current" : "conditional";
+    problems.push_back(
+        {"attention_query", "'" + query + "' needs attention (model.attention is none)"});
   }
   const bool ties =
       m.share_embeddings == SharingChoice::kDecoder || m.share_embeddings == SharingChoice::kAll;

@@ -183,13 +183,14 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
     return {gru_cell(input, h, *decoder_cells->ptr<torch::nn::GRUCellImpl>(index)), Tensor()};
   };
   auto previous_cell = [&](int64_t layer) { return lstm() ? cell->select(1, layer) : Tensor(); };
-  // Runs the layers above those already in `new_hidden` (and `new_cell`), then replaces the state.
+  // Runs the layers above those already in `new_hidden` (and `new_cell`, whose entries are
+  // undefined for a GRU), then replaces the state.
   auto run_cells = [&](Tensor input, std::vector<Tensor> new_hidden, std::vector<Tensor> new_cell) {
     for (auto layer = static_cast<int64_t>(new_hidden.size()); layer < layers; ++layer) {
       const int64_t index = conditional() ? layer + 1 : layer;
       auto [h_next, c_next] = advance(index, input, hidden.select(1, layer), previous_cell(layer));
       new_hidden.push_back(h_next);
-      if (lstm()) new_cell.push_back(c_next);
+      new_cell.push_back(c_next);
       input = dropout(h_next);
     }
     hidden = torch::stack(new_hidden, 1);
@@ -209,9 +210,7 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
         advance(0, embedded, hidden.select(1, 0), previous_cell(0));  // s'_i
     auto [context, weights] = attend(intermediate);
     auto [first, first_cell] = advance(1, context, intermediate, intermediate_cell);  // s_i
-    std::vector<Tensor> first_cells;
-    if (lstm()) first_cells.push_back(first_cell);
-    run_cells(dropout(first), {first}, std::move(first_cells));
+    run_cells(dropout(first), {first}, {first_cell});
     return {torch::cat({hidden.select(1, layers - 1), embedded, context}, 1), weights};
   }
   Tensor query = hidden.select(1, layers - 1);  // s_{i-1}
