@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The experiment scripts' plumbing (scripts/compare.sh, model_run.sh, distill.sh, screen.sh)
-# in a scratch copy of the project whose build/bin holds stand-ins for the apps: each records its
+# The experiment scripts' plumbing (experiments/compare.sh, lib/model_run.sh, distill.sh,
+# try_recipe.sh, promote_recipe.sh, tune_decoding.sh) in a scratch copy of the project whose build/bin holds stand-ins for the apps: each records its
 # arguments and writes what the real one would (checkpoints, one hypothesis per input line,
 # scores, speed). What is checked is what the scripts decide: the order of the runs, seeds,
 # resume, the length penalty chosen on val reaching the test sets, kept folders, a changed recipe
@@ -17,12 +17,12 @@ check() {  # DESCRIPTION COMMAND...
   if "$@"; then echo "ok: $what"; else echo "FAILED: $what" >&2; failures=$((failures + 1)); fi
 }
 
-mkdir -p "$scratch"/{scripts,build/bin,configs,data/multi30k}
-cp "$project"/scripts/{compare.sh,model_run.sh,distill.sh,tune_decoding.sh,adopt_screen.sh,screen.sh} "$scratch/scripts/"
+mkdir -p "$scratch"/{scripts,experiments,build/bin,configs,data/multi30k}
+cp -r "$project"/experiments/{lib,compare.sh,distill.sh,tune_decoding.sh,promote_recipe.sh,try_recipe.sh} "$scratch/experiments/"
 cp "$project"/configs/multi30k_de_en_{transformer,rnn}.yaml "$scratch/configs/"
 printf '#!/usr/bin/env bash\n' > "$scratch/scripts/build.sh"
 printf ': # Multi30k stand-in: made below\n' > "$scratch/scripts/data-dir.sh"
-chmod +x "$scratch"/scripts/*.sh
+chmod +x "$scratch"/scripts/*.sh "$scratch"/experiments/*.sh
 for split in train val test_2016_flickr test_2017_flickr test_2017_mscoco; do
   for lang in de en; do seq 1 5 | sed "s/^/$split $lang /" | gzip > "$scratch/data/multi30k/$split.$lang.gz"; done
 done
@@ -122,13 +122,13 @@ chmod +x "$scratch"/build/bin/*
 cd "$scratch"
 
 # distill.sh before its teachers exist: a clear error, nothing made.
-if scripts/distill.sh > distill_early.out 2>&1; then
+if experiments/distill.sh > distill_early.out 2>&1; then
   check "distill.sh without teachers fails" false
 else
-  check "distill.sh without teachers names what to run first" grep -q "scripts/compare.sh" distill_early.out
+  check "distill.sh without teachers names what to run first" grep -q "experiments/compare.sh" distill_early.out
 fi
 
-scripts/compare.sh --models "transformer rnn" --seeds 2 --ensemble "transformer rnn" > compare.out 2>&1 ||
+experiments/compare.sh --models "transformer rnn" --seeds 2 --ensemble "transformer rnn" > compare.out 2>&1 ||
   { cat compare.out >&2; echo "FAILED: compare.sh" >&2; exit 1; }
 trained() { grep '^train ' "$calls" | grep -oE 'output_dir=runs/[^ ]+' | sed 's#output_dir=runs/multi30k_de_en_##' | tr '\n' ' '; }
 check "seed by seed, every model's seed 1 first" \
@@ -172,7 +172,7 @@ check "the ensemble's val search: 5 penalties, 9 more weights and modes, 4 more 
 check "the ensemble's weights and mode chosen on val decode the test sets" \
   grep -q -- '--alpha 1.4 --weights 0.6,0.4 --ensemble-mode logprob' \
   reports/multi30k_de_en/ensemble_transformer+rnn/test_2016_flickr.hyp
-ALPHA_PEAK=2.6 scripts/tune_decoding.sh runs/multi30k_de_en_transformer de en alpha_search.tsv > alpha_search.out
+ALPHA_PEAK=2.6 experiments/tune_decoding.sh runs/multi30k_de_en_transformer de en alpha_search.tsv > alpha_search.out
 check "an alpha beyond the grid's 1.8 is chosen when val prefers it" test "$(cut -d' ' -f1,2 alpha_search.out)" == "avg 2.6"
 check "alphas grow by 0.4 past 1.8 until one is worse" \
   test "$(awk -F'\t' '$1 == "averaged" && $3 == "avg" && $4 > 1.8 { print $4 }' alpha_search.tsv | tr '\n' ' ')" == "2.2 2.6 3.0 "
@@ -180,14 +180,14 @@ check "the report says how the ensemble combines its members" \
   grep -q 'next-token log-probabilities summed with weights 0.6,0.4, beam 5' reports/multi30k_de_en/results.md
 
 : > "$calls"
-scripts/compare.sh --models "transformer rnn" --seeds 2 > compare_again.out 2>&1
+experiments/compare.sh --models "transformer rnn" --seeds 2 > compare_again.out 2>&1
 check "complete folders are kept, not retrained" test -z "$(trained)"
 
 # A fresh clone has the committed folders but no runs: the report is rebuilt from them.
 ensemble_test_decodes() { grep -c '^translate -c [^ ]* -c [^ ]* -i data/multi30k/test_' "$calls" || true; }
 mv runs runs_aside
 : > "$calls"
-scripts/compare.sh --models "transformer rnn" --seeds 2 --ensemble "transformer rnn" > compare_no_runs.out 2>&1 ||
+experiments/compare.sh --models "transformer rnn" --seeds 2 --ensemble "transformer rnn" > compare_no_runs.out 2>&1 ||
   { cat compare_no_runs.out >&2; check "compare.sh rebuilds the report from complete folders without runs" false; }
 check "a complete ensemble is kept: nothing trained or decoded" test -z "$(trained)" -a "$(grep -c '^translate' "$calls")" -eq 0
 check "a kept ensemble's decoding chosen on val is still reported" \
@@ -196,34 +196,34 @@ check "a kept ensemble's decoding chosen on val is still reported" \
 mv runs_aside runs
 echo '{"parameters": 7600000, "updates": 999}' > reports/multi30k_de_en/rnn/training_summary.json
 : > "$calls"
-scripts/compare.sh --models "transformer rnn" --seeds 2 --ensemble "transformer rnn" > compare_member.out 2>&1 ||
+experiments/compare.sh --models "transformer rnn" --seeds 2 --ensemble "transformer rnn" > compare_member.out 2>&1 ||
   { cat compare_member.out >&2; check "compare.sh redoes an ensemble whose member changed" false; }
 check "an ensemble whose member was retrained is tuned and decoded again" test "$(ensemble_test_decodes)" -eq 3
 
 rm -rf reports/multi30k_de_en/rnn_seed2 runs/multi30k_de_en_rnn_seed2/training_summary.json
 : > "$calls"
-scripts/compare.sh --models "transformer rnn" --seeds 2 > compare_resume.out 2>&1
+experiments/compare.sh --models "transformer rnn" --seeds 2 > compare_resume.out 2>&1
 check "an interrupted run is resumed" grep -q 'output_dir=runs/multi30k_de_en_rnn_seed2 .*--resume' "$calls"
 
 rm -rf reports/multi30k_de_en/rnn_seed2 runs/multi30k_de_en_rnn_seed2/training_summary.json
-if STUB_INTERRUPTED=1 scripts/compare.sh --models "transformer rnn" --seeds 2 > compare_interrupted.out 2>&1; then
+if STUB_INTERRUPTED=1 experiments/compare.sh --models "transformer rnn" --seeds 2 > compare_interrupted.out 2>&1; then
   check "compare.sh fails when a training is interrupted" false
 else
   check "an interrupted compare.sh says the same command resumes it" \
     grep -q 'runs/multi30k_de_en_rnn_seed2 was interrupted .*the same command resumes it' compare_interrupted.out
 fi
-if STUB_FAILED=1 scripts/compare.sh --models "transformer rnn" --seeds 2 > compare_failed.out 2>&1; then
+if STUB_FAILED=1 experiments/compare.sh --models "transformer rnn" --seeds 2 > compare_failed.out 2>&1; then
   check "compare.sh fails when a training fails" false
 else
   check "a failed training is reported with its exit status" \
     grep -q 'training runs/multi30k_de_en_rnn_seed2 failed (exit 3)' compare_failed.out
 fi
-scripts/compare.sh --models "transformer rnn" --seeds 2 > compare_resumed.out 2>&1
+experiments/compare.sh --models "transformer rnn" --seeds 2 > compare_resumed.out 2>&1
 check "the rerun finishes it" test -f reports/multi30k_de_en/rnn_seed2/training_summary.json
 
 cp configs/multi30k_de_en_rnn.yaml configs/rnn_as_compared.yaml
 sed -i -E 's/^(  dropout:) [0-9.]+/\1 0.45/' configs/multi30k_de_en_rnn.yaml
-if scripts/compare.sh --models "transformer rnn" > compare_changed.out 2>&1; then
+if experiments/compare.sh --models "transformer rnn" > compare_changed.out 2>&1; then
   check "a changed config stops compare.sh" false
 else
   check "a changed config stops compare.sh, showing the change" grep -q 'dropout: 0.45' compare_changed.out
@@ -232,7 +232,7 @@ cp configs/rnn_as_compared.yaml configs/multi30k_de_en_rnn.yaml
 
 sed -i -E 's/^(  dropout: [0-9.]+).*/\1  # a comment edited after the runs/' configs/multi30k_de_en_rnn.yaml
 : > "$calls"
-if scripts/compare.sh --models "transformer rnn" > compare_commented.out 2>&1; then
+if experiments/compare.sh --models "transformer rnn" > compare_commented.out 2>&1; then
   check "an edited comment is the same recipe: the folders are kept" test -z "$(trained)"
 else
   cat compare_commented.out >&2
@@ -241,7 +241,7 @@ fi
 mv configs/rnn_as_compared.yaml configs/multi30k_de_en_rnn.yaml
 
 : > "$calls"
-scripts/distill.sh > distill.out 2>&1 || { cat distill.out >&2; echo "FAILED: distill.sh" >&2; exit 1; }
+experiments/distill.sh > distill.out 2>&1 || { cat distill.out >&2; echo "FAILED: distill.sh" >&2; exit 1; }
 distilled=data/multi30k_distilled_de_en
 check "the ensemble translated the training source" \
   grep -q 'translate -c runs/multi30k_de_en_transformer/checkpoints/checkpoint_best.pt -c runs/multi30k_de_en_rnn/averaged.pt -i data/multi30k/train.de.gz' "$calls"
@@ -262,15 +262,15 @@ check "distillation.md compares student, teacher architecture and ensemble" \
   test "$(grep -cE '^\| (transformer|transformer_distilled|ensemble_transformer\+rnn) \|' reports/multi30k_de_en/distillation.md)" -eq 3
 
 rm -rf "$distilled" reports/multi30k_de_en/transformer_distilled runs/multi30k_de_en_transformer_distilled
-if DROP_A_LINE=1 scripts/distill.sh > distill_short.out 2>&1; then
+if DROP_A_LINE=1 experiments/distill.sh > distill_short.out 2>&1; then
   check "a short distilled corpus stops distill.sh" false
 else
   check "a short distilled corpus stops distill.sh, naming the file" grep -q 'has 4 lines for 5 sources' distill_short.out
   check "and leaves no distilled targets behind" test ! -e "$distilled/train.en.gz"
 fi
 
-# A screened run becomes a model's seed 1 only when it was trained with the config as it is.
-screen_run() {  # NAME CONFIG_FILE [KEY=VALUE ...]: a finished screen as screen.sh leaves it
+# A tried recipe's run becomes a model's seed 1 only when it was trained with the config as it is.
+tried_run() {  # NAME CONFIG_FILE [KEY=VALUE ...]: a finished run as try_recipe.sh leaves it
   local name="$1" config="$2"
   shift 2
   mkdir -p "runs/screen/$name/checkpoints"
@@ -278,91 +278,91 @@ screen_run() {  # NAME CONFIG_FILE [KEY=VALUE ...]: a finished screen as screen.
   echo '{"step": 1}' > "runs/screen/$name/metrics.jsonl"
   echo "screen log" > "runs/screen/$name.log"
   local sets
-  mapfile -t sets < <(source scripts/model_run.sh && run_plumbing "runs/screen/$name")
+  mapfile -t sets < <(source experiments/lib/model_run.sh && run_plumbing "runs/screen/$name")
   for override in "$@"; do sets+=(--set "$override"); done
   build/bin/nmtzoo-config "$config" "${sets[@]}" > "runs/screen/$name/config.yaml"
 }
 mv reports/multi30k_de_en/rnn reports/rnn_aside
 mv runs/multi30k_de_en_rnn runs/rnn_aside
-screen_run R_other configs/multi30k_de_en_rnn.yaml model.dropout=0.45
-if scripts/adopt_screen.sh R_other rnn > adopt_other.out 2>&1; then
-  check "a screen of another recipe is not adopted" false
+tried_run R_other configs/multi30k_de_en_rnn.yaml model.dropout=0.45
+if experiments/promote_recipe.sh R_other rnn > adopt_other.out 2>&1; then
+  check "a run of another recipe is not promoted" false
 else
-  check "a screen of another recipe is refused, showing the difference" grep -q 'model.dropout=0.45' adopt_other.out
+  check "a run of another recipe is refused, showing the difference" grep -q 'model.dropout=0.45' adopt_other.out
   check "and stays where it was" test -d runs/screen/R_other -a ! -e runs/multi30k_de_en_rnn
 fi
 sed -E 's/^(  dropout:) [0-9.]+/\1 0.45/' configs/multi30k_de_en_rnn.yaml > configs/screened.yaml
-screen_run R_same configs/screened.yaml
+tried_run R_same configs/screened.yaml
 cp configs/screened.yaml configs/multi30k_de_en_rnn.yaml
-scripts/adopt_screen.sh R_same rnn > adopt.out 2>&1 || { cat adopt.out >&2; check "adopt_screen.sh adopts a screen of the config" false; }
-check "the adopted screen is the model's run, with its log" \
+experiments/promote_recipe.sh R_same rnn > adopt.out 2>&1 || { cat adopt.out >&2; check "promote_recipe.sh promotes a run of the config" false; }
+check "the promoted run is the model's run, with its log" \
   test -f runs/multi30k_de_en_rnn/training_summary.json -a -f runs/multi30k_de_en_rnn.log
-check "the adopted run keeps the recipe compare.sh compares" \
+check "the promoted run keeps the recipe compare.sh compares" \
   cmp -s runs/multi30k_de_en_rnn/compare_config.yaml configs/multi30k_de_en_rnn.yaml
-check "the screen's path links to the adopted run" test -L runs/screen/R_same -a -f runs/screen/R_same/training_summary.json
+check "the tried recipe's path links to the promoted run" test -L runs/screen/R_same -a -f runs/screen/R_same/training_summary.json
 : > "$calls"
-scripts/compare.sh --models rnn > compare_adopted.out 2>&1 || { cat compare_adopted.out >&2; check "compare.sh runs on an adopted screen" false; }
-check "compare.sh decodes the adopted run without training it" \
+experiments/compare.sh --models rnn > compare_adopted.out 2>&1 || { cat compare_adopted.out >&2; check "compare.sh runs on a promoted run" false; }
+check "compare.sh decodes the promoted run without training it" \
   test -z "$(trained)" -a -f reports/multi30k_de_en/rnn/test_2016_flickr.hyp
-screen_run R_late configs/multi30k_de_en_rnn.yaml
-if scripts/adopt_screen.sh R_late rnn > adopt_twice.out 2>&1; then
-  check "a model with a run adopts no second screen" false
+tried_run R_late configs/multi30k_de_en_rnn.yaml
+if experiments/promote_recipe.sh R_late rnn > adopt_twice.out 2>&1; then
+  check "a model with a run takes no second promotion" false
 else
-  check "a model with a run adopts no second screen, saying why" grep -q 'already has a run of rnn' adopt_twice.out
+  check "a model with a run takes no second promotion, saying why" grep -q 'already has a run of rnn' adopt_twice.out
 fi
 
-# A screen trained with training.seed=K becomes seed K's run.
+# A run trained with training.seed=K becomes seed K's run.
 mv runs/multi30k_de_en_rnn_seed2 runs/rnn_seed2_aside
 mv reports/multi30k_de_en/rnn_seed2 reports/rnn_seed2_aside
-screen_run R_seed1_again configs/multi30k_de_en_rnn.yaml
-if scripts/adopt_screen.sh R_seed1_again rnn --seed 2 > adopt_wrong_seed.out 2>&1; then
-  check "a screen of seed 1 is not adopted as seed 2" false
+tried_run R_seed1_again configs/multi30k_de_en_rnn.yaml
+if experiments/promote_recipe.sh R_seed1_again rnn --seed 2 > adopt_wrong_seed.out 2>&1; then
+  check "a run of seed 1 is not promoted as seed 2" false
 else
-  check "a screen of seed 1 is refused as seed 2, showing the seed" grep -q 'training.seed=2' adopt_wrong_seed.out
+  check "a run of seed 1 is refused as seed 2, showing the seed" grep -q 'training.seed=2' adopt_wrong_seed.out
 fi
-screen_run R_seed2 configs/multi30k_de_en_rnn.yaml training.seed=2
-scripts/adopt_screen.sh R_seed2 rnn --seed 2 > adopt_seed2.out 2>&1 ||
-  { cat adopt_seed2.out >&2; check "adopt_screen.sh --seed 2 adopts a screen of seed 2" false; }
-check "the screen of seed 2 is the model's seed-2 run" \
+tried_run R_seed2 configs/multi30k_de_en_rnn.yaml training.seed=2
+experiments/promote_recipe.sh R_seed2 rnn --seed 2 > adopt_seed2.out 2>&1 ||
+  { cat adopt_seed2.out >&2; check "promote_recipe.sh --seed 2 promotes a run of seed 2" false; }
+check "the run of seed 2 is the model's seed-2 run" \
   test -f runs/multi30k_de_en_rnn_seed2/training_summary.json -a -L runs/screen/R_seed2
 : > "$calls"
-scripts/compare.sh --models rnn --seeds 2 > compare_seed2.out 2>&1 || { cat compare_seed2.out >&2; check "compare.sh runs on an adopted seed 2" false; }
-check "compare.sh decodes the adopted seed 2 without training it" \
+experiments/compare.sh --models rnn --seeds 2 > compare_seed2.out 2>&1 || { cat compare_seed2.out >&2; check "compare.sh runs on an promoted seed 2" false; }
+check "compare.sh decodes the promoted seed 2 without training it" \
   test -z "$(trained)" -a -f reports/multi30k_de_en/rnn_seed2/test_2016_flickr.hyp
 
-if STUB_INTERRUPTED=1 SCREEN_BIN=build/bin scripts/screen.sh R_interrupted configs/multi30k_de_en_rnn.yaml \
+if STUB_INTERRUPTED=1 experiments/try_recipe.sh --bin build/bin R_interrupted configs/multi30k_de_en_rnn.yaml \
   > screen_interrupted.out 2>&1; then
-  check "screen.sh fails when its training is interrupted" false
+  check "try_recipe.sh fails when its training is interrupted" false
 else
-  check "an interrupted screen says the same command resumes it" grep -q 'the same command resumes it' screen_interrupted.out
-  check "an interrupted screen writes no row" bash -c '! grep -qs "^| R_interrupted |" reports/tuning/screening.md'
+  check "an interrupted try says the same command resumes it" grep -q 'the same command resumes it' screen_interrupted.out
+  check "an interrupted try writes no row" bash -c '! grep -qs "^| R_interrupted |" reports/tuning/screening.md'
 fi
-# SCREEN_DECODE=1 keeps what compare.sh would of a screen, so it can be adopted after its run is
-# lost with its machine.
+# --keep-outputs keeps what compare.sh would of a tried recipe, so it can be promoted after its
+# run is lost with its machine.
 : > "$calls"
-SCREEN_TIME=60m SCREEN_DECODE=1 SCREEN_BIN=build/bin scripts/screen.sh R_kept configs/multi30k_de_en_rnn.yaml training.seed=3 \
-  > screen_kept.out 2>&1 || { cat screen_kept.out >&2; check "screen.sh with SCREEN_DECODE=1" false; }
+experiments/try_recipe.sh --budget 60m --keep-outputs --bin build/bin R_kept configs/multi30k_de_en_rnn.yaml training.seed=3 \
+  > screen_kept.out 2>&1 || { cat screen_kept.out >&2; check "try_recipe.sh --keep-outputs" false; }
 kept=reports/tuning/screens/R_kept
 for test in test_2016_flickr test_2017_flickr test_2017_mscoco; do
-  check "a decoded screen keeps $test's outputs, one per source line" test "$(wc -l < "$kept/$test.hyp")" -eq 5
+  check "a try with --keep-outputs keeps $test's outputs, one per source line" test "$(wc -l < "$kept/$test.hyp")" -eq 5
 done
 check "decoded with the checkpoint and penalty chosen on val" \
   grep -q -- "^-c runs/screen/R_kept/[a-z_/]*.pt  *--length-penalty avg --alpha 1.4" "$kept/test_2016_flickr.hyp"
-check "a decoded screen scores no test set" test "$(grep -c '^evaluate data/multi30k/test_' "$calls")" -eq 0
-check "a decoded screen keeps its val choice, config and summary" \
+check "a try with --keep-outputs scores no test set" test "$(grep -c '^evaluate data/multi30k/test_' "$calls")" -eq 0
+check "a try with --keep-outputs keeps its val choice, config and summary" \
   test -f "$kept/val_tuning.tsv" -a -f "$kept/config.yaml" -a -f "$kept/training_summary.json"
 rm -rf runs/screen/R_kept runs/screen/R_kept.log  # the machine is gone
-scripts/adopt_screen.sh R_kept rnn --seed 3 > adopt_kept.out 2>&1 ||
-  { cat adopt_kept.out >&2; check "adopt_screen.sh adopts a lost screen from its kept results" false; }
-check "a lost screen's kept results become the seed's results folder" \
+experiments/promote_recipe.sh R_kept rnn --seed 3 > adopt_kept.out 2>&1 ||
+  { cat adopt_kept.out >&2; check "promote_recipe.sh promotes a lost run from its kept results" false; }
+check "a lost run's kept results become the seed's results folder" \
   test -f reports/multi30k_de_en/rnn_seed3/training_summary.json -a -f reports/multi30k_de_en/rnn_seed3/test_2017_mscoco.hyp
 check "whose checkpoint is named in the seed's run" grep -q '^runs/multi30k_de_en_rnn_seed3/[a-z_/]*.pt$' \
   reports/multi30k_de_en/rnn_seed3/decoding_checkpoint.txt
 check "seed 3 keeps no attention heatmaps" test ! -e reports/multi30k_de_en/rnn_seed3/attention
 : > "$calls"
-scripts/compare.sh --models rnn --seeds 3 > compare_kept.out 2>&1 ||
-  { cat compare_kept.out >&2; check "compare.sh runs on a screen adopted from its results" false; }
-check "compare.sh keeps the adopted results: nothing trained or decoded" \
+experiments/compare.sh --models rnn --seeds 3 > compare_kept.out 2>&1 ||
+  { cat compare_kept.out >&2; check "compare.sh runs on a run promoted from its results" false; }
+check "compare.sh keeps the promoted results: nothing trained or decoded" \
   test -z "$(trained)" -a "$(grep -c '^translate' "$calls")" -eq 0
 check "and scores them" test -s reports/multi30k_de_en/rnn_seed3/test_2016_flickr.scores.json
 ((failures == 0)) || { echo "$failures checks failed" >&2; exit 1; }

@@ -1,33 +1,24 @@
 #!/usr/bin/env bash
-# The decoding-breadth measurements of README "Decoding features", on Multi30k de->en with the
-# models of scripts/train_ensemble_members.sh (runs/ensemble<minutes>/<model>):
-#   scripts/measure_decoding.sh [--minutes 15] [--threads 2] [--out reports/decoding]
+# The decoding-breadth measurements of docs/decoding.md, on Multi30k de->en with the models of
+# experiments/train_ensemble_members.sh (runs/ensemble<minutes>/<model>):
+#   experiments/measure/decoding.sh [--minutes 15] [--threads 2] [--out reports/decoding]
 # 1. Ensembles on the three test sets: each model alone, every pair and all four (beam 5,
 #    --ensemble-mode prob, equal weights), scored with BLEU, chrF2 and TER with paired bootstrap
 #    against the Transformer, and their decoding speed.
 #    The Transformer + RNN pair again with its weight chosen on val, and with --ensemble-mode logprob.
-# 2. Lexical constraints on test_2016_flickr: 1-2 phrases per sentence from the reference (scripts/constraint_phrases.py,
+# 2. Lexical constraints on test_2016_flickr: 1-2 phrases per sentence from the reference (constraint_phrases.py,
 #    seed 1): the share of constraints met, BLEU and speed of plain and constrained beam 5 and 10.
 # 3. Speeds of plain, ensemble and constrained beam search side by side, in two interleaved rounds.
 # Writes OUT/ensembles.txt, OUT/pair_weights_val.tsv, OUT/pair_variants.txt, OUT/constraints.tsv, OUT/speed.tsv (each run) and OUT/speed_ab.tsv
 # (the interleaved rounds); translations stay in runs/.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+source "$(dirname "$0")/../lib/common.sh"
 minutes=15
 threads=2
 out=reports/decoding
-while (($#)); do
-  case "$1" in
-    --minutes) minutes="$2"; shift 2 ;;
-    --threads) threads="$2"; shift 2 ;;
-    --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
-    *) echo "measure_decoding.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-source "$root/scripts/data-dir.sh"
-"$root/scripts/build.sh" >/dev/null
-cd "$root"
+parse_args "minutes: threads: out:" "$@"
+expect_args 0
+prepare_workspace
 bin=build/bin
 models=(transformer rnn rnn_encdec rnn_luong)
 runs="runs/ensemble${minutes}"
@@ -37,7 +28,7 @@ tests=(test_2016_flickr test_2017_flickr test_2017_mscoco)
 src=data/multi30k/test_2016_flickr.de.gz
 ref=data/multi30k/test_2016_flickr.en.gz
 for m in "${models[@]}"; do
-  [[ -f "$runs/$m/training_summary.json" ]] || { echo "measure_decoding.sh: $runs/$m is not trained (scripts/train_ensemble_members.sh)" >&2; exit 1; }
+  [[ -f "$runs/$m/training_summary.json" ]] || die "$runs/$m is not trained (experiments/train_ensemble_members.sh)"
 done
 checkpoint() { echo "$runs/$1/checkpoints/checkpoint_best.pt"; }
 printf 'system\tmodels\tsearch\tsentences_per_second\ttokens_per_second\n' > "$out/speed.tsv"
@@ -108,7 +99,7 @@ for test in "${tests[@]}"; do
 done
 
 # 2. Lexical constraints with the Transformer.
-/usr/bin/python3 scripts/constraint_phrases.py make "$src" "$ref" "$work/constraints.tsv" --seed 1
+/usr/bin/python3 experiments/measure/constraint_phrases.py make "$src" "$ref" "$work/constraints.tsv" --seed 1
 printf 'search\tconstraints_met\tconstraints\tshare_met\tBLEU\tsentences_per_second\n' > "$out/constraints.tsv"
 for beam in 5 10; do
   for mode in none unordered ordered; do
@@ -120,7 +111,7 @@ for beam in 5 10; do
       translate "$name" "$work/constraints.tsv" -c "$(checkpoint transformer)" --beam "$beam" \
         --input-format tsv --constraints "$mode"
     fi
-    read -r met total < <(/usr/bin/python3 scripts/constraint_phrases.py count "$work/constraints.tsv" "$work/$name.hyp")
+    read -r met total < <(/usr/bin/python3 experiments/measure/constraint_phrases.py count "$work/constraints.tsv" "$work/$name.hyp")
     bleu="$("$bin/nmtzoo-evaluate" "$ref" -i "$work/$name.hyp" -m bleu -b -w 2)"
     sps="$(sed -nE 's/.*"sentences_per_second": *([0-9.]+).*/\1/p' "$work/$name.json")"
     printf 'beam %s, constraints %s\t%s\t%s\t%.1f%%\t%s\t%s\n' "$beam" "$mode" "$met" "$total" \

@@ -1,43 +1,33 @@
 #!/usr/bin/env bash
 # The zoo's comparative experiment on Multi30k, end to end, in one command:
-#   scripts/compare.sh [--pair de_en|en_de] [--models "transformer rnn rnn_encdec rnn_luong"]
-#                      [--seeds N] [--ensemble "transformer rnn"] [--fresh]
+#   experiments/compare.sh [--pair de_en|en_de] [--models "transformer rnn rnn_encdec rnn_luong"]
+#                          [--seeds N] [--ensemble "transformer rnn"] [--fresh]
 # For each model: trains from scratch with configs/multi30k_<pair>_<model>.yaml (an interrupted
 # run in runs/ is resumed), averages the last 5 checkpoints and the 5 best-validated ones, picks
-# on val the checkpoint (an average or the best one) and length penalty (scripts/tune_decoding.sh),
-# translates the three test sets with beam 5, draws attention
-# heatmaps of the same three test sentences, and keeps all of it in reports/multi30k_<pair>/<model>/;
-# then scores every model's outputs (BLEU, chrF2, TER) and writes the report (results.md with
-# confidence intervals and paired-bootstrap p-values against the Transformer, results.csv,
-# significance.json, SVG plots) from those folders. A model whose folder is complete is not retrained (the folders are
-# committed, so a model can be added without rerunning the others); --fresh reruns the models.
+# on val the checkpoint (an average or the best one) and length penalty
+# (experiments/tune_decoding.sh), translates the three test sets with beam 5, draws attention
+# heatmaps of the same three test sentences, and keeps all of it in
+# reports/multi30k_<pair>/<model>/; then scores every model's outputs (BLEU, chrF2, TER) and
+# writes the report (results.md with confidence intervals and paired-bootstrap p-values against
+# the Transformer, results.csv, significance.json, SVG plots) from those folders.
+# A model whose folder is complete is not retrained: the folders are committed, so a model can be
+# added without rerunning the others. --fresh reruns the models.
 # --seeds N trains each model N times, with training.seed 1..N (seed k > 1 in runs/..._seed<k> and
 # reports/.../<model>_seed<k>/); the report adds every seed's scores, their mean and standard
 # deviation, while its other sections use seed 1. --ensemble decodes the test sets with the seed-1
 # models named (their checkpoints chosen on val; member weights, combination and length penalty
 # chosen on val for the ensemble) and adds their scores and paired-bootstrap p-values against the
 # first of them to the report; its folder is kept while its members' folders are. The steps of
-# one model are scripts/model_run.sh's, shared with scripts/distill.sh.
+# one model are experiments/lib/model_run.sh's, shared with experiments/distill.sh.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+source "$(dirname "$0")/lib/common.sh"
 pair=de_en
 models="transformer rnn rnn_encdec rnn_luong"
-fresh=0
 seeds=1
-ensemble=""
-while (($#)); do
-  case "$1" in
-    --pair) pair="$2"; shift 2 ;;
-    --models) models="$2"; shift 2 ;;
-    --seeds) seeds="$2"; shift 2 ;;
-    --ensemble) ensemble="$2"; shift 2 ;;
-    --fresh) fresh=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
-    *) echo "compare.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[[ "$seeds" =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: --seeds expects a positive integer, got '$seeds'" >&2; exit 2; }
-source "$root/scripts/model_run.sh"
+parse_args "pair: models: seeds: ensemble: fresh" "$@"
+expect_args 0
+positive_integer --seeds "$seeds"
+source "$root/experiments/lib/model_run.sh"
 start_experiment
 bin=build/bin
 mkdir -p "$report"

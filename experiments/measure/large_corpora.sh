@@ -1,22 +1,21 @@
 #!/usr/bin/env bash
-# Measures how preparation and training scale with the corpus (the README's "Large corpora"
-# figures): synthetic corpora of 100k, 1M and 5M pairs made from Multi30k
-# (scripts/make_synthetic_corpus.py, under runs/scale/, never committed), then for each size:
+# Measures how preparation and training scale with the corpus (the "Large corpora" figures of
+# docs/performance.md): synthetic corpora of 100k, 1M and 5M pairs made from Multi30k
+# (make_synthetic_corpus.py, under runs/scale/, never committed), then for each size:
 # preparation time, pairs/s, size on disk and peak RSS; training's time from process start to the
 # first update, peak RSS and target tokens/s over 30 updates (transformer_small, 4,096-token
 # batches, 2 threads). Then preparation on 1 core against 2 (A B A B, at 1M), training tokens/s
 # at 5M against Multi30k's 29k (A B A B; and against the pre-dataset in-memory binary when
 # OLD_TRAIN=path/to/old/nmtzoo-train is set), and two single-threaded ranks at 1M.
-#   scripts/measure_scale.sh [SIZES...]        (default: 100000 1000000 5000000)
+#   experiments/measure/large_corpora.sh [SIZES...]        (default: 100000 1000000 5000000)
 # Writes reports/scale/scale.md and the logs beside it. Resumable: corpora are reused.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
-source scripts/data-dir.sh
-scripts/build.sh >/dev/null
+source "$(dirname "$0")/../lib/common.sh"
+parse_args "" "$@"
+prepare_workspace
 bin=build/bin
 py=/usr/bin/python3
-sizes=("$@")
+sizes=("${args[@]}")
 ((${#sizes[@]})) || sizes=(100000 1000000 5000000)
 work=runs/scale
 out=reports/scale
@@ -67,7 +66,7 @@ train() {  # CONFIG [train args...] -> "first_update_s setup_rss_mb peak_rss_mb 
 {
   echo "# Scale measurements"
   echo
-  echo "Measured by \`scripts/measure_scale.sh\` on $(date -u +%Y-%m-%d): $(nproc) cores," \
+  echo "Measured by \`experiments/measure/large_corpora.sh\` on $(date -u +%Y-%m-%d): $(nproc) cores," \
        "$(sed -nE 's/^model name\s*: //p' /proc/cpuinfo | head -1), commit $(git rev-parse --short HEAD)."
   echo "Synthetic corpora of Multi30k pairs (a third of them joined with a second pair; mean 19.7"
   echo "source tokens). transformer_small, 4,096-token batches, 2 threads, ${STEPS:-30} updates. RSS is the"
@@ -78,7 +77,7 @@ train() {  # CONFIG [train args...] -> "first_update_s setup_rss_mb peak_rss_mb 
 } > "$report"
 
 for n in "${sizes[@]}"; do
-  [[ -f "$work/corpus-$n/train.en" ]] || "$py" scripts/make_synthetic_corpus.py "$n" "$work/corpus-$n"
+  [[ -f "$work/corpus-$n/train.en" ]] || "$py" experiments/measure/make_synthetic_corpus.py "$n" "$work/corpus-$n"
 done
 # The tokenizer, once (trained on the smallest corpus's bounded sample), shared by every size.
 "$bin/nmtzoo-prepare" "$(config_for "${sizes[0]}" "prep-${sizes[0]}")" -q >> "$log" 2>&1

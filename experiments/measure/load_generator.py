@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load generator for nmtzoo-serve (loopback only, bounded in count and time).
 
-  scripts/load_serve.py --port P --sentences FILE --clients N [--batch B] [--requests R]
+  experiments/measure/load_generator.py --port P --sentences FILE --clients N [--batch B] [--requests R]
                         [--seconds S] [--json OUT]
 
 N client threads, each with its own keep-alive connection, send POST /translate requests of B

@@ -3,13 +3,15 @@
 # interleaved (A B A B) since this machine's speed drifts: paired bootstrap (1,000 resamples) and
 # approximate randomization (10,000 trials) of 3 systems x 3 metrics (BLEU, chrF2, TER) on the
 # 1,000 sentences of test_2016_flickr (the zoo's committed outputs), and --confidence of one.
-#   scripts/bench_significance.sh SACREBLEU_SRC [ROUNDS]
+#   experiments/measure/significance_speed.sh SACREBLEU_SRC [ROUNDS]
 # SACREBLEU_SRC is a checkout of github.com/mjpost/sacrebleu at v2.6.0 (scripts/setup.sh
 # --with-sacrebleu installs its imports). Prints each run's wall time and the median ratio.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-source_dir="$(cd "${1:?usage: scripts/bench_significance.sh SACREBLEU_SRC [ROUNDS]}" && pwd)"
-rounds="${2:-3}"
+source "$(dirname "$0")/../lib/common.sh"
+parse_args "" "$@"
+expect_args 1 2
+source_dir="$(cd "${args[0]}" && pwd)"
+rounds="${args[1]:-3}"
 [[ -f "$source_dir/sacrebleu/version.py" ]] || echo '__version__ = "2.6.0"' > "$source_dir/sacrebleu/version.py"
 ref="$root/data/multi30k/test_2016_flickr.en.gz"
 [[ -f "$ref" ]] || source "$root/scripts/data-dir.sh"

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Writes a synthetic parallel corpus of N pairs made from Multi30k, for scale measurements.
 
-  scripts/make_synthetic_corpus.py N OUT_DIR [--gzip] [--seed S] [--data data/multi30k]
+  experiments/measure/make_synthetic_corpus.py N OUT_DIR [--gzip] [--seed S] [--data data/multi30k]
 
 OUT_DIR gets train.de/train.en (.gz with --gzip) and a copy of Multi30k's val files. Each pair
 is a random Multi30k training pair, a third of the time joined with a second one, so lengths
 vary as in real data and sentences are not verbatim repeats. Deterministic for a seed. Never
-commit its output: scripts/measure_scale.sh writes it under runs/scale/.
+commit its output: experiments/measure/large_corpora.sh writes it under runs/scale/.
 """
 import argparse
 import gzip

@@ -2,17 +2,16 @@
 # Chooses a lexical shortlist's sizes on the validation set (never a test set): for each
 # decoding.shortlist_top_k x shortlist_frequent, beam-5 val BLEU, speed and the mean shortlist size,
 # beside the whole vocabulary. A measurement, never a test.
-#   scripts/tune_shortlist.sh CHECKPOINT SHORTLIST [DTYPE]   (DTYPE: float32 (default) or int8)
+#   experiments/measure/shortlist_sizes.sh CHECKPOINT SHORTLIST [DTYPE]   (DTYPE: float32 (default) or int8)
 # Writes reports/bench/shortlist_tuning_<checkpoint's run name>_<dtype>.md.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
-(($# >= 2)) || { sed -n '2,6p' "$0"; exit 2; }
-checkpoint="$1"
-shortlist="$2"
-dtype="${3:-float32}"
-source scripts/data-dir.sh
-scripts/build.sh >/dev/null
+source "$(dirname "$0")/../lib/common.sh"
+parse_args "" "$@"
+expect_args 2 3
+checkpoint="${args[0]}"
+shortlist="${args[1]}"
+dtype="${args[2]:-float32}"
+prepare_workspace
 name="$(basename "$(dirname "$(dirname "$checkpoint")")")"
 out=reports/bench
 mkdir -p "$out"
@@ -23,7 +22,7 @@ report="$out/shortlist_tuning_${name}_${dtype}.md"
 {
   echo "# Shortlist sizes for $name on val ($dtype)"
   echo
-  echo "Measured by \`scripts/tune_shortlist.sh\` on $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD):"
+  echo "Measured by \`experiments/measure/shortlist_sizes.sh\` on $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD):"
   echo "\`$checkpoint\`, shortlist \`$shortlist\`, val (1,014 sentences), beam 5, length penalty avg 1.0,"
   echo "batches of 4,096 source tokens, 2 threads. Speeds drift by ±20% on this machine: compare rows of one run."
   echo

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# Load figures of nmtzoo-serve (README "Serving"): the server and scripts/load_serve.py share this
+# Load figures of nmtzoo-serve (docs/serving.md): the server and load_generator.py share this
 # machine, on loopback. Offline nmtzoo-translate speed on the same sentences and options first,
 # then 1, 8 and 64 clients sending test_2016_flickr sentences one per request and in batches of
 # 32, then 20,000 single-sentence requests from 64 clients with the server's resident set sampled
 # after the first 1,000 and at the end.
-#   scripts/measure_serve.sh [CHECKPOINT]   (default: the quickstart run's checkpoint_best.pt)
+#   experiments/measure/serve_load.sh [CHECKPOINT]   (default: the quickstart run's checkpoint_best.pt)
 # Writes reports/serve/serve.md and the JSON of each run beside it.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
-source scripts/data-dir.sh
-scripts/build.sh >/dev/null
+source "$(dirname "$0")/../lib/common.sh"
+parse_args "" "$@"
+expect_args 0 1
+prepare_workspace
 bin=build/bin
-checkpoint="${1:-runs/multi30k_quickstart/checkpoints/checkpoint_best.pt}"
-[[ -f "$checkpoint" ]] || { echo "measure_serve.sh: no checkpoint '$checkpoint' (run scripts/run.sh first)" >&2; exit 2; }
+checkpoint="${args[0]:-runs/multi30k_quickstart/checkpoints/checkpoint_best.pt}"
+[[ -f "$checkpoint" ]] || usage_error "no checkpoint '$checkpoint' (run scripts/run.sh first)"
 out=reports/serve
 mkdir -p "$out"
 work="$(mktemp -d)"
@@ -42,7 +42,7 @@ max_wait="$(sed -nE 's/.*batches wait at most ([0-9.]+) ms.*/\1/p' "$work/server
 {
   echo "# nmtzoo-serve under load"
   echo
-  echo "Measured by \`scripts/measure_serve.sh\` on $(date -u +%Y-%m-%d), $(nproc) cores, commit $(git rev-parse --short HEAD):"
+  echo "Measured by \`experiments/measure/serve_load.sh\` on $(date -u +%Y-%m-%d), $(nproc) cores, commit $(git rev-parse --short HEAD):"
   echo "\`$checkpoint\`, test_2016_flickr (German), the checkpoint's decoding options, $threads decoding threads,"
   echo "serve.max_wait_ms $max_wait; the load generator (Python, standard library) on the same machine."
   echo
@@ -53,7 +53,7 @@ max_wait="$(sed -nE 's/.*batches wait at most ([0-9.]+) ms.*/\1/p' "$work/server
 } > "$report"
 run_load() {  # CLIENTS BATCH REQUESTS
   local json="$out/load_$1x$2.json"
-  /usr/bin/python3 scripts/load_serve.py --port "$port" --sentences "$work/test.de" --clients "$1" \
+  /usr/bin/python3 experiments/measure/load_generator.py --port "$port" --sentences "$work/test.de" --clients "$1" \
     --batch "$2" --requests "$3" --seconds 300 --json "$json" >&2
   /usr/bin/python3 - "$json" "$offline_rate" >> "$report" <<'PY'
 import json, sys
@@ -71,10 +71,10 @@ run_load 8 32 60
 run_load 64 32 128
 
 # Memory over 20,000 requests.
-/usr/bin/python3 scripts/load_serve.py --port "$port" --sentences "$work/test.de" --clients 64 --batch 1 \
+/usr/bin/python3 experiments/measure/load_generator.py --port "$port" --sentences "$work/test.de" --clients 64 --batch 1 \
   --requests 1000 --seconds 600 >&2
 after_1000="$(rss VmRSS)"
-/usr/bin/python3 scripts/load_serve.py --port "$port" --sentences "$work/test.de" --clients 64 --batch 1 \
+/usr/bin/python3 experiments/measure/load_generator.py --port "$port" --sentences "$work/test.de" --clients 64 --batch 1 \
   --requests 19000 --seconds 900 --json "$out/load_20000.json" >&2
 at_end="$(rss VmRSS)"
 peak="$(rss VmHWM)"

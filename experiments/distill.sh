@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Sequence-level knowledge distillation (Kim & Rush 2016) from scripts/compare.sh's seed-1
+# Sequence-level knowledge distillation (Kim & Rush 2016) from experiments/compare.sh's seed-1
 # ensemble into one model, for ensemble quality at one model's decoding cost:
-#   scripts/distill.sh [--pair de_en] [--teachers "transformer rnn"] [--student transformer] [--fresh]
+#   experiments/distill.sh [--pair de_en] [--teachers "transformer rnn"] [--student transformer] [--fresh]
 # 1. The teachers (each model's seed-1 checkpoint chosen on val by compare.sh) translate the
 #    training source as one ensemble, beam 5, with the weights, combination and length penalty
 #    chosen on val: those translations are the student's targets (data/multi30k_distilled_<pair>/;
@@ -15,36 +15,25 @@
 # Every step resumes: kept distilled targets and complete folders are not made again (--fresh
 # remakes them).
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+source "$(dirname "$0")/lib/common.sh"
 pair=de_en
 teachers="transformer rnn"
 student=transformer
-fresh=0
-while (($#)); do
-  case "$1" in
-    --pair) pair="$2"; shift 2 ;;
-    --teachers) teachers="$2"; shift 2 ;;
-    --student) student="$2"; shift 2 ;;
-    --fresh) fresh=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
-    *) echo "distill.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-source "$root/scripts/model_run.sh"
+parse_args "pair: teachers: student: fresh" "$@"
+expect_args 0
+source "$root/experiments/lib/model_run.sh"
 start_experiment
 bin=build/bin
 ensemble_folder="ensemble_${teachers// /+}"
 for teacher in $teachers; do
   [[ -f "$(chosen_checkpoint "$teacher")" ]] || {
-    echo "distill.sh: no $(chosen_checkpoint "$teacher"); train the teachers with" \
-      "scripts/compare.sh --models \"$teachers\" --ensemble \"$teachers\" first" >&2
-    exit 1
+    die "no $(chosen_checkpoint "$teacher"); train the teachers with" \
+      "experiments/compare.sh --models \"$teachers\" --ensemble \"$teachers\" first"
   }
 done
 [[ -f "$report/$ensemble_folder/test_2016_flickr.hyp" && -f "$report/$student/test_2016_flickr.hyp" ]] || {
-  echo "distill.sh: $report/$ensemble_folder/ and $report/$student/ are compared against; run" \
-    "scripts/compare.sh --models \"$teachers\" --ensemble \"$teachers\" first" >&2
-  exit 1
+  die "$report/$ensemble_folder/ and $report/$student/ are compared against; run" \
+    "experiments/compare.sh --models \"$teachers\" --ensemble \"$teachers\" first"
 }
 [[ -f "$report/attention_sources.txt" ]] ||
   gzip -dc "data/multi30k/test_2016_flickr.$src.gz" | sed -n 1,3p > "$report/attention_sources.txt"
@@ -71,10 +60,7 @@ if [[ ! -f "$targets" ]]; then
     "${ensemble_decoding[@]}" --stats "$data/distillation.speed.json"
   sources=$(gzip -dc "data/multi30k/train.$src.gz" | wc -l)
   translations=$(wc -l < "$data/train.$tgt.tmp")
-  ((sources == translations)) || {
-    echo "distill.sh: $data/train.$tgt.tmp has $translations lines for $sources sources" >&2
-    exit 1
-  }
+  ((sources == translations)) || die "$data/train.$tgt.tmp has $translations lines for $sources sources"
   gzip -c "$data/train.$tgt.tmp" > "$targets.tmp" && mv "$targets.tmp" "$targets"
   rm -f "$data/train.$tgt.tmp"
 fi

@@ -1,28 +1,20 @@
 #!/usr/bin/env bash
 # Compares two builds' whole training runs side by side, A B A B, so the machine's drift hits both
-# (a benchmark, never a test). Unlike bench_ab.sh (nmtzoo-bench: a few steps), it runs the real
-# trainer over whole epochs: epoch boundaries, validation and checkpoints included.
-#   scripts/bench_train_ab.sh BIN_A BIN_B OUT_DIR [--rounds N] [--config CONFIG] [--epochs N]
-#                             [--set KEY=VALUE ...]
+# (a benchmark, never a test). Unlike compare_builds.sh (nmtzoo-bench: a few steps), it runs the
+# real trainer over whole epochs: epoch boundaries, validation and checkpoints included.
+#   experiments/measure/compare_builds_training.sh BIN_A BIN_B OUT_DIR [--rounds N] [--config CONFIG]
+#                                                  [--epochs N] [--set KEY=VALUE ...]
 # Each run trains CONFIG (default configs/multi30k_de_en_rnn.yaml) from scratch for --epochs
 # (default 3) with the same seed, 2 threads, into OUT_DIR/run.SIDE.ROUND, under GNU time. Prints
 # every run's wall time, target tokens/s, minor page faults, system time and peak RSS, then the
 # mean of each build and B / A.
 set -euo pipefail
-if [[ $# -lt 3 ]]; then sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
-root="$(cd "$(dirname "$0")/.." && pwd)"
-bin_a="$(cd "$1" && pwd)"; bin_b="$(cd "$2" && pwd)"; out="$3"; shift 3
-rounds=2 config=configs/multi30k_de_en_rnn.yaml epochs=3 sets=()
-while (($#)); do
-  case "$1" in
-    --rounds) rounds="$2"; shift 2 ;;
-    --config) config="$2"; shift 2 ;;
-    --epochs) epochs="$2"; shift 2 ;;
-    --set) sets+=(--set "$2"); shift 2 ;;
-    *) echo "bench_train_ab.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-[[ -x /usr/bin/time ]] || { echo "bench_train_ab.sh: needs GNU time (apt install time)" >&2; exit 1; }
+source "$(dirname "$0")/../lib/common.sh"
+rounds=2 config=configs/multi30k_de_en_rnn.yaml epochs=3
+parse_args "rounds: config: epochs: set+" "$@"
+expect_args 3
+bin_a="$(cd "${args[0]}" && pwd)"; bin_b="$(cd "${args[1]}" && pwd)"; out="${args[2]}"
+[[ -x /usr/bin/time ]] || die "needs GNU time (apt install time)"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 cd "$root"
@@ -35,7 +27,7 @@ for ((round = 1; round <= rounds; ++round)); do
     /usr/bin/time -f 'time: wall %e s, system %S s, minor faults %R, peak RSS %M kB' \
       -o "$out/time.$side.$round" "$bin/nmtzoo-train" --config "$config" \
       --set training.output_dir="$run" --set training.max_time=0 --set training.max_steps=0 \
-      --set training.max_epochs="$epochs" --set training.threads=2 "${sets[@]}" \
+      --set training.max_epochs="$epochs" --set training.threads=2 "${set_args[@]}" \
       > "$out/log.$side.$round" 2>&1
     grep -E "^(reached|stopped)" "$out/log.$side.$round" || tail -3 "$out/log.$side.$round"
     cat "$out/time.$side.$round"

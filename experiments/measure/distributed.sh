@@ -4,25 +4,16 @@
 # processes) and prints target tokens/s of the whole job and the all-reduce time per update.
 # Default layouts: 1x1, then one process with two threads (a plain nmtzoo-train on this 2-core
 # machine) against two single-threaded processes, alternating twice (A B A B).
-#   scripts/bench_distributed.sh [--steps N] [--config FILE] [--layouts "1x1 1x2 2x1 ..."]
+#   experiments/measure/distributed.sh [--steps N] [--config FILE] [--layouts "1x1 1x2 2x1 ..."]
 # The first logged window of each run is warm-up and is left out of the averages.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+source "$(dirname "$0")/../lib/common.sh"
 steps=120
 config=configs/multi30k_quickstart.yaml
 layouts="1x1 1x2 2x1 1x2 2x1"
-while (($#)); do
-  case "$1" in
-    --steps) steps="$2"; shift 2 ;;
-    --config) config="$2"; shift 2 ;;
-    --layouts) layouts="$2"; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
-    *) echo "bench_distributed.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
-source "$root/scripts/data-dir.sh"
-"$root/scripts/build.sh" >/dev/null
-cd "$root"
+parse_args "steps: config: layouts:" "$@"
+expect_args 0
+prepare_workspace
 out="runs/bench_distributed"
 rm -rf "$out"
 mkdir -p "$out"

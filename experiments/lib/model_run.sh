@@ -1,7 +1,9 @@
 # shellcheck shell=bash disable=SC2154  # pair, src, tgt, tests, report, fresh: set by the caller
-# Sourced by scripts/compare.sh and scripts/distill.sh: one model's Multi30k experiment, from
-# training to its test outputs, resumable at every step. The caller sets root (the project), pair
-# and fresh (1 reruns the model), then calls start_experiment.
+# Sourced after lib/common.sh by experiments/compare.sh and experiments/distill.sh: one model's
+# Multi30k experiment, from training to its test outputs, resumable at every step. The caller
+# sets pair and fresh (1 reruns the model), then calls start_experiment. try_recipe.sh and
+# promote_recipe.sh use its run_plumbing, train_run and decode_run, so a tried recipe is trained
+# and decoded exactly as compare.sh would.
 #
 #   start_experiment
 #
@@ -13,23 +15,23 @@
 # trains runs/multi30k_<pair>_FOLDER from CONFIG with the overrides (and training.seed=SEED when
 # SEED is not empty; an interrupted run is resumed), averages its last 5 checkpoints and its 5
 # best-validated ones, picks the checkpoint (an average or the best one) and length penalty on
-# val (scripts/tune_decoding.sh;
-# the choice is kept in report/FOLDER/decoding_checkpoint.txt), translates the test sets with
-# beam 5, draws attention heatmaps of report/attention_sources.txt (not for SEED > 1), and keeps
-# all of it in report/FOLDER/. training_summary.json is copied into that folder last: it marks it complete, and
-# a complete folder is kept (fresh=1 reruns it).
+# val (experiments/tune_decoding.sh; the choice is kept in report/FOLDER/decoding_checkpoint.txt),
+# translates the test sets with beam 5, draws attention heatmaps of report/attention_sources.txt
+# (not for SEED > 1), and keeps all of it in report/FOLDER/. training_summary.json is copied into
+# that folder last: it marks it complete, and a complete folder is kept (fresh=1 reruns it).
 #
 #   decode_run RUN RESULTS ATTENTION
 #
-# run_model's steps after training (scripts/screen.sh's SCREEN_DECODE=1 uses them too): the
+# run_model's steps after training (experiments/try_recipe.sh --keep-outputs uses them too): the
 # averages, the checkpoint and length penalty chosen on val, the test outputs, the attention
 # heatmaps when ATTENTION is 1 and the metrics, in RESULTS.
 #
 #   run_plumbing RUN
 #
 # prints, one per line, the --set arguments every Multi30k run is trained with besides its recipe:
-# its output folder RUN and the 5 best-validated checkpoints kept (scripts/screen.sh's screens use
-# them too, so a screen is the very run compare.sh would train; scripts/adopt_screen.sh checks it).
+# its output folder RUN and the 5 best-validated checkpoints kept (experiments/try_recipe.sh's
+# runs use them too, so a tried recipe is the very run compare.sh would train;
+# experiments/promote_recipe.sh checks it).
 #
 #   train_run RUN PROGRESS CONFIG [nmtzoo-train ARG ...]
 #
@@ -48,9 +50,7 @@ start_experiment() {
   tgt="${pair#*_}"
   tests=(test_2016_flickr test_2017_flickr test_2017_mscoco)
   report="reports/multi30k_$pair"
-  source "$root/scripts/data-dir.sh"
-  "$root/scripts/build.sh" >/dev/null
-  cd "$root" || exit 1
+  prepare_workspace
 }
 
 recipe_of() {  # CONFIG [KEY=VALUE ...]: the recipe text on stdout
@@ -79,7 +79,7 @@ resolved_recipe() {  # RECIPE_FILE: every key's value as training sees it, on st
 
 check_recipe() {  # FOLDER RECIPE_FILE
   local kept="$1/compare_config.yaml"
-  [[ -f "$kept" ]] || return 0  # made before recipes were kept
+  [[ -f "$kept" ]] || return 0  # no recorded recipe: nothing to check against
   cmp -s "$kept" "$2" && return 0
   # Another text can be the same recipe (an edited comment, keys reordered or spelt by an alias):
   # only a different resolved value stops the script.
@@ -87,18 +87,18 @@ check_recipe() {  # FOLDER RECIPE_FILE
   resolved_kept="$(mktemp)"
   resolved_now="$(mktemp)"
   if ! resolved_recipe "$kept" > "$resolved_kept"; then
-    echo "$(basename "$0"): the recipe $1 was made with no longer loads (above)" >&2
+    echo "$script: the recipe $1 was made with no longer loads (above)" >&2
   elif ! resolved_recipe "$2" > "$resolved_now"; then
-    echo "$(basename "$0"): the config does not load (above)" >&2
+    echo "$script: the config does not load (above)" >&2
   elif cmp -s "$resolved_kept" "$resolved_now"; then
     same=1
   else
-    echo "$(basename "$0"): the recipe changed since $1 was made (< then, > now):" >&2
+    echo "$script: the recipe changed since $1 was made (< then, > now):" >&2
     diff "$resolved_kept" "$resolved_now" >&2 || true
   fi
   rm -f "$resolved_kept" "$resolved_now"
   ((same)) && return 0
-  echo "$(basename "$0"): rerun it with --fresh, or restore the config" >&2
+  echo "$script: rerun it with --fresh, or restore the config" >&2
   exit 1
 }
 
@@ -121,9 +121,9 @@ train_run() {
   else
     "$bin/nmtzoo-train" --config "$config" "$@" "${resume[@]}" >> "$run.log" 2>&1 || status=$?
   fi
-  ((status == 0)) || { echo "$(basename "$0"): training $run failed (exit $status); see $run.log" >&2; exit 1; }
+  ((status == 0)) || { echo "$script: training $run failed (exit $status); see $run.log" >&2; exit 1; }
   [[ -f "$run/training_summary.json" ]] || {
-    echo "$(basename "$0"): $run was interrupted before it finished (see $run.log); the same command resumes it" >&2
+    echo "$script: $run was interrupted before it finished (see $run.log); the same command resumes it" >&2
     exit 1
   }
 }
@@ -134,7 +134,7 @@ run_model() {
   local bin=build/bin
   local run="runs/multi30k_${pair}_${folder}"
   local results="$report/$folder"
-  [[ -f "$config" ]] || { echo "$(basename "$0"): missing $config" >&2; exit 1; }
+  [[ -f "$config" ]] || { echo "$script: missing $config" >&2; exit 1; }
   if ((fresh)); then rm -rf "$run" "$results"; fi
   local recipe
   recipe="$(mktemp)"
@@ -169,12 +169,12 @@ decode_run() {  # RUN RESULTS ATTENTION: RUN's decoding choice on val and test o
   local bin=build/bin
   mkdir -p "$results"
   "$bin/nmtzoo-average" --dir "$run/checkpoints" --last 5 -o "$run/averaged.pt"
-  if [[ -f "$run/checkpoints/scores.json" ]]; then  # runs trained before training.keep_best have none
+  if [[ -f "$run/checkpoints/scores.json" ]]; then  # none: the run kept no best checkpoints
     "$bin/nmtzoo-average" --dir "$run/checkpoints" --best 5 -o "$run/best_averaged.pt"
   fi
   local penalty alpha checkpoint
-  read -r penalty alpha checkpoint < <(scripts/tune_decoding.sh "$run" "$src" "$tgt" "$results/val_tuning.tsv")
-  [[ -f "$checkpoint" ]] || { echo "$(basename "$0"): no checkpoint chosen on val for $run" >&2; exit 1; }
+  read -r penalty alpha checkpoint < <(experiments/tune_decoding.sh "$run" "$src" "$tgt" "$results/val_tuning.tsv")
+  [[ -f "$checkpoint" ]] || { echo "$script: no checkpoint chosen on val for $run" >&2; exit 1; }
   echo "$checkpoint" > "$results/decoding_checkpoint.txt"
   echo "$run: chosen on val: $checkpoint, length penalty $penalty, alpha $alpha"
   local test
@@ -206,9 +206,9 @@ ensemble_checkpoints() {  # "MODEL ...": their chosen checkpoints in members, as
 }
 
 tune_ensemble() {  # OUT.tsv: tunes the decoding of ensemble_checkpoints' members on val
-  # (scripts/tune_decoding.sh) into ensemble_settings
+  # (experiments/tune_decoding.sh) into ensemble_settings
   local choice
-  choice="$(scripts/tune_decoding.sh --ensemble "${members[*]}" "$src" "$tgt" "$1")"
+  choice="$(experiments/tune_decoding.sh --ensemble "${members[*]}" "$src" "$tgt" "$1")"
   ensemble_settings "$choice"
 }
 

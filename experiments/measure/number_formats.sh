@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
-# Decoding speed and BLEU per number format and lexical shortlist (README "Performance"): for a
+# Decoding speed and BLEU per number format and lexical shortlist (docs/performance.md): for a
 # Transformer and an RNN checkpoint, a shortlist learned by nmtzoo-shortlist, nmtzoo-bench's
 # decoding modes in float32, bf16 and int8, with and without the shortlist (greedy and beam 5
 # batched, batch size 1, and sentences one at a time with median/p90 latency) at 2 threads, the
 # latency again at 1 thread, test_2016_flickr BLEU of beam 5 in each, and the headline ratio
 # (int8 + shortlist against float32) timed A B A B by nmtzoo-translate. A benchmark, never a test.
-#   scripts/measure_dtypes.sh TRANSFORMER_CHECKPOINT RNN_CHECKPOINT
+#   experiments/measure/number_formats.sh TRANSFORMER_CHECKPOINT RNN_CHECKPOINT
 # Writes reports/bench/dtypes.md and the JSON of each run beside it.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
-(($# == 2)) || { sed -n '2,6p' "$0"; exit 2; }
-source scripts/data-dir.sh
-scripts/build.sh >/dev/null
+source "$(dirname "$0")/../lib/common.sh"
+parse_args "" "$@"
+expect_args 2
+prepare_workspace
 out=reports/bench
 mkdir -p "$out"
 work="$(mktemp -d)"
@@ -22,12 +21,12 @@ report="$out/dtypes.md.partial"
 {
   echo "# Decoding per number format"
   echo
-  echo "Measured by \`scripts/measure_dtypes.sh\` on $(date -u +%Y-%m-%d), $(nproc) cores, commit $(git rev-parse --short HEAD);"
+  echo "Measured by \`experiments/measure/number_formats.sh\` on $(date -u +%Y-%m-%d), $(nproc) cores, commit $(git rev-parse --short HEAD);"
   echo "test_2016_flickr (1,000 sentences), batches of 4,096 source tokens, length penalty avg 1.0."
   echo
 } > "$report"
 for name in transformer rnn; do
-  checkpoint="$1"; [[ $name == rnn ]] && checkpoint="$2"
+  checkpoint="${args[0]}"; [[ $name == rnn ]] && checkpoint="${args[1]}"
   echo "== $name: $checkpoint"
   build/bin/nmtzoo-shortlist "$checkpoint" -o "$work/$name.shortlist" --threads 2
   for threads in 2 1; do

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# bf16 training against float32 (README "Performance"; a measurement, never a test): training
+# bf16 training against float32 (docs/performance.md; a measurement, never a test): training
 # tokens/s of one config timed by nmtzoo-bench, float32 and bf16 alternating twice (A B A B), then
 # a 15-minute run of each from the same seed, validated every 200 updates, and their validation
 # curves side by side (loss and BLEU by training time).
-#   scripts/measure_bf16_training.sh [CONFIG] [MINUTES]   (default: the Transformer, 15)
+#   experiments/measure/bf16_training.sh [CONFIG] [MINUTES]   (default: the Transformer, 15)
 # Runs go to runs/bf16_training/{float32,bf16} and resume where they stopped when the script is
 # run again. Writes reports/bench/bf16_training.md.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
-config="${1:-configs/multi30k_de_en_transformer.yaml}"
-minutes="${2:-15}"
-source scripts/data-dir.sh
-scripts/build.sh >/dev/null
+source "$(dirname "$0")/../lib/common.sh"
+parse_args "" "$@"
+expect_args 0 2
+config="${args[0]:-configs/multi30k_de_en_transformer.yaml}"
+minutes="${args[1]:-15}"
+prepare_workspace
 out=reports/bench
 runs=runs/bf16_training
 mkdir -p "$out" "$runs"
@@ -43,7 +43,7 @@ def records(fmt):
     with open(f"{runs}/{fmt}/metrics.jsonl") as f:
         return [json.loads(line) for line in f if line.strip()]
 print("# bf16 training against float32\n")
-print(f"Measured by `scripts/measure_bf16_training.sh` with `{config}`, {minutes}-minute runs from the same seed,")
+print(f"Measured by `experiments/measure/bf16_training.sh` with `{config}`, {minutes}-minute runs from the same seed,")
 print("validated every 200 updates (val: greedy BLEU and the label-smoothed loss), 2 threads.\n")
 print("## Training speed, A B A B (nmtzoo-bench)\n\n```")
 print(open(speed).read().rstrip())

@@ -1,26 +1,19 @@
 #!/usr/bin/env bash
 # Compares two builds' speed side by side, alternating A B A B so the machine's drift hits both
 # (a benchmark, never a test):
-#   scripts/bench_ab.sh BIN_A BIN_B OUT_DIR [--rounds N] [--arch transformer|rnn]
+#   experiments/measure/compare_builds.sh BIN_A BIN_B OUT_DIR [--rounds N] [--arch transformer|rnn]
 #                       [--checkpoint CKPT] [--sentences N] [--set KEY=VALUE ...]
 # Each round runs BIN_A/nmtzoo-bench then BIN_B/nmtzoo-bench on the same config (training
 # tokens/s) and, with --checkpoint, the same trained model (greedy, beam 5 and batch-1 decoding
 # of test_2016_flickr), with 2 threads. Prints every run, the best of each build, and B / A.
 set -euo pipefail
-if [[ $# -lt 3 ]]; then sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 2; fi
-root="$(cd "$(dirname "$0")/.." && pwd)"
-bin_a="$(cd "$1" && pwd)"; bin_b="$(cd "$2" && pwd)"; out="$3"; shift 3
-rounds=2 arch=transformer checkpoint=() sentences=300 sets=()
-while (($#)); do
-  case "$1" in
-    --rounds) rounds="$2"; shift 2 ;;
-    --arch) arch="$2"; shift 2 ;;
-    --checkpoint) checkpoint=(--checkpoint "$2" --no-uncached); shift 2 ;;
-    --sentences) sentences="$2"; shift 2 ;;
-    --set) sets+=(--set "$2"); shift 2 ;;
-    *) echo "bench_ab.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
+source "$(dirname "$0")/../lib/common.sh"
+rounds=2 arch=transformer sentences=300
+parse_args "rounds: arch: checkpoint: sentences: set+" "$@"
+expect_args 3
+bin_a="$(cd "${args[0]}" && pwd)"; bin_b="$(cd "${args[1]}" && pwd)"; out="${args[2]}"
+checkpoint_args=()
+[[ -n "$checkpoint" ]] && checkpoint_args=(--checkpoint "$checkpoint" --no-uncached)
 mkdir -p "$out"
 cd "$root"
 for ((round = 1; round <= rounds; ++round)); do
@@ -29,7 +22,7 @@ for ((round = 1; round <= rounds; ++round)); do
     json="$out/$arch.$side.$round.json"
     echo "== round $round, build ${side^^} ($bin)"
     "$bin/nmtzoo-bench" --config "configs/multi30k_de_en_$arch.yaml" --threads 2 \
-      --warmup 2 --steps 10 --repeats 2 --sentences "$sentences" "${sets[@]}" "${checkpoint[@]}" \
+      --warmup 2 --steps 10 --repeats 2 --sentences "$sentences" "${set_args[@]}" "${checkpoint_args[@]}" \
       --json "$json" | grep -E "^(machine|training  |           [0-9]|decoding)"
   done
 done

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Decoding choices tuned on the validation set only (never on a test set):
-#   scripts/tune_decoding.sh RUN_DIR SRC TGT OUT.tsv
-#   scripts/tune_decoding.sh --ensemble "A.pt B.pt ..." SRC TGT OUT.tsv
-# Translates data/multi30k/val.SRC with the run's last checkpoint, its average of the last 5
-# (RUN_DIR/averaged.pt, made by scripts/compare.sh), greedy and beam 5 with several length
-# penalties, the run's best checkpoint by validation BLEU (checkpoints/checkpoint_best.pt) and,
+#   experiments/tune_decoding.sh RUN_DIR SRC TGT OUT.tsv
+#   experiments/tune_decoding.sh --ensemble "A.pt B.pt ..." SRC TGT OUT.tsv
+# Run from the project folder. Translates data/multi30k/val.SRC with the run's last checkpoint,
+# its average of the last 5 (RUN_DIR/averaged.pt, made by experiments/compare.sh), greedy and
+# beam 5 with several length penalties, the run's best checkpoint by validation BLEU (checkpoints/checkpoint_best.pt) and,
 # when the run has one, the average of its 5 best-validated checkpoints (RUN_DIR/best_averaged.pt)
 # with beam 5 and the same avg penalties, scores cased sacreBLEU against val.TGT, writes one row
 # per setting to OUT.tsv and prints the best beam-5 row of the averaged, best and best-averaged
@@ -17,14 +17,11 @@
 # penalties again at the best weights; it prints the best row as
 # "LENGTH_PENALTY ALPHA WEIGHTS MODE".
 set -euo pipefail
-ensemble=""
-if [[ "${1:-}" == --ensemble ]]; then
-  ensemble="$2"
-  shift 2
-fi
-[[ -n "$ensemble" ]] && set -- "" "$@"  # no run folder
-(($# == 4)) || { sed -n '2,16p' "$0"; exit 2; }
-run="$1"; src="$2"; tgt="$3"; out="$4"
+source "$(dirname "$0")/lib/common.sh"
+parse_args "ensemble:" "$@"
+[[ -n "$ensemble" ]] && args=("" "${args[@]}")  # no run folder
+expect_args 4
+run="${args[0]}"; src="${args[1]}"; tgt="${args[2]}"; out="${args[3]}"
 bin=build/bin
 val_src="data/multi30k/val.$src.gz"
 val_ref="data/multi30k/val.$tgt.gz"

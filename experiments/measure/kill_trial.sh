@@ -2,12 +2,14 @@
 # Kill trial: trains a tiny model on a synthetic task, saving after every update, and kills the
 # trainer with SIGKILL at random instants (often mid-save) N times, resuming each time. After
 # every kill, checkpoint_last.pt must load and translate, and the next --resume must start.
-# Usage: scripts/kill_trial.sh [N=50] [WORK_DIR]   (from a build: $NMTZOO_BUILD_DIR or build/)
+#   experiments/measure/kill_trial.sh [N=50] [WORK_DIR]   (from a build: $NMTZOO_BUILD_DIR or build/)
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+source "$(dirname "$0")/../lib/common.sh"
+parse_args "" "$@"
+expect_args 0 2
 bin="${NMTZOO_BUILD_DIR:-$root/build}/bin"
-trials="${1:-50}"
-work="${2:-$(mktemp -d /tmp/nmtzoo_kill_trial.XXXXXX)}"
+trials="${args[0]:-50}"
+work="${args[1]:-$(mktemp -d /tmp/nmtzoo_kill_trial.XXXXXX)}"
 mkdir -p "$work/data"
 cd "$work"
 

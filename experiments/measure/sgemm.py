@@ -3,7 +3,7 @@
 oneDNN's (libdnnl.so.2), on the matrix shapes of a training step, alternating A B A B.
 
 A benchmark, never a test: it says whether kernels/onednn_matmul.h pays on this machine.
-  scripts/measure_sgemm.py [--threads N]
+  experiments/measure/sgemm.py [--threads N]
 Needs /usr/bin/python3 with numpy (scripts/setup.sh --with-python).
 """
 import argparse
