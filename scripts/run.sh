@@ -20,7 +20,7 @@ if [[ ! -f "$run/training_summary.json" ]]; then
 fi
 # A 15-minute model is still improving quickly, so averaging its last checkpoints would mix in
 # much weaker ones (27.2 BLEU for the last 3 against 29.4 for the last one, in a measured run);
-# the converged 60-minute runs of scripts/compare.sh do average.
+# the converged 60-minute runs of experiments/compare.sh do average.
 model="$run/checkpoints/checkpoint_best.pt"
 "$bin/nmtzoo-translate" -c "$model" -i data/multi30k/test_2016_flickr.de.gz \
   -o "$run/test_2016_flickr.en.hyp"
