@@ -10,8 +10,8 @@ and what sacreBLEU imports (`scripts/setup.sh --with-sacrebleu`); the tests need
 It runs the sacrebleu command itself (colours off, default seed unless a case sets SACREBLEU_SEED)
 in tests/data/sacrebleu/significance/ and stores each case's standard output byte for byte as
 <case>.out, with the cases, their arguments and sacreBLEU's wall time in cases.json:
-  * the four zoo models' test_2016_flickr outputs (reports/multi30k_de_en_round1/*/test_2016_flickr.hyp,
-    copied here gzipped) against data/multi30k/test_2016_flickr.en.gz: paired bootstrap, paired
+  * the four zoo models' test_2016_flickr outputs of round 1 (reports/multi30k_de_en_round1/*/
+    test_2016_flickr.hyp at commit 4eb056b, copied here gzipped) against data/multi30k/test_2016_flickr.en.gz: paired bootstrap, paired
     approximate randomization, confidence intervals, BLEU + chrF2 + TER, text and JSON;
   * three systems of 170 segments against two reference streams with empty lines (../ref1.txt,
     ../ref2.txt): other seeds, sample counts, widths and metric options (chrF++, TER flags).
