@@ -1,5 +1,6 @@
 // nmtzoo-serve: a translation server (LibreTranslate's API, nmtzoo's /v1 API, a web page) with
-// dynamic batching, for one or several trained checkpoints.
+// dynamic batching, for a checkpoint or an ensemble (-c, as nmtzoo-translate), or several
+// separately named models (--model NAME=CHECKPOINT[,CHECKPOINT...]).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <signal.h>
@@ -9,11 +10,11 @@
 #include <thread>
 
 #include "apps/common.h"
+#include "apps/translator_flags.h"
 #include "core/config/loader.h"
 #include "core/runtime/runtime.h"
-#include "core/runtime/trained_model.h"
+#include "core/search/translator.h"
 #include "core/serve/http_api.h"
-#include "core/search/shortlist.h"
 #include "core/serve/translation_service.h"
 #include "models/registry.h"
 
@@ -22,8 +23,9 @@ namespace {
 using namespace nmtzoo;
 
 struct Options {
-  std::vector<std::string> checkpoints;
-  std::vector<std::string> names;
+  TranslatorFlags model;  // -c ... served as one model
+  std::string name;
+  std::vector<std::string> models;  // NAME=A.pt[,B.pt...]
   std::string config;
   std::vector<std::string> overrides;
   std::string host;
@@ -31,6 +33,45 @@ struct Options {
   std::string device = "cpu";
   int64_t threads = 0;
 };
+
+// A served model's name and checkpoints: -c's (named --name, or after the first file's stem), or
+// one --model NAME=A.pt[,B.pt...] (equal weights, probabilities averaged).
+struct ModelSpec {
+  std::string name;
+  std::vector<std::string> checkpoints;
+  TranslatorOptions options;
+};
+
+std::vector<ModelSpec> model_specs(const Options& cli, const c10::Device& device) {
+  std::vector<ModelSpec> specs;
+  if (!cli.model.checkpoints.empty()) {
+    const std::string stem = std::filesystem::path(cli.model.checkpoints.front()).stem().string();
+    specs.push_back({cli.name.empty() ? stem : cli.name, cli.model.checkpoints, cli.model.options(device)});
+  }
+  for (const auto& text : cli.models) {
+    const auto equals = text.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == text.size()) {
+      throw std::invalid_argument("--model " + text + ": expected NAME=CHECKPOINT[,CHECKPOINT...]");
+    }
+    ModelSpec spec{text.substr(0, equals), {}, TranslatorOptions().device(device)};
+    for (size_t start = equals + 1; start <= text.size();) {
+      const size_t comma = std::min(text.find(',', start), text.size());
+      if (comma == start) throw std::invalid_argument("--model " + text + ": an empty checkpoint path");
+      spec.checkpoints.push_back(text.substr(start, comma - start));
+      start = comma + 1;
+    }
+    specs.push_back(std::move(spec));
+  }
+  if (specs.empty()) throw std::invalid_argument("give a checkpoint (-c, repeat for an ensemble) or --model NAME=CHECKPOINT");
+  for (size_t i = 0; i < specs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (specs[j].name == specs[i].name) {
+        throw std::invalid_argument("two models are named '" + specs[i].name + "': give each its own name");
+      }
+    }
+  }
+  return specs;
+}
 
 int run(const Options& cli) {
   // SIGTERM and SIGINT go to one thread, which stops the server; the main thread then finishes
@@ -54,31 +95,24 @@ int run(const Options& cli) {
   apply_overrides(server, serve_sets);
   if (!cli.host.empty()) server.serve.host = cli.host;
   if (cli.port >= 0) server.serve.port = cli.port;
-  if (!cli.names.empty() && cli.names.size() != cli.checkpoints.size()) {
-    throw std::runtime_error(fmt::format("--name given {} times for {} checkpoints", cli.names.size(),
-                                         cli.checkpoints.size()));
-  }
   configure_threads(cli.threads);
   const c10::Device device = resolve_device(parse_device_choice(cli.device), "--device");
+  const std::vector<KeyValue> decoding_values = parse_overrides(decoding_sets);
   std::vector<ServedModel> models;
-  for (size_t i = 0; i < cli.checkpoints.size(); ++i) {
+  for (auto& spec : model_specs(cli, device)) {
     ServedModel model;
-    model.checkpoint = cli.checkpoints[i];
-    model.name = cli.names.empty() ? std::filesystem::path(model.checkpoint).stem().string() : cli.names[i];
-    for (const auto& other : models) {
-      if (other.name == model.name) throw std::runtime_error("two models are named '" + model.name + "': give --name");
-    }
-    model.trained = load_trained_model(model.checkpoint, device);
-    apply_overrides(model.trained.config, decoding_sets);
-    if (const std::string& path = model.trained.config.decoding.shortlist; !path.empty()) {
-      model.shortlist = std::make_shared<const Shortlist>(Shortlist::load(path, model.trained.tokenizers));
-    }
-    std::cerr << fmt::format("model {}: {} ({} -> {}, {})\n", model.name, model.checkpoint,
-                             model.src_lang(), model.tgt_lang(), model.trained.config.model.arch);
+    model.name = spec.name;
+    model.translator = std::make_shared<Translator>(spec.checkpoints, spec.options);
+    model.defaults = model.translator->search_options(decoding_values);
+    model.translator->prepare(model.defaults);  // a shortlist that cannot be loaded stops it here
+    std::string files;
+    for (const auto& path : spec.checkpoints) files += (files.empty() ? "" : ", ") + path;
+    std::cerr << fmt::format("model {}: {} ({} -> {}, {})\n", model.name, files, model.src_lang(),
+                             model.tgt_lang(), model.arch());
     models.push_back(std::move(model));
   }
 
-  TranslationService service(std::move(models), device,
+  TranslationService service(std::move(models),
                              std::chrono::duration<double, std::milli>(server.serve.max_wait_ms),
                              server.serve.max_queue);
   TranslationServer http(service, server);
@@ -106,9 +140,12 @@ int main(int argc, char** argv) {
   CLI::App app{"Serve trained nmtzoo models over HTTP: LibreTranslate's API (/translate, /languages, "
                "/detect), nmtzoo's (/v1/translate, /v1/models), /health, /metrics and a web page at /."};
   Options cli;
-  app.add_option("-c,--checkpoint", cli.checkpoints, "a trained checkpoint; repeat for several models")
-      ->required();
-  app.add_option("--name", cli.names, "each model's name in /v1 requests (default: the file's stem)");
+  add_translator_flags(app, cli.model);
+  app.add_option("--name", cli.name, "the -c model's name in /v1 requests (default: the first file's stem)");
+  app.add_option("--model", cli.models,
+                 "another model, served under its own name: NAME=CHECKPOINT, or NAME=A.pt,B.pt for an "
+                 "ensemble; repeat for several")
+      ->type_name("NAME=CHECKPOINT[,...]");
   app.add_option("--config", cli.config, "a YAML file whose serve: section configures the server");
   app.add_option("--set", cli.overrides, "override serve.* or decoding.* keys")->type_name("KEY=VALUE");
   app.add_option("--host", cli.host, "address to listen on (serve.host; default 127.0.0.1)");

@@ -51,7 +51,7 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
       p.best_step, trainer.checkpoint_dir(), peak_resident_set_mb(),
       communicator ? fmt::format(" (rank {})", communicator->rank()) : "");
   if (!result.interrupted) {
-    // Marks the run finished (scripts/compare.sh reuses finished runs; nmtzoo-report reads it).
+    // Marks the run finished (experiments/compare.sh reuses finished runs; nmtzoo-report reads it).
     const nlohmann::json summary = {
         {"arch", config.model.arch},
         {"parameters", count_parameters(trainer.model())},

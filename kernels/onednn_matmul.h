@@ -4,7 +4,7 @@
 // CPU (an AMD EPYC with full-width AVX-512) and runs its 256-bit kernels there: 2048^3 `torch::mm`
 // reaches ~245 GFLOP/s on 2 threads where oneDNN's JIT sgemm (libdnnl, which LibTorch already
 // loads) reaches ~480, and 1.4-2.3x OpenBLAS on every shape of a training step (measured with
-// scripts/measure_sgemm.py). Elsewhere oneDNN picks its own best kernel for the CPU it runs on.
+// experiments/measure/sgemm.py). Elsewhere oneDNN picks its own best kernel for the CPU it runs on.
 //
 // install_onednn_matmul() replaces the CPU kernels of aten::mm, aten::addmm and aten::bmm in
 // LibTorch's dispatcher, so every product goes through it: nmtzoo's layers, LibTorch's own modules

@@ -125,9 +125,12 @@ RunConfig default_config() {
   return config;
 }
 
-void apply_overrides(RunConfig& config, const std::vector<std::string>& overrides) {
+namespace {
+
+// The well-formed "key=value" texts as KeyValues; a problem for each other text.
+std::vector<KeyValue> split_overrides(const std::vector<std::string>& overrides,
+                                      std::vector<std::string>& problems) {
   std::vector<KeyValue> values;
-  std::vector<std::string> problems;
   for (const auto& text : overrides) {
     auto equals = text.find('=');
     if (equals == std::string::npos || equals == 0) {
@@ -137,6 +140,21 @@ void apply_overrides(RunConfig& config, const std::vector<std::string>& override
     std::string key = text.substr(0, equals);
     values.push_back({key, text.substr(equals + 1), "--set " + key});
   }
+  return values;
+}
+
+}  // namespace
+
+std::vector<KeyValue> parse_overrides(const std::vector<std::string>& overrides) {
+  std::vector<std::string> problems;
+  std::vector<KeyValue> values = split_overrides(overrides, problems);
+  if (!problems.empty()) throw ConfigError(problems);
+  return values;
+}
+
+void apply_overrides(RunConfig& config, const std::vector<std::string>& overrides) {
+  std::vector<std::string> problems;
+  const std::vector<KeyValue> values = split_overrides(overrides, problems);
   try {
     apply_key_values(config, values);
   } catch (const ConfigError& e) {

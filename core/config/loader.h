@@ -28,6 +28,8 @@ struct KeyValue {
   std::string yaml_value;  // the value in YAML syntax
   std::string where;       // how it was given, for errors and config.where(): "--beam", "--set decoding.beam"
 };
+// "key=value" texts (--set) as KeyValues; throws ConfigError naming each text without a key.
+std::vector<KeyValue> parse_overrides(const std::vector<std::string>& overrides);
 // Applies them in order, marking the keys explicit; throws ConfigError listing every problem.
 void apply_key_values(RunConfig& config, const std::vector<KeyValue>& values);
 

@@ -334,6 +334,9 @@ class SectionBuilder {
         [=](const Section& s) { return std::string(choice_name(table, s.*field)); });
   }
 
+  // Keys declared from here on may (or may not) be set per request of nmtzoo-serve.
+  void per_request(bool allowed) { per_request_ = allowed; }
+
  private:
   using Assign = std::function<std::string(const YAML::Node&, Section&)>;
   using Format = std::function<std::string(const Section&)>;
@@ -344,12 +347,13 @@ class SectionBuilder {
     options_.push_back(OptionSpec{
         name_ + "." + key, std::move(type), std::move(fallback), help,
         [section, assign](const YAML::Node& node, RunConfig& c) { return assign(node, c.*section); },
-        [section, format](const RunConfig& c) { return format(c.*section); }});
+        [section, format](const RunConfig& c) { return format(c.*section); }, per_request_});
   }
 
   std::vector<OptionSpec>& options_;
   std::string name_;
   Section RunConfig::*section_;
+  bool per_request_ = false;
 };
 
 const ChoiceTable<SharingChoice> kSharing{{"auto", SharingChoice::kAuto},
@@ -577,6 +581,7 @@ std::vector<OptionSpec> build_schema() {
                 "checkpoint's counts, so max_steps and max_time include them)");
 
   SectionBuilder<DecodeConfig> decode(options, "decoding", &RunConfig::decoding);
+  decode.per_request(true);
   decode.integer("beam", &DecodeConfig::beam, 5, Range{1, 1024}, "beam size; 1 = greedy");
   decode.integer("nbest", &DecodeConfig::nbest, 1, positive, "hypotheses output per sentence (<= beam; with sampling: samples per sentence)");
   decode.choice<LengthPenalty>("length_penalty", &DecodeConfig::length_penalty, LengthPenalty::kAverage,
@@ -590,6 +595,7 @@ std::vector<OptionSpec> build_schema() {
   decode.integer("max_len_b", &DecodeConfig::max_len_b, 10, non_negative,
                  "output length limit a * source_len + b: b");
   decode.integer("min_len", &DecodeConfig::min_len, 1, non_negative, "shortest output, in tokens");
+  decode.per_request(false);
   decode.integer("batch_tokens", &DecodeConfig::batch_tokens, 4096, positive,
                  "decoding batch size in source tokens");
   decode.choice<DecodeDtype>("dtype", &DecodeConfig::dtype, DecodeDtype::kFloat32,
@@ -607,6 +613,7 @@ std::vector<OptionSpec> build_schema() {
                  "shortlist: candidates kept per source token (10 and 100 were chosen on Multi30k's val)");
   decode.integer("shortlist_frequent", &DecodeConfig::shortlist_frequent, 100, non_negative,
                  "shortlist: most frequent target tokens always kept");
+  decode.per_request(true);
   decode.real("unk_penalty", &DecodeConfig::unk_penalty, 0.0, Range{},
               "subtracted from the log-probability of <unk> (negative: reward it)");
   decode.real("coverage_penalty", &DecodeConfig::coverage_penalty, 0.0, non_negative,
@@ -675,6 +682,23 @@ const OptionSpec* find_option(const std::string& key) {
     if (option.key == key) return &option;
   }
   return nullptr;
+}
+
+std::vector<const OptionSpec*> section_options(const std::string& section) {
+  std::vector<const OptionSpec*> options;
+  const std::string prefix = section + ".";
+  for (const auto& option : config_schema()) {
+    if (option.key.compare(0, prefix.size(), prefix) == 0) options.push_back(&option);
+  }
+  return options;
+}
+
+std::string section_fingerprint(const RunConfig& config, const std::string& section) {
+  std::string text;
+  for (const OptionSpec* option : section_options(section)) {
+    text += option->key + '=' + option->format(config) + '\n';
+  }
+  return text;
 }
 
 std::string suggest_key(const std::string& key) {

@@ -29,11 +29,20 @@ struct OptionSpec {
   std::function<std::string(const YAML::Node& node, RunConfig& config)> assign;
   // The current value, as YAML text (a flow sequence for lists).
   std::function<std::string(const RunConfig& config)> format;
+  // A decoding key a client of nmtzoo-serve may set in a request; the others (batch size, number
+  // format, shortlist) are fixed when the server starts, as they load files or repack weights.
+  bool per_request = false;
 };
 
 const std::vector<OptionSpec>& config_schema();
 const OptionSpec* find_option(const std::string& key);
 const std::vector<std::string>& config_sections();
+
+// The section's keys in declaration order ("decoding" -> decoding.beam, decoding.nbest, ...).
+std::vector<const OptionSpec*> section_options(const std::string& section);
+
+// One line of every key of `section` with its value: equal texts mean equal settings.
+std::string section_fingerprint(const RunConfig& config, const std::string& section);
 
 // The closest valid dotted key to `key` (same section preferred), or "" if none is close.
 std::string suggest_key(const std::string& key);

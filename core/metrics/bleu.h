@@ -6,30 +6,15 @@
 #include <array>
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/metrics/bleu_tokenizers.h"
+#include "core/metrics/metric.h"
+
 namespace nmtzoo {
 
-// The sacreBLEU release whose behaviour core/metrics reproduces, and the `version` written in
-// every signature: "+nmtzoo" marks scores computed by this C++ port rather than by sacreBLEU.
-inline constexpr char kSacrebleuVersion[] = "2.6.0";
-inline constexpr char kSignatureVersion[] = "2.6.0+nmtzoo";
-
-// Bad metric input or options, e.g. reference streams of another length than the hypotheses.
-struct MetricError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-enum class BleuTokenizer {
-  kNone,  // "none": split on whitespace only
-  k13a,   // "13a": mteval-v13a.pl, sacreBLEU's default
-  kIntl,  // "intl": mteval-v14.pl --international-tokenization
-  kChar,  // "char": every character a token
-  kZh,    // "zh": every Chinese character a token, the rest as 13a's regular expressions
-};
 enum class BleuSmooth {
   kNone,   // "none"
   kFloor,  // "floor": zero matches count as `smooth_value` (default 0.1)
@@ -37,10 +22,8 @@ enum class BleuSmooth {
   kExp,    // "exp": NIST geometric sequence 1/2, 1/4, ... for zero matches; sacreBLEU's default
 };
 
-BleuTokenizer parse_bleu_tokenizer(const std::string& name);  // throws MetricError
-BleuSmooth parse_bleu_smooth(const std::string& name);        // throws MetricError
-std::string to_string(BleuTokenizer tokenizer);               // the sacreBLEU name
-std::string to_string(BleuSmooth smooth);
+BleuSmooth parse_bleu_smooth(const std::string& name);  // throws MetricError
+std::string to_string(BleuSmooth smooth);               // the sacreBLEU name
 
 struct BleuOptions {
   BleuTokenizer tokenizer = BleuTokenizer::k13a;
@@ -79,13 +62,6 @@ struct BleuScore {
   std::string format(int width = 2, const std::string& signature = "") const;
 };
 
-// The tokenizers, as sacrebleu/tokenizers/: tokens separated by single spaces, no outer spaces.
-std::string tokenize_13a(std::string_view line);
-std::string tokenize_intl(std::string_view line);
-std::string tokenize_char(std::string_view line);
-std::string tokenize_zh(std::string_view line);
-std::string tokenize_bleu(std::string_view line, BleuTokenizer tokenizer);
-
 // The reference length compared with a hypothesis of `hyp_len` tokens: the closest one, and the
 // shorter one on a tie (sacreBLEU's _get_closest_ref_len). `ref_lens` must not be empty.
 int64_t closest_ref_len(int64_t hyp_len, const std::vector<int64_t>& ref_lens);
@@ -95,19 +71,11 @@ BleuScore compute_bleu(const BleuStats& stats, BleuSmooth smooth = BleuSmooth::k
                        std::optional<double> smooth_value = std::nullopt,
                        bool effective_order = false);
 
-class Bleu {
+// corpus_score, sentence_score and corpus_stats come from Metric. sentence_score keeps the options
+// as given: set effective_order for sentence BLEU, or use sentence_bleu below.
+class Bleu : public Metric<Bleu, BleuStats, BleuScore> {
  public:
   explicit Bleu(BleuOptions options = {});
-
-  // `references[r][i]` is reference stream r's i-th segment; every stream has one segment per
-  // hypothesis (a MetricError otherwise). An empty reference segment is a reference of no tokens,
-  // as in sacreBLEU since 2.2.0.
-  BleuScore corpus_score(const std::vector<std::string>& hypotheses,
-                         const std::vector<std::vector<std::string>>& references) const;
-  // One segment against its references, with the options as given (sacreBLEU's sentence_score;
-  // set effective_order for sentence BLEU, or use sentence_bleu below).
-  BleuScore sentence_score(const std::string& hypothesis,
-                           const std::vector<std::string>& references) const;
 
   // Lowercasing (if asked) and tokenization of one segment.
   std::string preprocess(std::string_view segment) const;
@@ -128,19 +96,5 @@ class Bleu {
 BleuScore sentence_bleu(const std::string& hypothesis, const std::vector<std::string>& references,
                         BleuOptions options = BleuOptions{BleuTokenizer::k13a, BleuSmooth::kExp,
                                                           std::nullopt, false, true});
-
-// The references of each segment (shared by the metrics): throws MetricError when a stream's
-// length differs from `num_segments`. `*num_refs` receives the number of streams.
-// One segment's references as streams of one segment each (sacreBLEU's sentence_score passes
-// [[r] for r in refs]), for the metrics' sentence_score.
-std::vector<std::vector<std::string>> single_segment_streams(
-    const std::vector<std::string>& references);
-
-std::vector<std::vector<std::string>> references_by_segment(
-    const std::vector<std::vector<std::string>>& references, size_t num_segments, int* num_refs);
-
-// sacreBLEU's Score.format: "NAME = SCORE VERBOSE", or "NAME|SIGNATURE = SCORE VERBOSE".
-std::string format_score_line(const std::string& name, double score, int width,
-                              const std::string& signature, const std::string& verbose);
 
 }  // namespace nmtzoo

@@ -189,28 +189,13 @@ ChrfStats Chrf::segment_stats(const std::string& hypothesis,
   return best_stats;
 }
 
-ChrfScore Chrf::corpus_score(const std::vector<std::string>& hypotheses,
-                             const std::vector<std::vector<std::string>>& references) const {
-  if (hypotheses.empty()) throw MetricError("no hypotheses to score");
-  int num_refs = 0;
-  auto segments = references_by_segment(references, hypotheses.size(), &num_refs);
-  ChrfStats total(static_cast<size_t>(3 * (options_.char_order + options_.word_order)), 0);
-  for (size_t i = 0; i < hypotheses.size(); ++i) {
-    ChrfStats stats = segment_stats(hypotheses[i], segments[i]);
-    for (size_t k = 0; k < total.size(); ++k) total[k] += stats[k];
-  }
+ChrfScore Chrf::score_from_stats(const ChrfStats& stats) const {
   ChrfScore score;
-  score.score = f_score(total);
+  score.score = f_score(stats);
   score.char_order = options_.char_order;
   score.word_order = options_.word_order;
   score.beta = options_.beta;
-  score.num_refs = num_refs;
   return score;
-}
-
-ChrfScore Chrf::sentence_score(const std::string& hypothesis,
-                               const std::vector<std::string>& references) const {
-  return corpus_score({hypothesis}, single_segment_streams(references));
 }
 
 std::string Chrf::signature(int num_refs, bool short_form) const {

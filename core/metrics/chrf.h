@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/metrics/bleu.h"  // MetricError, kSignatureVersion, format_score_line
+#include "core/metrics/metric.h"
 
 namespace nmtzoo {
 
@@ -37,19 +37,16 @@ struct ChrfScore {
   std::string format(int width = 2, const std::string& signature = "") const;
 };
 
-class Chrf {
+// corpus_score, sentence_score and corpus_stats come from Metric.
+class Chrf : public Metric<Chrf, ChrfStats, ChrfScore> {
  public:
   explicit Chrf(ChrfOptions options = {});
-
-  // References as for Bleu::corpus_score: references[r][i].
-  ChrfScore corpus_score(const std::vector<std::string>& hypotheses,
-                         const std::vector<std::vector<std::string>>& references) const;
-  ChrfScore sentence_score(const std::string& hypothesis,
-                           const std::vector<std::string>& references) const;
 
   // Statistics of the reference with the highest F-score (the first one on a tie).
   ChrfStats segment_stats(const std::string& hypothesis,
                           const std::vector<std::string>& references) const;
+  // The F-score of summed statistics, with the options' orders and beta.
+  ChrfScore score_from_stats(const ChrfStats& stats) const;
   double f_score(const ChrfStats& stats) const;  // 0..100
   double f_score(const double* stats) const;     // the same statistics as Python numbers
   // The same statistics as numpy float32 values (sacreBLEU's bootstrap resampling): precision and

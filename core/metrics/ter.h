@@ -9,32 +9,11 @@
 #include <string_view>
 #include <vector>
 
-#include "core/metrics/bleu.h"  // MetricError, kSignatureVersion, format_score_line
+#include "core/metrics/metric.h"
+#include "core/metrics/ter_edit_rate.h"
+#include "core/metrics/ter_tokenizer.h"
 
 namespace nmtzoo {
-
-struct TerOptions {
-  bool normalized = false;      // Tercom's normalisation: XML entities, punctuation split off
-  bool no_punct = false;        // remove the punctuation . , ? : ; ! " ( )
-  bool asian_support = false;   // with normalized: split CJK into characters; with no_punct:
-                                // also remove CJK and full-width punctuation
-  bool case_sensitive = false;  // otherwise lowercase first (Python's str.lower())
-};
-
-// sacreBLEU's TercomTokenizer: the words of `sentence` after the options' processing, joined by
-// single spaces.
-std::string tokenize_tercom(std::string_view sentence, const TerOptions& options);
-
-struct TerEdits {
-  int64_t edits = 0;       // shifts + insertions + deletions + substitutions
-  int64_t ref_length = 0;  // reference words
-};
-
-// lib_ter.translation_edit_rate: the edits that turn `hyp_words` into `ref_words`. Shifts are
-// tried while one lowers the edit distance, at most 1000 candidates per call; an empty reference
-// costs one edit per hypothesis word.
-TerEdits translation_edit_rate(const std::vector<std::string_view>& hyp_words,
-                               const std::vector<std::string_view>& ref_words);
 
 // Sufficient statistics of one segment or, summed, of a corpus: sacreBLEU's
 // [fewest edits over the references, average reference length].
@@ -55,16 +34,11 @@ struct TerScore {
   std::string format(int width = 2, const std::string& signature = "") const;
 };
 
-class Ter {
+// corpus_score, sentence_score and corpus_stats come from Metric. An empty reference is a
+// reference of no words and counts in the average reference length.
+class Ter : public Metric<Ter, TerStats, TerScore> {
  public:
   explicit Ter(TerOptions options = {});
-
-  // References as for Bleu::corpus_score: references[r][i]. An empty reference is a reference of
-  // no words and counts in the average reference length.
-  TerScore corpus_score(const std::vector<std::string>& hypotheses,
-                        const std::vector<std::vector<std::string>>& references) const;
-  TerScore sentence_score(const std::string& hypothesis,
-                          const std::vector<std::string>& references) const;
 
   // Right-stripping and tokenization of one segment (TER._preprocess_segment).
   std::string preprocess(std::string_view segment) const;

@@ -2,7 +2,7 @@
 // and a training step frees and reallocates hundreds of large blocks whose sizes change with
 // every batch's shape; after a few thousand steps glibc's heap is fragmented enough that
 // _int_malloc grows from 3.5% to 8% of the RNN's training time and the run loses ~25% of its
-// early speed (reports/bench/rnn_training_slowdown.md). Like the CUDA caching allocator, this one
+// early speed. Like the CUDA caching allocator, this one
 // rounds each request up to a size class (four per power of two, so at most 25% over) and keeps
 // freed blocks in per-class free lists for the next step, so that after warm-up a step asks
 // malloc for nothing. jemalloc without purging did the same for the whole process at 2.5x the

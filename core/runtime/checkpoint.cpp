@@ -205,7 +205,7 @@ void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDe
   }
   archive.write("rng_cpu", at::detail::getDefaultCPUGenerator().get_state(), /*is_buffer=*/true);
   // Through AtomicFile::write, which cannot throw: the archive writer finalises in its destructor,
-  // where a failed write used to abort the process.
+  // where an exception would abort the process.
   AtomicFile file(path);
   archive.save_to([&](const void* data, size_t size) {
     file.write(data, size);

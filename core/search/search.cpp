@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/config/loader.h"
 #include "core/search/hypothesis_book.h"
 #include "core/search/search_strategy.h"
 #include "models/encoder_decoder.h"
@@ -16,6 +17,11 @@ namespace nmtzoo {
 namespace {
 
 constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+
+const DecodeConfig& schema_decoding_defaults() {
+  static const DecodeConfig defaults = default_config().decoding;
+  return defaults;
+}
 
 // Each sentence's source length in tokens, EOS included.
 std::vector<int64_t> source_lengths(const at::Tensor& src_pad_mask) {
@@ -126,24 +132,15 @@ at::Tensor to_device_index(const std::vector<int64_t>& rows, const c10::Device& 
 
 }  // namespace
 
-SearchOptions SearchOptions::from(const DecodeConfig& config) {
-  SearchOptions options;
-  options.beam = config.beam;
-  options.nbest = config.nbest;
-  options.length_penalty = config.length_penalty;
-  options.alpha = config.alpha;
-  options.max_len_a = config.max_len_a;
-  options.max_len_b = config.max_len_b;
-  options.min_len = config.min_len;
-  options.unk_penalty = config.unk_penalty;
-  options.coverage_penalty = config.coverage_penalty;
-  options.sampling = config.sampling;
-  options.temperature = config.temperature;
-  options.top_k = config.top_k;
-  options.top_p = config.top_p;
-  options.seed = static_cast<uint64_t>(config.seed);
-  options.constraints = config.constraints;
-  return options;
+SearchOptions::SearchOptions() : SearchOptions(schema_decoding_defaults()) {}
+
+SearchOptions::SearchOptions(const DecodeConfig& decoding) : DecodeConfig(decoding) {
+  if (bf16) {
+    if (dtype == DecodeDtype::kInt8) {
+      throw std::invalid_argument("decoding.bf16 is true but decoding.dtype is int8: set only decoding.dtype");
+    }
+    dtype = DecodeDtype::kBf16;
+  }
 }
 
 std::string AttentionChoice::describe() const {

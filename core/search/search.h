@@ -25,33 +25,28 @@ class SearchStrategy;
 // Which cross-attention a search records: one decoder layer's heads (one head, the mean of the
 // first N, or all) or the mean of all layers and heads.
 struct AttentionChoice {
+  static constexpr int64_t kPenultimateLayer = -2;  // resolved per model (Translator)
   int64_t layer = -1;  // -1 = the mean of all layers and heads
   int64_t head = -1;   // one head of that layer; -1 = a mean of heads
   int64_t heads = 0;   // with head -1: the mean of the first N heads; 0 = all
+  // For word alignments (--alignment-*): a model without cross-attention is then an error, not a
+  // warning, and errors name those flags instead of the heatmap's --attention-*.
+  bool alignment = false;
   std::string describe() const;  // "mean of layers and heads", "layer 2, head 1", ...
 };
 
-struct SearchOptions {
-  int64_t beam = 5;                                   // 1 = greedy
-  int64_t nbest = 1;                                  // hypotheses returned per sentence
-  LengthPenalty length_penalty = LengthPenalty::kAverage;
-  double alpha = 1.0;                                 // length penalty strength
-  double max_len_a = 1.5;                             // output length <= a * source_len + b
-  int64_t max_len_b = 10;
-  int64_t min_len = 1;                                // EOS is forbidden before this many tokens
+// What one search call does: the schema's decoding section itself (every key declared once, in
+// core/config/schema.cpp, read here directly), plus what only a caller can ask for: the
+// cross-attention to record. A new decoding key is one schema entry plus its use.
+struct SearchOptions : DecodeConfig {
+  SearchOptions();  // the schema's defaults
+  // `decoding` as given; its older `bf16: true` becomes dtype bf16 (std::invalid_argument when it
+  // contradicts dtype int8).
+  explicit SearchOptions(const DecodeConfig& decoding);
+
   bool record_attention = false;  // keep each returned hypothesis's cross-attention
   AttentionChoice attention;      // which of the model's cross-attention to keep
-  double unk_penalty = 0;         // subtracted from the log-probability of <unk>
-  double coverage_penalty = 0;    // GNMT's beta: + beta * sum_j log(min(sum_i a_ij, 1)) at the end
-  // Strategy choice (make_strategy): beam (beam 1 = greedy), sampling, or constrained beam.
-  bool sampling = false;          // nbest samples per sentence instead of a beam
-  double temperature = 1.0;
-  int64_t top_k = 0;              // 0 = the whole vocabulary
-  double top_p = 1.0;             // nucleus: the smallest set of tokens holding this much mass
-  uint64_t seed = 1;              // sampling: each sentence's generator is seeded from (seed, line)
-  ConstraintMode constraints = ConstraintMode::kNone;
 
-  static SearchOptions from(const DecodeConfig& config);
   // Hypotheses kept per sentence: the beam, or the number of samples.
   int64_t width() const { return sampling ? nbest : beam; }
   bool needs_attention() const { return record_attention || coverage_penalty > 0; }

@@ -130,7 +130,7 @@ std::unique_ptr<SearchStrategy> make_strategy(const SearchOptions& options,
     for (const auto& guide : guides) lines.push_back(guide.line);
     TORCH_CHECK(!lines.empty(), "sampling needs each sentence's line (a SentenceGuide) to seed it");
     return std::make_unique<SamplingStrategy>(options.nbest, options.temperature, options.top_k,
-                                              options.top_p, options.seed, lines);
+                                              options.top_p, static_cast<uint64_t>(options.seed), lines);
   }
   if (options.constraints != ConstraintMode::kNone) {
     TORCH_CHECK(!guides.empty(), "constrained search needs each sentence's constraints (a SentenceGuide)");

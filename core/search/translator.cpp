@@ -3,166 +3,283 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "core/data/batch.h"
 #include "core/data/batching.h"
 #include "core/runtime/runtime.h"
-#include "core/search/search_strategy.h"
+#include "core/search/prefix_recomputing_model.h"
 #include "core/search/shortlist.h"
 #include "kernels/int8_linear.h"
 #include "models/encoder_decoder.h"
 #include "tokenizer/special_tokens.h"
 
 namespace nmtzoo {
+namespace {
 
-TranslatorOptions TranslatorOptions::from(const DecodeConfig& config) {
-  TranslatorOptions options;
-  options.search = SearchOptions::from(config);
-  options.batch_tokens = config.batch_tokens;
-  options.dtype = config.dtype;
-  options.shortlist_path = config.shortlist;
-  options.shortlist_top_k = config.shortlist_top_k;
-  options.shortlist_frequent = config.shortlist_frequent;
-  if (config.bf16) {
-    if (config.dtype == DecodeDtype::kInt8) {
-      throw std::invalid_argument("decoding.bf16 is true but decoding.dtype is int8: set only decoding.dtype");
-    }
-    options.dtype = DecodeDtype::kBf16;
+// The same pieces under the same ids (the model files' bytes also hold training paths, so they
+// differ between runs that share a vocabulary).
+bool same_vocabulary(const SentencePiece& a, const SentencePiece& b) {
+  if (a.vocab_size() != b.vocab_size()) return false;
+  for (int64_t id = 0; id < a.vocab_size(); ++id) {
+    if (a.piece(id) != b.piece(id)) return false;
   }
-  return options;
+  return true;
 }
 
-Translator::Translator(EncoderDecoder& model, Tokenizers tokenizers, TranslatorOptions options,
-                       c10::Device device, Int8Linears* int8)
-    : model_(model), tokenizers_(std::move(tokenizers)), options_(std::move(options)), device_(device) {
-  if (!options_.shortlist && !options_.shortlist_path.empty()) {
-    options_.shortlist = std::make_shared<const Shortlist>(Shortlist::load(options_.shortlist_path, tokenizers_));
+std::vector<TrainedModel> load_members(const std::vector<std::string>& checkpoints, const c10::Device& device) {
+  if (checkpoints.empty()) throw std::invalid_argument("a Translator needs at least one checkpoint");
+  std::vector<TrainedModel> members;
+  for (const auto& path : checkpoints) members.push_back(load_trained_model(path, device));
+  return members;
+}
+
+// A --*-layer or --*-head(s) value outside the model's attention layout.
+// `has` is what the model has: "3 decoder attention layer(s)", or per layer "4 head(s)".
+[[noreturn]] void bad_attention_flag(const std::string& flag, int64_t value, bool per_layer,
+                                     const std::string& has, const std::string& give,
+                                     const ModelConfig& model, const std::string& path) {
+  throw std::invalid_argument(fmt::format("{} {}: {}model {} has {}; give {} ({})", flag, value,
+                                          per_layer ? "each layer of " : "", model.arch,
+                                          has, give, path));
+}
+
+}  // namespace
+
+Translator::Translator(const std::vector<std::string>& checkpoints, TranslatorOptions options)
+    : Translator(load_members(checkpoints, options.device()), checkpoints, std::move(options)) {}
+
+Translator::Translator(std::vector<TrainedModel> members, std::vector<std::string> paths,
+                       TranslatorOptions options)
+    : members_(std::move(members)), paths_(std::move(paths)), options_(std::move(options)),
+      int8_(std::make_unique<Int8Linears>()) {
+  if (members_.empty() || members_.size() != paths_.size()) {
+    throw std::invalid_argument("a Translator needs one path per loaded model, and at least one");
   }
-  if (options_.dtype != DecodeDtype::kInt8) return;
-  if (!device_.is_cpu()) {
-    throw std::runtime_error("decoding.dtype int8 runs on CPU only; use float32 or bf16 on " + device_.str());
+  check_members();
+  if (members_.size() == 1) {
+    model_ = members_.front().model;
+    if (options_.recompute_prefix()) model_ = std::make_shared<PrefixRecomputingModel>(model_);
+    return;
   }
-  Int8Linears::require_support();
-  if (int8 == nullptr) {
-    own_int8_ = std::make_unique<Int8Linears>();
-    int8 = own_int8_.get();
+  if (options_.recompute_prefix()) {
+    throw std::invalid_argument("--no-cache is for one checkpoint, not an ensemble");
   }
-  int8_ = int8;
+  std::vector<std::shared_ptr<EncoderDecoder>> models;
+  for (const auto& member : members_) models.push_back(member.model);
+  ensemble_ = std::make_shared<EnsembleModel>(models, options_.weights(), options_.ensemble_mode());
 }
 
 Translator::~Translator() = default;
 
-int64_t Translator::max_source_tokens() const { return model_.max_positions() - 1; }
+void Translator::check_members() const {
+  const Tokenizers& first = members_.front().tokenizers;
+  for (size_t i = 1; i < members_.size(); ++i) {
+    const Tokenizers& other = members_[i].tokenizers;
+    for (const auto& [side, a, b] : {std::tuple{"target", first.tgt, other.tgt},
+                                     std::tuple{"source", first.src, other.src}}) {
+      if (!same_vocabulary(*a, *b)) {
+        throw std::invalid_argument(fmt::format(
+            "{} and {} have different {} vocabularies ({} and {} pieces, from {} and {}): an "
+            "ensemble needs the models to share them",
+            paths_.front(), paths_[i], side, a->vocab_size(), b->vocab_size(), a->path(), b->path()));
+      }
+    }
+  }
+  const std::vector<double>& weights = options_.weights();
+  if (!weights.empty() && weights.size() != members_.size()) {
+    throw std::invalid_argument(fmt::format("--weights has {} values for {} checkpoints",
+                                            weights.size(), members_.size()));
+  }
+  for (double weight : weights) {
+    if (!(weight > 0) || !std::isfinite(weight)) {
+      throw std::invalid_argument(fmt::format("--weights: {} is not a positive weight", weight));
+    }
+  }
+}
 
-std::vector<Translation> Translator::translate(const std::vector<std::string>& sentences,
-                                               int64_t first_line) {
+SearchOptions Translator::search_options(const std::vector<KeyValue>& overrides) const {
+  RunConfig config = this->config();
+  const bool nbest_given = std::any_of(overrides.begin(), overrides.end(),
+                                       [](const KeyValue& v) { return v.key == "decoding.nbest"; });
+  apply_key_values(config, overrides);
+  // A smaller beam than the checkpoint's narrows its n-best list with it.
+  if (!nbest_given && !config.decoding.sampling) {
+    config.decoding.nbest = std::min(config.decoding.nbest, config.decoding.beam);
+  }
+  check_config(config);
+  return SearchOptions(config.decoding);
+}
+
+std::optional<AttentionChoice> Translator::attention_choice(size_t i, const AttentionChoice& asked) const {
+  const ModelConfig& model = members_[i].config.model;
+  const std::string& path = paths_[i];
+  const AttentionLayout layout = arch_spec(model.arch).cross_attention(model);
+  if (layout.layers == 0) return std::nullopt;
+  AttentionChoice choice = asked;
+  if (choice.layer == AttentionChoice::kPenultimateLayer) choice.layer = std::max<int64_t>(0, layout.layers - 2);
+  const std::string layers = fmt::format("{} decoder attention layer(s)", layout.layers);
+  const std::string heads = fmt::format("{} head(s)", layout.heads);
+  if (choice.layer < -1 || choice.layer >= layout.layers) {
+    bad_attention_flag(asked.alignment ? "--alignment-layer" : "--attention-layer", choice.layer, false,
+                       layers, fmt::format("0..{}, or -1 for their mean", layout.layers - 1), model, path);
+  }
+  if (choice.heads < 0 || choice.heads > layout.heads) {
+    bad_attention_flag("--alignment-heads", choice.heads, true, heads,
+                       fmt::format("1..{}, or 0 for all", layout.heads), model, path);
+  }
+  if (choice.head != -1 && choice.layer == -1) {
+    throw std::invalid_argument("--attention-head needs --attention-layer: heads are per layer");
+  }
+  if (choice.head < -1 || choice.head >= layout.heads) {
+    bad_attention_flag("--attention-head", choice.head, true, heads,
+                       fmt::format("0..{}, or -1 for their mean", layout.heads - 1), model, path);
+  }
+  return choice;
+}
+
+std::vector<std::optional<AttentionChoice>> Translator::attention_choices(const SearchOptions& options) const {
+  std::vector<std::optional<AttentionChoice>> choices;
+  bool any_attention = false;
+  for (size_t i = 0; i < members_.size(); ++i) {
+    choices.push_back(attention_choice(i, options.attention));
+    any_attention = any_attention || choices.back().has_value();
+  }
+  // Heatmaps are skipped (the caller warns); alignments and the coverage penalty cannot be.
+  if ((options.attention.alignment || options.coverage_penalty > 0) && !any_attention) {
+    const std::string what = options.attention.alignment ? "--alignment" : "the coverage penalty";
+    throw std::invalid_argument(fmt::format("{} needs cross-attention, but model {} ({}) has none", what,
+                                            config().model.arch, paths_.front()));
+  }
+  return choices;
+}
+
+EncoderDecoder& Translator::search_model(SearchOptions& options) {
+  const auto choices = attention_choices(options);
+  if (!ensemble_) {
+    if (choices.front()) options.attention = *choices.front();
+    return *model_;
+  }
+  for (size_t i = 0; i < choices.size(); ++i) {
+    ensemble_->choose_attention(i, choices[i].value_or(AttentionChoice{}));
+  }
+  return *ensemble_;
+}
+
+void Translator::prepare(const SearchOptions& options) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  attention_choices(options);
+  if (options.dtype == DecodeDtype::kInt8) {
+    if (!options_.device().is_cpu()) {
+      throw std::runtime_error("decoding.dtype int8 runs on CPU only; use float32 or bf16 on " + options_.device().str());
+    }
+    Int8Linears::require_support();
+  }
+  shortlist(options.shortlist);
+}
+
+std::string Translator::describe_attention(const SearchOptions& options) const {
+  if (ensemble_) return "the models' mean";
+  return attention_choice(0, options.attention).value_or(options.attention).describe();
+}
+
+std::shared_ptr<const Shortlist> Translator::shortlist(const std::string& path) {
+  if (path.empty()) return nullptr;
+  if (path != shortlist_path_) {
+    shortlist_ = std::make_shared<const Shortlist>(Shortlist::load(path, tokenizers()));
+    shortlist_path_ = path;
+  }
+  return shortlist_;
+}
+
+std::vector<Translation> Translator::translate_batch(const std::vector<TranslationRequest>& requests,
+                                                     const SearchOptions& options, int64_t first_line,
+                                                     const std::function<void(int64_t)>& progress) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  SearchOptions resolved = options;
+  EncoderDecoder& model = search_model(resolved);
+  ModelTranslator translator(model, tokenizers(), resolved, options_.device(), int8_.get(),
+                             shortlist(resolved.shortlist));
+  if (progress) translator.on_progress(progress);
+  std::vector<Translation> translations = translator.translate(requests, first_line);
+  shortlisted_batches_ += translator.shortlisted_batches();
+  shortlisted_tokens_ += translator.shortlisted_tokens();
+  return translations;
+}
+
+std::vector<Translation> Translator::translate_batch(const std::vector<std::string>& sources,
+                                                     const SearchOptions& options, int64_t first_line) {
   std::vector<TranslationRequest> requests;
-  requests.reserve(sentences.size());
-  for (const auto& sentence : sentences) requests.push_back({sentence, {}, {}});
-  return translate(requests, first_line);
+  requests.reserve(sources.size());
+  for (const auto& source : sources) requests.push_back({source, {}, {}});
+  return translate_batch(requests, options, first_line);
 }
 
-std::vector<int64_t> Translator::target_ids(const std::string& text) const {
-  std::vector<int64_t> ids;
-  for (int32_t id : tokenizers_.tgt->encode(text)) ids.push_back(id);
-  return ids;
+std::vector<ScoredPair> Translator::score_batch(const std::vector<std::string>& sources,
+                                                const std::vector<std::string>& targets,
+                                                const SearchOptions& options) {
+  if (sources.size() != targets.size()) {
+    throw std::invalid_argument(fmt::format("score_batch: {} sources for {} targets", sources.size(), targets.size()));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  torch::NoGradGuard no_grad;
+  EncoderDecoder& model = ensemble_ ? static_cast<EncoderDecoder&>(*ensemble_) : *members_.front().model;
+  model.eval();
+  const int64_t limit = max_source_tokens();
+  std::vector<ScoredPair> results(sources.size());
+  std::vector<std::vector<int32_t>> src(sources.size());
+  std::vector<std::vector<int32_t>> tgt(sources.size());
+  std::vector<int64_t> lengths;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    src[i] = tokenizers().src->encode(sources[i]);
+    tgt[i] = tokenizers().tgt->encode(targets[i]);
+    for (auto* tokens : {&src[i], &tgt[i]}) {
+      if (static_cast<int64_t>(tokens->size()) > limit) {
+        tokens->resize(static_cast<size_t>(limit));
+        results[i].truncated = true;
+      }
+    }
+    lengths.push_back(static_cast<int64_t>(std::max(src[i].size(), tgt[i].size())) + 1);
+  }
+  CpuAutocast autocast(options.dtype == DecodeDtype::kBf16 && options_.device().is_cpu());
+  for (const auto& batch : make_batches(lengths, BatchingOptions{std::max<int64_t>(1, options.batch_tokens), 0, false})) {
+    std::vector<TokenSpan> src_rows;
+    std::vector<TokenSpan> tgt_rows;
+    for (int64_t j : batch) {
+      src_rows.push_back({src[static_cast<size_t>(j)].data(), src[static_cast<size_t>(j)].size()});
+      tgt_rows.push_back({tgt[static_cast<size_t>(j)].data(), tgt[static_cast<size_t>(j)].size()});
+    }
+    const at::Tensor src_tokens = pad_sequences(src_rows, /*add_bos=*/false, /*add_eos=*/true).to(options_.device());
+    const at::Tensor tgt_in = pad_sequences(tgt_rows, /*add_bos=*/true, /*add_eos=*/false).to(options_.device());
+    const at::Tensor tgt_out = pad_sequences(tgt_rows, /*add_bos=*/false, /*add_eos=*/true).to(options_.device());
+    const at::Tensor log_probs =
+        torch::log_softmax(model.forward(src_tokens, src_tokens.eq(kPadId), tgt_in).to(torch::kFloat), -1);
+    const at::Tensor picked = log_probs.gather(2, tgt_out.unsqueeze(2)).squeeze(2).to(torch::kCPU, torch::kDouble).contiguous();
+    for (size_t r = 0; r < batch.size(); ++r) {
+      ScoredPair& result = results[static_cast<size_t>(batch[r])];
+      const auto& tokens = tgt[static_cast<size_t>(batch[r])];
+      const double* row = picked[static_cast<int64_t>(r)].data_ptr<double>();
+      for (size_t t = 0; t <= tokens.size(); ++t) {
+        result.token_log_probs.push_back(row[t]);
+        result.log_prob += row[t];
+        result.tokens.push_back(t < tokens.size() ? tokenizers().tgt->piece(tokens[t]) : "</s>");
+      }
+    }
+  }
+  return results;
 }
 
-at::Tensor Translator::batch_vocabulary(const std::vector<TokenSpan>& sources,
-                                        const std::vector<SentenceGuide>& guides) {
-  const SearchOptions& search = options_.search;
-  if (!options_.shortlist || search.sampling || search.constraints != ConstraintMode::kNone) return {};
-  std::vector<int64_t> prefix_tokens;
-  for (const auto& guide : guides) prefix_tokens.insert(prefix_tokens.end(), guide.prefix.begin(), guide.prefix.end());
-  const std::vector<int64_t> ids =
-      options_.shortlist->vocabulary(sources, options_.shortlist_top_k, options_.shortlist_frequent, prefix_tokens);
-  ++shortlisted_batches_;
-  shortlisted_tokens_ += static_cast<int64_t>(ids.size());
-  return torch::tensor(ids, torch::kLong).to(device_);
+int64_t Translator::max_source_tokens() const {
+  return (ensemble_ ? ensemble_->max_positions() : model_->max_positions()) - 1;
 }
 
 double Translator::mean_shortlist_size() const {
-  return shortlisted_batches_ == 0 ? 0.0
-                                   : static_cast<double>(shortlisted_tokens_) / static_cast<double>(shortlisted_batches_);
-}
-
-SentenceGuide Translator::guide(const TranslationRequest& request, int64_t line) const {
-  SentenceGuide guide;
-  guide.line = line;
-  if (!request.prefix.empty()) guide.prefix = target_ids(request.prefix);
-  if (!request.constraints.empty() && options_.search.constraints == ConstraintMode::kNone) {
-    throw std::invalid_argument(fmt::format(
-        "line {}: has constraints, but constrained decoding is off (give --constraints ordered "
-        "or unordered)", line));
-  }
-  for (size_t c = 0; c < request.constraints.size(); ++c) {
-    guide.constraints.push_back(target_ids(request.constraints[c]));
-    if (guide.constraints.back().empty()) {
-      throw std::invalid_argument(fmt::format("line {}: constraint {} ('{}') has no tokens", line,
-                                              c + 1, request.constraints[c]));
-    }
-  }
-  return guide;
-}
-
-std::vector<Translation> Translator::translate(const std::vector<TranslationRequest>& requests,
-                                               int64_t first_line) {
-  std::vector<Translation> results(requests.size());
-  std::vector<std::vector<int32_t>> sources(requests.size());
-  std::vector<SentenceGuide> guides(requests.size());
-  std::vector<int64_t> lengths;
-  std::vector<int64_t> to_translate;  // indices of non-empty sentences
-  for (size_t i = 0; i < requests.size(); ++i) {
-    guides[i] = guide(requests[i], first_line + static_cast<int64_t>(i));
-    sources[i] = tokenizers_.src->encode(requests[i].source);
-    if (static_cast<int64_t>(sources[i].size()) > max_source_tokens()) {
-      sources[i].resize(static_cast<size_t>(max_source_tokens()));
-      results[i].truncated = true;
-    }
-    results[i].source_tokens = static_cast<int64_t>(sources[i].size());
-    if (sources[i].empty()) continue;
-    to_translate.push_back(static_cast<int64_t>(i));
-    lengths.push_back(static_cast<int64_t>(sources[i].size()) + 1);
-  }
-  const int64_t budget = std::max<int64_t>(1, options_.batch_tokens / options_.search.width());
-  model_.eval();
-  CpuAutocast autocast(options_.dtype == DecodeDtype::kBf16 && device_.is_cpu());
-  Int8Scope int8(int8_);
-  int64_t done = static_cast<int64_t>(requests.size() - to_translate.size());  // empty lines
-  for (const auto& batch : make_batches(lengths, BatchingOptions{budget, 0, false})) {
-    std::vector<TokenSpan> rows;
-    std::vector<SentenceGuide> batch_guides;
-    for (int64_t j : batch) {
-      const auto& source = sources[to_translate[j]];
-      rows.push_back({source.data(), source.size()});
-      batch_guides.push_back(guides[to_translate[j]]);
-    }
-    at::Tensor src_tokens = pad_sequences(rows, /*add_bos=*/false, /*add_eos=*/true).to(device_);
-    at::Tensor src_pad_mask = src_tokens.eq(kPadId);
-    auto strategy = make_strategy(options_.search, batch_guides);
-    std::vector<std::vector<Hypothesis>> nbest =
-        search(model_, src_tokens, src_pad_mask, options_.search, *strategy, batch_guides,
-               batch_vocabulary(rows, batch_guides));
-    for (size_t r = 0; r < batch.size(); ++r) {
-      Translation& result = results[to_translate[batch[r]]];
-      result.nbest = std::move(nbest[r]);
-      for (const auto& hypothesis : result.nbest) {
-        result.texts.push_back(tokenizers_.tgt->decode(
-            std::vector<int32_t>(hypothesis.tokens.begin(), hypothesis.tokens.end())));
-      }
-      if (options_.search.record_attention) {
-        for (int32_t id : rows[r]) result.source_pieces.push_back(tokenizers_.src->piece(id));
-        result.source_pieces.push_back("</s>");
-      }
-    }
-    done += static_cast<int64_t>(batch.size());
-    if (progress_) progress_(done);
-  }
-  for (auto& result : results) {
-    if (result.texts.empty()) result.texts.assign(static_cast<size_t>(options_.search.nbest), "");
-  }
-  return results;
+  std::lock_guard<std::mutex> lock(mutex_);
+  return shortlisted_batches_ == 0
+             ? 0.0
+             : static_cast<double>(shortlisted_tokens_) / static_cast<double>(shortlisted_batches_);
 }
 
 }  // namespace nmtzoo

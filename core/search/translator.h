@@ -1,93 +1,116 @@
-// Text in, text out: tokenizes, batches by length, searches, restores input order, detokenizes.
+// The library's way to translate (CTranslate2's Translator): load one checkpoint, or an ensemble
+// of checkpoints sharing their vocabularies, once; then translate or score batches with decoding
+// options given per call. nmtzoo-translate, nmtzoo-serve, nmtzoo-bench and the bindings are thin
+// callers of it.
 #pragma once
 
 #include <c10/core/Device.h>
+#include <torch/arg.h>
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "core/data/binary_dataset.h"
-#include "core/data/tokenizers.h"
-#include "core/data/translation_input.h"
-#include "core/search/search.h"
+#include "core/config/config.h"
+#include "core/config/loader.h"
+#include "core/runtime/trained_model.h"
+#include "core/search/ensemble.h"
+#include "core/search/model_translator.h"
 
 namespace nmtzoo {
 
-class EncoderDecoder;
-class Int8Linears;
-class Shortlist;
-
-struct Translation {
-  std::vector<Hypothesis> nbest;          // best first; empty for an empty input line
-  std::vector<std::string> texts;         // detokenized hypotheses, as nbest
-  std::vector<std::string> source_pieces; // the source as the model saw it (for plots)
-  bool truncated = false;                 // the source was cut to the model's length limit
-  int64_t source_tokens = 0;
+struct TranslatorOptions {
+  TORCH_ARG(c10::Device, device) = c10::Device(c10::kCPU);
+  // Ensemble weights, one positive value per checkpoint; empty = equal.
+  TORCH_ARG(std::vector<double>, weights) = {};
+  TORCH_ARG(EnsembleMode, ensemble_mode) = EnsembleMode::kProb;
+  // Rerun the whole prefix every step instead of using the cache (benchmarks only).
+  TORCH_ARG(bool, recompute_prefix) = false;
 };
 
-struct TranslatorOptions {
-  SearchOptions search;
-  int64_t batch_tokens = 4096;  // padded source tokens per batch (x beam for beam search)
-  DecodeDtype dtype = DecodeDtype::kFloat32;  // of the matrix products
-  // A lexical shortlist (shortlist.h): each batch is decoded over its sentences' top_k candidates
-  // per source token, the `frequent` most frequent target tokens and any prefix tokens. Not used
-  // for sampling or constrained decoding, which need the whole vocabulary. The Translator loads
-  // `shortlist_path` when `shortlist` is null.
-  std::string shortlist_path;
-  std::shared_ptr<const Shortlist> shortlist;
-  int64_t shortlist_top_k = 10;
-  int64_t shortlist_frequent = 100;
-
-  // The search, batch size, dtype and shortlist of a config's decoding section; throws
-  // std::invalid_argument when decoding.bf16 contradicts decoding.dtype.
-  static TranslatorOptions from(const DecodeConfig& config);
+// Teacher-forced scores of one target given its source.
+struct ScoredPair {
+  double log_prob = 0;               // sum over the target tokens and EOS
+  std::vector<double> token_log_probs;  // one per target token, then EOS
+  std::vector<std::string> tokens;      // the target pieces, then "</s>"
+  bool truncated = false;            // source or target cut to the model's length limit
 };
 
 class Translator {
  public:
-  // With dtype int8, `int8` holds the model's packed int8 weights (a server keeps one per model
-  // across calls); null: the Translator packs its own. Throws std::runtime_error when int8 cannot
-  // run here (not a CPU, no quantized engine).
-  Translator(EncoderDecoder& model, Tokenizers tokenizers, TranslatorOptions options,
-             c10::Device device, Int8Linears* int8 = nullptr);
+  // Loads every checkpoint on options.device and checks that they share their vocabularies and
+  // that the weights fit them. Throws std::invalid_argument naming the files otherwise.
+  explicit Translator(const std::vector<std::string>& checkpoints, TranslatorOptions options = {});
+  // Models already loaded (e.g. by another Translator: they are shared, not copied).
+  Translator(std::vector<TrainedModel> members, std::vector<std::string> paths, TranslatorOptions options);
   ~Translator();
 
-  // One Translation per input sentence, in input order. Empty sentences give empty
-  // translations; sentences longer than the model accepts are truncated (Translation::truncated).
-  // `first_line`: the input line of the first sentence, which with the rest seeds sampling.
-  std::vector<Translation> translate(const std::vector<std::string>& sentences, int64_t first_line = 1);
-  // Throws std::invalid_argument naming the line when a prefix or constraint is unusable.
-  std::vector<Translation> translate(const std::vector<TranslationRequest>& requests,
-                                     int64_t first_line = 1);
+  // The first checkpoint's config: its decoding section holds the default options.
+  const RunConfig& config() const { return members_.front().config; }
+  // config().decoding with `overrides` (command-line or request values of decoding.* keys)
+  // applied and checked by the schema; throws ConfigError naming each bad key.
+  SearchOptions search_options(const std::vector<KeyValue>& overrides = {}) const;
 
-  // Called after each batch with the number of this call's sentences translated so far.
-  void on_progress(std::function<void(int64_t)> callback) { progress_ = std::move(callback); }
+  // Everything a call with `options` needs that can fail before any input is read: the attention
+  // choice against each model, int8 support on this device, the shortlist file (loaded here).
+  // translate_batch does it too; callers that read input first call it early.
+  void prepare(const SearchOptions& options);
 
+  // One Translation per request, in order (ModelTranslator::translate). `first_line` numbers the
+  // first request for messages and sampling seeds; `progress` gets the count done after each
+  // batch. Safe to call from several threads: calls run one at a time.
+  std::vector<Translation> translate_batch(const std::vector<TranslationRequest>& requests,
+                                           const SearchOptions& options, int64_t first_line = 1,
+                                           const std::function<void(int64_t)>& progress = {});
+  std::vector<Translation> translate_batch(const std::vector<std::string>& sources,
+                                           const SearchOptions& options, int64_t first_line = 1);
+  // Teacher-forced log-probabilities of each target given its source (the ensemble's combined
+  // distribution for several models), batched by options.batch_tokens.
+  std::vector<ScoredPair> score_batch(const std::vector<std::string>& sources,
+                                      const std::vector<std::string>& targets,
+                                      const SearchOptions& options);
+
+  const std::vector<TrainedModel>& members() const { return members_; }
+  const std::vector<std::string>& paths() const { return paths_; }
+  const Tokenizers& tokenizers() const { return members_.front().tokenizers; }
   const TranslatorOptions& options() const { return options_; }
-  int64_t max_source_tokens() const;  // subword tokens kept, EOS excluded
-  // Target tokens a batch was decoded over, on average over the batches that used the shortlist
-  // so far; 0 when none did.
+  int64_t max_source_tokens() const;
+  // Target tokens a shortlisted batch was decoded over, on average over every call so far.
   double mean_shortlist_size() const;
+  // The int8 weights packed so far (by calls with dtype int8).
+  const Int8Linears& int8() const { return *int8_; }
+  // Which attention the translations record: "the models' mean" for an ensemble, else the
+  // resolved choice of `options` (e.g. "layer 2, mean of heads").
+  std::string describe_attention(const SearchOptions& options) const;
 
  private:
-  std::vector<int64_t> target_ids(const std::string& text) const;
-  // The batch's shortlist as a tensor on the device, or undefined for the whole vocabulary.
-  at::Tensor batch_vocabulary(const std::vector<TokenSpan>& sources,
-                              const std::vector<SentenceGuide>& guides);
-  SentenceGuide guide(const TranslationRequest& request, int64_t line) const;
+  void check_members() const;
+  // Each member's attention choice for `options` (attention_choice); throws when alignments or
+  // the coverage penalty need attention that no member has.
+  std::vector<std::optional<AttentionChoice>> attention_choices(const SearchOptions& options) const;
+  // The choice of `asked` for member `i`, resolved (the penultimate layer) and checked against
+  // its architecture; none when the model has no cross-attention.
+  std::optional<AttentionChoice> attention_choice(size_t i, const AttentionChoice& asked) const;
+  // The model to search with `options`, with the attention it records chosen; `options.attention`
+  // becomes the single model's resolved choice.
+  EncoderDecoder& search_model(SearchOptions& options);
+  std::shared_ptr<const Shortlist> shortlist(const std::string& path);
 
-  EncoderDecoder& model_;
-  Tokenizers tokenizers_;
+  std::vector<TrainedModel> members_;
+  std::vector<std::string> paths_;
   TranslatorOptions options_;
-  c10::Device device_;
-  std::function<void(int64_t)> progress_;
-  std::unique_ptr<Int8Linears> own_int8_;
-  Int8Linears* int8_ = nullptr;
+  std::shared_ptr<EncoderDecoder> model_;  // the single model, possibly prefix-recomputing
+  std::shared_ptr<EnsembleModel> ensemble_;
+  std::unique_ptr<Int8Linears> int8_;
+  std::string shortlist_path_;
+  std::shared_ptr<const Shortlist> shortlist_;
   int64_t shortlisted_batches_ = 0;
   int64_t shortlisted_tokens_ = 0;
+  mutable std::mutex mutex_;
 };
 
 }  // namespace nmtzoo

@@ -4,17 +4,15 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 
-#include "core/config/schema.h"
-#include "core/io/text_file.h"
-#include "core/plot/svg.h"
+#include "core/search/translation_json.h"
 #include "core/serve/connection_watch.h"
 #include "core/serve/metrics.h"
+#include "core/serve/request_fields.h"
 #include "core/serve/translation_service.h"
 #include "core/serve/web_page.h"
 
@@ -24,134 +22,14 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// A request the client got wrong: the status and what to tell it.
-struct RequestError : std::runtime_error {
-  int status;
-  RequestError(int status_code, const std::string& message)
-      : std::runtime_error(message), status(status_code) {}
-};
-
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
   res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
-// The request's fields: a JSON object body, or form-encoded / query parameters (a repeated
-// parameter becomes a list).
+// The request's fields: a JSON object body, or form-encoded / query parameters.
 json request_fields(const httplib::Request& req) {
-  const std::string type = req.get_header_value("Content-Type");
-  if (type.rfind("application/json", 0) == 0) {
-    json body;
-    try {
-      body = json::parse(req.body);
-    } catch (const json::parse_error& e) {
-      throw RequestError(400, std::string("malformed JSON body: ") + e.what());
-    }
-    if (!body.is_object()) throw RequestError(400, "the JSON body must be an object");
-    return body;
-  }
-  json fields = json::object();
-  for (const auto& [key, value] : req.params) {
-    if (auto bad = find_invalid_utf8(value)) {
-      throw RequestError(400, fmt::format("field '{}' is not valid UTF-8 (byte {})", key, *bad + 1));
-    }
-    if (!fields.contains(key)) {
-      fields[key] = value;
-    } else {
-      if (!fields[key].is_array()) fields[key] = json::array({fields[key]});
-      fields[key].push_back(value);
-    }
-  }
-  return fields;
-}
-
-// `q` or `text`: a string or a list of strings.
-std::vector<std::string> texts_of(const json& fields, const char* name) {
-  if (!fields.contains(name)) throw RequestError(400, fmt::format("missing field '{}'", name));
-  const json& value = fields[name];
-  if (value.is_string()) return {value.get<std::string>()};
-  if (!value.is_array()) throw RequestError(400, fmt::format("field '{}' must be a string or a list of strings", name));
-  std::vector<std::string> texts;
-  for (size_t i = 0; i < value.size(); ++i) {
-    if (!value[i].is_string()) {
-      throw RequestError(400, fmt::format("field '{}' item {} must be a string", name, i + 1));
-    }
-    texts.push_back(value[i].get<std::string>());
-  }
-  return texts;
-}
-
-std::string string_field(const json& fields, const char* name, const std::string& fallback) {
-  if (!fields.contains(name) || fields[name].is_null()) return fallback;
-  if (!fields[name].is_string()) throw RequestError(400, fmt::format("field '{}' must be a string", name));
-  return fields[name].get<std::string>();
-}
-
-// Every line of every text, checked against the limits; `lines_of[i]` counts text i's lines.
-std::vector<std::string> split_lines(const std::vector<std::string>& texts, const ServeConfig& limits,
-                                     const char* field, std::vector<size_t>& lines_of) {
-  std::vector<std::string> lines;
-  for (size_t t = 0; t < texts.size(); ++t) {
-    size_t start = 0;
-    size_t count = 0;
-    const std::string& text = texts[t];
-    while (true) {
-      const size_t end = text.find('\n', start);
-      std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (auto bad = find_text_problem(line)) {
-        throw RequestError(400, fmt::format("field '{}' item {} line {}: {}", field, t + 1, count + 1,
-                                            bad->describe()));
-      }
-      const auto chars = static_cast<int64_t>(std::count_if(
-          line.begin(), line.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-      if (chars > limits.max_line_chars) {
-        throw RequestError(400, fmt::format("field '{}' item {} line {} has {} characters, over "
-                                            "serve.max_line_chars ({})",
-                                            field, t + 1, count + 1, chars, limits.max_line_chars));
-      }
-      lines.push_back(std::move(line));
-      ++count;
-      if (static_cast<int64_t>(lines.size()) > limits.max_lines) {
-        throw RequestError(400, fmt::format("field '{}' holds more than serve.max_lines ({}) lines",
-                                            field, limits.max_lines));
-      }
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-    lines_of.push_back(count);
-  }
-  return lines;
-}
-
-// The model's decoding options with the request's overrides, each checked as the config key
-// decoding.<name> would be (same ranges, same messages).
-TranslatorOptions decoding_options(const ServedModel& model, const json& fields) {
-  static const char* const kKeys[] = {"beam", "nbest", "length_penalty", "alpha", "max_len_a",
-                                      "max_len_b", "min_len", "sampling", "temperature", "top_k",
-                                      "top_p", "seed", "unk_penalty", "coverage_penalty", "constraints"};
-  RunConfig config = model.trained.config;
-  for (const char* key : kKeys) {
-    if (!fields.contains(key)) continue;
-    const OptionSpec* option = find_option(std::string("decoding.") + key);
-    const json& value = fields[key];
-    if (value.is_object() || value.is_array()) throw RequestError(400, fmt::format("field '{}' must be a single value", key));
-    std::string error;
-    try {
-      error = option->assign(YAML::Load(value.is_string() ? value.get<std::string>() : value.dump()), config);
-    } catch (const YAML::Exception& e) {
-      error = e.what();
-    }
-    if (!error.empty()) throw RequestError(400, fmt::format("field '{}': {}", key, error));
-  }
-  const DecodeConfig& d = config.decoding;
-  if (!d.sampling && d.nbest > d.beam) {
-    throw RequestError(400, fmt::format("field 'nbest' ({}) exceeds the beam ({})", d.nbest, d.beam));
-  }
-  if (d.sampling && d.constraints != ConstraintMode::kNone) {
-    throw RequestError(400, "sampling cannot meet constraints: drop one of them");
-  }
-  return model.translator_options(d);
+  return parse_request_fields(req.get_header_value("Content-Type"), req.body, req.params);
 }
 
 // The client hung up before its translations were ready.
@@ -235,9 +113,9 @@ struct TranslationServer::Impl {
       if (alternatives < 0 || alternatives > 16) throw RequestError(400, "field 'alternatives' must be in [0, 16]");
     }
     const ServedModel& model = model_for(source, target);
-    TranslatorOptions options = model.translator_options(model.trained.config.decoding);
-    options.search.nbest = alternatives + 1;
-    options.search.beam = std::max(options.search.beam, options.search.nbest);
+    SearchOptions options = model.defaults;
+    options.nbest = alternatives + 1;
+    options.beam = std::max(options.beam, options.nbest);
     std::vector<size_t> lines_of;
     const auto lines = split_lines(texts, config.serve, "q", lines_of);
     std::vector<TranslationRequest> sentences;
@@ -282,10 +160,10 @@ struct TranslationServer::Impl {
     } else {
       model = &service.models().front();
     }
-    TranslatorOptions options = decoding_options(*model, fields);
+    SearchOptions options = decoding_options(*model, fields);
     const bool want_tokens = fields.value("return_tokens", false);
     const bool want_attention = fields.value("return_attention", false);
-    options.search.record_attention = want_attention;
+    options.record_attention = want_attention;
     std::vector<size_t> lines_of;
     const auto lines = split_lines(texts_of(fields, "text"), config.serve, "text", lines_of);
     std::vector<TranslationRequest> sentences;
@@ -309,32 +187,15 @@ struct TranslationServer::Impl {
           sentences[i].constraints.push_back(phrase.get<std::string>());
         }
       }
-      if (options.search.constraints == ConstraintMode::kNone) options.search.constraints = ConstraintMode::kOrdered;
+      if (options.constraints == ConstraintMode::kNone) options.constraints = ConstraintMode::kOrdered;
     }
     const auto translations = wait_for(service.submit(*model, options, std::move(sentences)), req);
+    const TranslationJsonOptions shape{true, want_tokens,
+                                       want_attention ? AlignmentOutput::kSoft : AlignmentOutput::kNone,
+                                       want_attention};
     json out = json::array();
-    const auto& tokenizer = *model->trained.tokenizers.tgt;
     for (const Translation& t : translations) {
-      json nbest = json::array();
-      for (size_t h = 0; h < t.nbest.size(); ++h) {
-        const Hypothesis& hyp = t.nbest[h];
-        json entry{{"text", t.texts[h]}, {"score", hyp.score}, {"log_prob", hyp.log_prob}};
-        std::vector<std::string> pieces;
-        for (int64_t id : hyp.tokens) pieces.push_back(tokenizer.piece(id));
-        if (want_tokens) entry["tokens"] = pieces;
-        if (want_attention && hyp.attention.defined()) {
-          at::Tensor a = hyp.attention.to(torch::kCPU, torch::kFloat).contiguous();
-          std::vector<std::vector<float>> rows(static_cast<size_t>(a.size(0)));
-          for (int64_t r = 0; r < a.size(0); ++r) {
-            rows[static_cast<size_t>(r)].assign(a[r].data_ptr<float>(), a[r].data_ptr<float>() + a.size(1));
-          }
-          pieces.push_back("</s>");
-          entry["attention"] = rows;
-          entry["attention_svg"] = heatmap_svg(rows, t.source_pieces, pieces, t.texts[h]);
-        }
-        nbest.push_back(entry);
-      }
-      out.push_back({{"text", t.texts.empty() ? "" : t.texts[0]}, {"nbest", nbest}, {"truncated", t.truncated}});
+      out.push_back(translation_json(t, *model->translator->tokenizers().tgt, shape));
     }
     send_json(res, 200, {{"model", model->name}, {"translations", out}});
   }
@@ -342,8 +203,11 @@ struct TranslationServer::Impl {
   json models_json() const {
     json list = json::array();
     for (const auto& m : service.models()) {
-      list.push_back({{"name", m.name}, {"source", m.src_lang()}, {"target", m.tgt_lang()},
-                      {"arch", m.trained.config.model.arch}, {"checkpoint", m.checkpoint}});
+      const auto& paths = m.translator->paths();
+      json entry{{"name", m.name}, {"source", m.src_lang()}, {"target", m.tgt_lang()}, {"arch", m.arch()},
+                 {"checkpoint", paths.front()}};
+      if (paths.size() > 1) entry["checkpoints"] = paths;
+      list.push_back(std::move(entry));
     }
     return list;
   }

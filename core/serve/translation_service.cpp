@@ -5,23 +5,23 @@
 
 #include <algorithm>
 
-#include "models/encoder_decoder.h"
+#include "core/config/schema.h"
 
 namespace nmtzoo {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Requests decode together only with the same options (a key of every field that changes the
-// output). Sampling requests never share a call: each sentence's generator is seeded from its
-// line within the request, which batching must not shift.
-std::string options_key(const TranslatorOptions& o) {
-  const SearchOptions& s = o.search;
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", s.beam, s.nbest,
-                     static_cast<int>(s.length_penalty), s.alpha, s.max_len_a, s.max_len_b, s.min_len,
-                     s.record_attention, s.attention.layer, s.attention.head, s.attention.heads,
-                     s.unk_penalty, s.coverage_penalty, s.temperature, s.top_k, s.top_p,
-                     static_cast<int>(s.constraints), o.batch_tokens, static_cast<int>(o.dtype), s.sampling);
+// Requests decode together only with the same options: every decoding key of the schema and the
+// attention recorded. Sampling requests never share a call: each sentence's generator is seeded
+// from its line within the request, which batching must not shift.
+std::string options_key(const SearchOptions& options) {
+  RunConfig config;
+  config.decoding = options;
+  const AttentionChoice& a = options.attention;
+  return section_fingerprint(config, "decoding") +
+         fmt::format("record_attention={} attention={},{},{},{}", options.record_attention, a.layer,
+                     a.head, a.heads, a.alignment);
 }
 
 // A call takes queued requests up to this many decoding batches: the Translator sorts a call's
@@ -39,7 +39,7 @@ int64_t estimated_tokens(const TranslationRequest& request) {
 
 struct TranslationService::Job {
   const ServedModel* model;
-  TranslatorOptions options;
+  SearchOptions options;
   std::string key;
   std::vector<TranslationRequest> sentences;
   std::promise<std::vector<Translation>> result;
@@ -48,16 +48,16 @@ struct TranslationService::Job {
   uint64_t id = 0;
 };
 
-TranslatorOptions ServedModel::translator_options(const DecodeConfig& decoding) const {
-  TranslatorOptions options = TranslatorOptions::from(decoding);
-  options.shortlist = shortlist;
-  return options;
+std::string ServedModel::arch() const {
+  std::string archs;
+  for (const auto& member : translator->members()) archs += (archs.empty() ? "" : "+") + member.config.model.arch;
+  return archs;
 }
 
-TranslationService::TranslationService(std::vector<ServedModel> models, c10::Device device,
+TranslationService::TranslationService(std::vector<ServedModel> models,
                                        std::chrono::duration<double, std::milli> max_wait,
                                        int64_t max_queue)
-    : models_(std::move(models)), device_(device), max_wait_(max_wait), max_queue_(max_queue) {
+    : models_(std::move(models)), max_wait_(max_wait), max_queue_(max_queue) {
   worker_ = std::thread([this] { decode_loop(); });
 }
 
@@ -84,7 +84,7 @@ const ServedModel* TranslationService::find(const std::string& src_lang, const s
   return nullptr;
 }
 
-PendingTranslation TranslationService::submit(const ServedModel& model, const TranslatorOptions& options,
+PendingTranslation TranslationService::submit(const ServedModel& model, const SearchOptions& options,
                                               std::vector<TranslationRequest> sentences) {
   auto job = std::make_shared<Job>();
   job->model = &model;
@@ -136,7 +136,7 @@ std::vector<std::shared_ptr<TranslationService::Job>> TranslationService::take_b
   for (auto it = queue_.begin(); it != queue_.end();) {
     const Job& job = **it;
     const bool joins = *it == first ||
-                       (!first->options.search.sampling && job.model == first->model &&
+                       (!first->options.sampling && job.model == first->model &&
                         job.key == first->key &&
                         tokens + job.tokens <= kBatchesPerCall * first->options.batch_tokens);
     if (joins) {
@@ -171,7 +171,7 @@ void TranslationService::decode_loop() {
         for (const auto& job : queue_) {
           if (job->model == first->model && job->key == first->key) compatible += job->tokens;
         }
-        if (first->options.search.sampling || compatible >= first->options.batch_tokens) break;
+        if (first->options.sampling || compatible >= first->options.batch_tokens) break;
         wake_.wait_until(lock, deadline);
       }
       if (!still_queued()) continue;  // withdrawn while waiting: start over with the new oldest
@@ -185,9 +185,7 @@ void TranslationService::decode_loop() {
     for (const auto& job : batch) sentences.insert(sentences.end(), job->sentences.begin(), job->sentences.end());
     try {
       const ServedModel& model = *batch.front()->model;
-      Translator translator(*model.trained.model, model.trained.tokenizers, batch.front()->options, device_,
-                            model.int8.get());
-      std::vector<Translation> translations = translator.translate(sentences);
+      std::vector<Translation> translations = model.translator->translate_batch(sentences, batch.front()->options);
       size_t next = 0;
       for (const auto& job : batch) {
         std::vector<Translation> mine(std::make_move_iterator(translations.begin() + static_cast<std::ptrdiff_t>(next)),
@@ -200,9 +198,7 @@ void TranslationService::decode_loop() {
       // One request's bad prefix must not fail the others: decode them one by one.
       for (const auto& job : batch) {
         try {
-          Translator translator(*job->model->trained.model, job->model->trained.tokenizers, job->options, device_,
-                                job->model->int8.get());
-          job->result.set_value(translator.translate(job->sentences));
+          job->result.set_value(job->model->translator->translate_batch(job->sentences, job->options));
         } catch (...) {
           job->result.set_exception(std::current_exception());
         }

@@ -6,8 +6,6 @@
 // than serve.max_wait_ms once it could have been decoded. No HTTP here.
 #pragma once
 
-#include <c10/core/Device.h>
-
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -20,23 +18,23 @@
 #include <thread>
 #include <vector>
 
-#include "core/runtime/trained_model.h"
 #include "core/serve/metrics.h"
 #include "core/search/translator.h"
-#include "kernels/int8_linear.h"
 
 namespace nmtzoo {
 
+// One model of the server: a checkpoint, or an ensemble of checkpoints decoded as one, behind a
+// Translator, with the decoding options its requests start from.
 struct ServedModel {
-  std::string name;  // the checkpoint's file stem unless given
-  std::string checkpoint;
-  TrainedModel trained;
-  std::unique_ptr<Int8Linears> int8 = std::make_unique<Int8Linears>();  // packed on first int8 use
-  std::shared_ptr<const Shortlist> shortlist;  // loaded once from decoding.shortlist, or null
-  // TranslatorOptions::from(decoding) with this model's loaded shortlist.
-  TranslatorOptions translator_options(const DecodeConfig& decoding) const;
-  std::string src_lang() const { return trained.config.data.src_lang; }
-  std::string tgt_lang() const { return trained.config.data.tgt_lang; }
+  std::string name;  // the (first) checkpoint's file stem unless given
+  std::shared_ptr<Translator> translator;
+  // The (first) checkpoint's decoding section with the server's decoding.* settings on top.
+  SearchOptions defaults;
+  const RunConfig& config() const { return translator->config(); }
+  std::string src_lang() const { return config().data.src_lang; }
+  std::string tgt_lang() const { return config().data.tgt_lang; }
+  // "transformer", or the members' architectures joined by '+' for an ensemble.
+  std::string arch() const;
 };
 
 // The queue already holds serve.max_queue sentences.
@@ -67,8 +65,8 @@ struct ServiceStats {
 
 class TranslationService {
  public:
-  TranslationService(std::vector<ServedModel> models, c10::Device device,
-                     std::chrono::duration<double, std::milli> max_wait, int64_t max_queue);
+  TranslationService(std::vector<ServedModel> models, std::chrono::duration<double, std::milli> max_wait,
+                     int64_t max_queue);
   ~TranslationService();  // finishes what is queued, then stops
   TranslationService(const TranslationService&) = delete;
   TranslationService& operator=(const TranslationService&) = delete;
@@ -80,7 +78,7 @@ class TranslationService {
 
   // Queues `sentences` for `model` with `options`; the future gets one Translation per sentence,
   // exactly what a Translator with these options gives (or its exception). Throws QueueFull.
-  PendingTranslation submit(const ServedModel& model, const TranslatorOptions& options,
+  PendingTranslation submit(const ServedModel& model, const SearchOptions& options,
                             std::vector<TranslationRequest> sentences);
   // Drops request `id` if it is still queued (its client left): true if it was, false once its
   // decoding has begun or ended. Its future then holds Withdrawn.
@@ -95,7 +93,6 @@ class TranslationService {
   std::vector<std::shared_ptr<Job>> take_batch(const std::shared_ptr<Job>& first);
 
   std::vector<ServedModel> models_;
-  c10::Device device_;
   std::chrono::duration<double, std::milli> max_wait_;
   int64_t max_queue_;
   mutable std::mutex mutex_;

@@ -61,7 +61,7 @@ void TimeBudget::remeasure(TrainingProgress& progress, std::ostream& log, Commun
 }
 
 double TimeBudget::measure_session(TrainingProgress& progress, Communicator* communicator) {
-  // The machine's ceiling is its faster backend's, as the README's figures state it. With
+  // The machine's ceiling is its faster backend's, as docs/performance.md states its figures. With
   // several processes, all measure at once (sharing cores as they will while training).
   if (communicator != nullptr) communicator->barrier();
   const double here = probe_();

@@ -320,7 +320,7 @@ TrainResult Trainer::train() {
           stop = patience_exhausted(result);
         }
       }
-      // A budget or signal overrides an early stop's reason, as it always has.
+      // Even after an early stop: a signal still marks the run interrupted.
       if (budget_exhausted(result)) stop = true;
     }
     if (progress.epoch_batch >= n) {

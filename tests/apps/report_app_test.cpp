@@ -1,4 +1,4 @@
-// nmtzoo-report as scripts/compare.sh runs it: everything comes from the per-model folders.
+// nmtzoo-report as experiments/compare.sh runs it: everything comes from the per-model folders.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -29,7 +29,7 @@ class ReportApp : public ::testing::Test {
     testing::write_gzip(dir_.path("data/test.en.gz"), kReferences);
   }
 
-  // A complete model folder, as scripts/compare.sh leaves it.
+  // A complete model folder, as experiments/compare.sh leaves it.
   static constexpr char kSummary[] = R"({"arch": "rnn_luong", "parameters": 7170000, "updates": 2400,
                                           "wall_seconds": 3600.0, "target_tokens_per_second": 2100.4})";
 

@@ -141,7 +141,7 @@ TEST(Config, DuplicateKeyIsRejected) {
   EXPECT_NE(error.find("run.yaml:3: duplicate key 'model.dropout'"), std::string::npos) << error;
 }
 
-// yaml-cpp's conversion of such a key to a string used to throw past the loader.
+// yaml-cpp throws when such a key is converted to a string: the loader must catch it.
 TEST(Config, ListOrMappingAsAKeyIsAConfigError) {
   EXPECT_EQ(load_error("[data]: {}\n"), "run.yaml:1: a key must be a name, not a list or a mapping");
   EXPECT_EQ(load_error("model:\n  ? {dropout: 0.1}\n  : 0.2\n  heads: 4\n"),

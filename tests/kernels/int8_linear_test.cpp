@@ -4,7 +4,7 @@
 #include <torch/torch.h>
 
 #include "core/runtime/trained_model.h"
-#include "core/search/translator.h"
+#include "core/search/model_translator.h"
 #include "models/encoder_decoder.h"
 #include "models/functional.h"
 #include "tests/support/tiny_run.h"
@@ -99,10 +99,10 @@ void expect_int8_close(const std::string& arch, int64_t expected_weights) {
   EXPECT_EQ(int8.packed_weights(), expected_weights) << arch;
   EXPECT_LT((ours.exp() - reference.exp()).abs().max().item<double>(), 0.02) << arch;
 
-  TranslatorOptions options;
+  SearchOptions options;
   options.dtype = DecodeDtype::kInt8;
   Int8Linears shared;
-  Translator translator(*trained.model, trained.tokenizers, options, torch::kCPU, &shared);
+  ModelTranslator translator(*trained.model, trained.tokenizers, options, torch::kCPU, &shared);
   const std::vector<std::string> lines{"alpha bravo", "", "charlie delta echo"};
   const auto translations = translator.translate(lines);
   ASSERT_EQ(translations.size(), lines.size());

@@ -10,7 +10,7 @@
 #include "core/search/prefix_recomputing_model.h"
 #include "core/search/search.h"
 #include "core/search/search_strategy.h"
-#include "core/search/translator.h"
+#include "core/search/model_translator.h"
 #include "core/runtime/trained_model.h"
 #include "tests/models/model_fixtures.h"
 #include "tests/support/subprocess.h"
@@ -153,30 +153,30 @@ TEST_F(ShortlistFile, BadFilesAreRefusedNamingFileAndLine) {
 
 TEST_F(ShortlistFile, TheTranslatorDecodesOverTheShortlistUnlessSamplingOrConstraintsNeedEverything) {
   std::vector<std::string> lines{"alpha bravo", "", "charlie delta echo"};
-  TranslatorOptions options;
-  options.search.beam = 3;
-  options.shortlist_path = path_;
+  SearchOptions options;
+  options.beam = 3;
+  options.shortlist = path_;
   options.shortlist_top_k = 2;
   options.shortlist_frequent = 0;
-  auto translations = Translator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate(lines);
+  auto translations = ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate(lines);
   ASSERT_EQ(translations.size(), lines.size());
   for (size_t i : {0, 2}) {
     auto allowed = shortlist_.vocabulary({trained_.tokenizers.src->encode(lines[i])}, 2, 0);
-    auto alone = Translator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate({lines[i]});
+    auto alone = ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate({lines[i]});
     for (int64_t token : alone[0].nbest.at(0).tokens) {
       EXPECT_TRUE(std::binary_search(allowed.begin(), allowed.end(), token)) << "line " << i << " token " << token;
     }
   }
-  options.search.sampling = true;
-  options.search.nbest = 2;
-  auto sampled = Translator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate(lines);
-  options.shortlist_path.clear();
-  auto sampled_whole = Translator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate(lines);
+  options.sampling = true;
+  options.nbest = 2;
+  auto sampled = ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate(lines);
+  options.shortlist.clear();
+  auto sampled_whole = ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate(lines);
   for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(sampled[i].texts, sampled_whole[i].texts);
 
-  options = TranslatorOptions();
-  options.shortlist_path = run_.path("missing.tsv");
-  EXPECT_THROW(Translator(*trained_.model, trained_.tokenizers, options, torch::kCPU), std::runtime_error);
+  options = SearchOptions();
+  options.shortlist = run_.path("missing.tsv");
+  EXPECT_THROW(ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU), std::runtime_error);
 }
 
 TEST_F(ShortlistFile, TheAppLearnsAShortlistThatTranslateUses) {

@@ -3,101 +3,160 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <ATen/autocast_mode.h>
+#include <thread>
 
-#include <filesystem>
-
-#include "core/config/loader.h"
-#include "core/runtime/runtime.h"
-#include "core/runtime/trained_model.h"
-#include "models/encoder_decoder.h"
+#include "core/config/schema.h"
 #include "tests/support/tiny_run.h"
 
 namespace nmtzoo {
 namespace {
 
-TEST(Translator, KeepsOrderAndGivesEmptyLinesEmptyTranslations) {
+const std::vector<std::string> kLines{"alpha bravo", "", "charlie delta echo foxtrot", "golf"};
+
+std::vector<std::string> texts_of(const std::vector<Translation>& translations) {
+  std::vector<std::string> texts;
+  for (const auto& t : translations) texts.insert(texts.end(), t.texts.begin(), t.texts.end());
+  return texts;
+}
+
+TEST(Translator, LoadsACheckpointAndTranslatesAsTheModelTranslatorDoes) {
   testing::TinyRun run("transformer");
-  TrainedModel trained = load_trained_model(run.save_untrained_checkpoint(), torch::kCPU);
-  TranslatorOptions options;
-  options.search.beam = 2;
-  options.batch_tokens = 16;  // several batches
-  Translator translator(*trained.model, trained.tokenizers, options, torch::kCPU);
-  std::vector<std::string> lines{"alpha bravo", "", "charlie delta echo foxtrot golf", "", "india"};
-  auto translations = translator.translate(lines);
-  ASSERT_EQ(translations.size(), lines.size());
-  EXPECT_EQ(translations[1].texts, std::vector<std::string>{""});
-  EXPECT_TRUE(translations[1].nbest.empty());
-  // Each line's translation is what translating it alone gives.
-  for (size_t i : {0, 2, 4}) {
-    auto alone = translator.translate({lines[i]});
-    EXPECT_EQ(alone[0].texts, translations[i].texts) << "line " << i;
-    EXPECT_FALSE(translations[i].nbest.empty());
-  }
+  Translator translator({run.save_untrained_checkpoint()});
+  SearchOptions options = translator.search_options({{"decoding.beam", "3", "--beam"}});
+  EXPECT_EQ(options.beam, 3);
+  const TrainedModel& member = translator.members().front();
+  ModelTranslator direct(*member.model, member.tokenizers, options, torch::kCPU);
+  EXPECT_EQ(texts_of(translator.translate_batch(kLines, options)), texts_of(direct.translate(kLines)));
+  // The options are per call: a second call with others is not affected by the first.
+  options.beam = 1;
+  ModelTranslator greedy(*member.model, member.tokenizers, options, torch::kCPU);
+  EXPECT_EQ(texts_of(translator.translate_batch(kLines, options)), texts_of(greedy.translate(kLines)));
 }
 
-TEST(Translator, Bf16DecodingStaysInsideTheTranslatorAndKeepsLineCounts) {
-  testing::TinyRun run("transformer");
-  TrainedModel trained = load_trained_model(run.save_untrained_checkpoint(), torch::kCPU);
-  std::vector<std::string> lines{"alpha bravo", "", "charlie delta echo"};
-  TranslatorOptions options;
-  Translator float32(*trained.model, trained.tokenizers, options, torch::kCPU);
-  auto before = float32.translate(lines);
-  options.dtype = DecodeDtype::kBf16;
-  auto bf16 = Translator(*trained.model, trained.tokenizers, options, torch::kCPU).translate(lines);
-  ASSERT_EQ(bf16.size(), lines.size());
-  EXPECT_TRUE(bf16[1].nbest.empty());
-  EXPECT_FALSE(bf16[0].nbest.empty());
-  EXPECT_FALSE(at::autocast::is_cpu_enabled());
-  auto after = float32.translate(lines);
-  for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(before[i].texts, after[i].texts) << "line " << i;
-}
-
-TEST(TranslatorOptions, DtypeComesFromDecodingDtypeOrTheOlderBf16Switch) {
-  RunConfig config = default_config();
-  EXPECT_EQ(TranslatorOptions::from(config.decoding).dtype, DecodeDtype::kFloat32);
-  apply_overrides(config, {"decoding.dtype=int8"});
-  EXPECT_EQ(TranslatorOptions::from(config.decoding).dtype, DecodeDtype::kInt8);
-  apply_overrides(config, {"decoding.bf16=true"});
-  EXPECT_THROW(TranslatorOptions::from(config.decoding), std::invalid_argument);
-  apply_overrides(config, {"decoding.dtype=float32"});
-  EXPECT_EQ(TranslatorOptions::from(config.decoding).dtype, DecodeDtype::kBf16);
-  EXPECT_THROW(apply_overrides(config, {"decoding.dtype=int4"}), std::exception);
-}
-
-TEST(Translator, TruncatesOverlongLinesInsteadOfFailing) {
-  testing::TinyRun run("rnn_bahdanau");
-  TrainedModel trained = load_trained_model(run.save_untrained_checkpoint(), torch::kCPU);
-  Translator translator(*trained.model, trained.tokenizers, TranslatorOptions{}, torch::kCPU);
-  std::string long_line;
-  for (int i = 0; i < 200; ++i) long_line += "alpha ";
-  auto translations = translator.translate({long_line, "bravo"});
-  EXPECT_TRUE(translations[0].truncated);
-  EXPECT_EQ(translations[0].source_tokens, translator.max_source_tokens());
-  EXPECT_FALSE(translations[1].truncated);
-}
-
-TEST(TrainedModel, TheEmbeddedTokenizerWinsOverAChangedFileOfTheSamePath) {
-  testing::TinyRun run("transformer");
-  std::string checkpoint = run.save_untrained_checkpoint();
-  const std::string trained_with = load_trained_model(checkpoint, torch::kCPU).tokenizers.src->serialized();
-  testing::TinyRun other("transformer", {"tokenizer.vocab_size=36"});
-  std::filesystem::copy_file(other.config().tokenizer_model("src"), run.config().tokenizer_model("src"),
-                             std::filesystem::copy_options::overwrite_existing);
-  EXPECT_TRUE(load_trained_model(checkpoint, torch::kCPU).tokenizers.src->serialized() == trained_with);
-}
-
-TEST(TrainedModel, MissingOrCorruptCheckpointIsAClearError) {
-  testing::TempDir dir;
-  EXPECT_THROW(load_trained_model(dir.path("none.pt"), torch::kCPU), std::runtime_error);
-  testing::write_text(dir.path("bad.pt"), "garbage");
+TEST(Translator, SearchOptionsAreTheCheckpointsDecodingSectionCheckedByTheSchema) {
+  testing::TinyRun run("transformer", {"decoding.alpha=0.7"});
+  Translator translator({run.save_untrained_checkpoint()});
+  EXPECT_EQ(translator.search_options().alpha, 0.7);
   try {
-    load_trained_model(dir.path("bad.pt"), torch::kCPU);
-    FAIL();
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("not a readable nmtzoo checkpoint"), std::string::npos)
-        << e.what();
+    translator.search_options({{"decoding.beam", "0", "--beam"}});
+    FAIL() << "beam 0 was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--beam: decoding.beam 0 is out of range"), std::string::npos) << e.what();
   }
+  // A beam below the checkpoint's n-best narrows it; an explicit n-best over the beam is an error.
+  testing::TinyRun nbest_run("transformer", {"decoding.nbest=4", "decoding.beam=4"});
+  Translator nbest({nbest_run.save_untrained_checkpoint()});
+  EXPECT_EQ(nbest.search_options({{"decoding.beam", "2", "--beam"}}).nbest, 2);
+  EXPECT_THROW(nbest.search_options({{"decoding.beam", "2", "--beam"}, {"decoding.nbest", "3", "--nbest"}}),
+               ConfigError);
+}
+
+TEST(Translator, AnEnsembleOfAModelWithItselfTranslatesAndScoresAsTheModel) {
+  testing::TinyRun run("transformer");
+  const std::string checkpoint = run.save_untrained_checkpoint();
+  Translator single({checkpoint});
+  Translator pair({checkpoint, checkpoint});
+  const SearchOptions options = single.search_options();
+  EXPECT_EQ(texts_of(pair.translate_batch(kLines, options)), texts_of(single.translate_batch(kLines, options)));
+  const std::vector<std::string> targets{"alpha", "", "bravo charlie", "delta delta delta"};
+  const auto alone = single.score_batch(kLines, targets, options);
+  const auto together = pair.score_batch(kLines, targets, options);
+  ASSERT_EQ(alone.size(), kLines.size());
+  for (size_t i = 0; i < alone.size(); ++i) {
+    EXPECT_NEAR(together[i].log_prob, alone[i].log_prob, 1e-4) << i;
+    EXPECT_EQ(together[i].tokens, alone[i].tokens);
+    EXPECT_EQ(alone[i].tokens.back(), "</s>");
+    EXPECT_EQ(alone[i].token_log_probs.size(), alone[i].tokens.size());
+    EXPECT_LT(alone[i].log_prob, 0.0);
+  }
+}
+
+// Scoring a target teacher-forced gives the log-probability the search gives the same tokens when
+// they are forced as a prefix and the length limit then forces EOS.
+TEST(Translator, ScoringATargetGivesTheSearchsLogProbOfItForcedAsAPrefix) {
+  testing::TinyRun run("rnn_bahdanau");
+  Translator translator({run.save_untrained_checkpoint()});
+  SearchOptions options = translator.search_options({{"decoding.beam", "1", "--beam"}});
+  options.length_penalty = LengthPenalty::kNone;
+  options.max_len_a = 0;
+  options.max_len_b = 0;  // the limit is the prefix's length: EOS comes right after it
+  const std::vector<std::string> sources{"alpha bravo", "charlie delta echo", "golf"};
+  const std::vector<std::string> targets{"bravo alpha", "echo delta charlie", "golf golf"};
+  std::vector<TranslationRequest> forced;
+  for (size_t i = 0; i < sources.size(); ++i) forced.push_back({sources[i], targets[i], {}});
+  const auto translations = translator.translate_batch(forced, options);
+  const auto scored = translator.score_batch(sources, targets, options);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const auto ids = translator.tokenizers().tgt->encode(targets[i]);
+    ASSERT_EQ(translations[i].nbest.at(0).tokens, std::vector<int64_t>(ids.begin(), ids.end())) << targets[i];
+    EXPECT_EQ(scored[i].tokens.size(), ids.size() + 1);
+    EXPECT_NEAR(scored[i].log_prob, translations[i].nbest[0].log_prob, 1e-4) << targets[i];
+  }
+}
+
+TEST(Translator, RefusesEnsemblesWhoseVocabulariesOrWeightsDoNotFit) {
+  testing::TinyRun run("transformer");
+  testing::TinyRun other("transformer", {"tokenizer.vocab_size=36"});
+  const std::string a = run.save_untrained_checkpoint();
+  const std::string b = other.save_untrained_checkpoint();
+  try {
+    Translator({a, b});
+    FAIL() << "different vocabularies were accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("different target vocabularies"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Translator({a, a}, TranslatorOptions().weights({1.0})), std::invalid_argument);
+  EXPECT_THROW(Translator({a, a}, TranslatorOptions().weights({1.0, -1.0})), std::invalid_argument);
+  EXPECT_THROW(Translator({a, a}, TranslatorOptions().recompute_prefix(true)), std::invalid_argument);
+}
+
+TEST(Translator, ChecksTheAttentionChoiceBeforeAnyInput) {
+  testing::TinyRun run("transformer");
+  Translator translator({run.save_untrained_checkpoint()});
+  SearchOptions options = translator.search_options();
+  options.record_attention = true;
+  options.attention = AttentionChoice{7, -1, 0, true};
+  try {
+    translator.prepare(options);
+    FAIL() << "layer 7 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--alignment-layer 7"), std::string::npos) << e.what();
+  }
+  options.attention = AttentionChoice{AttentionChoice::kPenultimateLayer, -1, 0, true};
+  EXPECT_NO_THROW(translator.prepare(options));
+  const auto translations = translator.translate_batch(kLines, options);
+  EXPECT_TRUE(translations[0].nbest.at(0).attention.defined());
+
+  testing::TinyRun plain("rnn_encdec");
+  Translator no_attention({plain.save_untrained_checkpoint()});
+  SearchOptions align = no_attention.search_options();
+  align.record_attention = true;
+  align.attention.alignment = true;
+  EXPECT_THROW(no_attention.prepare(align), std::invalid_argument);
+  align.attention.alignment = false;  // heatmaps only: translated without attention
+  EXPECT_FALSE(no_attention.translate_batch(kLines, align)[0].nbest.at(0).attention.defined());
+}
+
+TEST(Translator, TwoThreadsTranslatingAtOnceGetWhatEachGetsAlone) {
+  testing::TinyRun run("transformer");
+  Translator translator({run.save_untrained_checkpoint()});
+  SearchOptions beam = translator.search_options();
+  SearchOptions greedy = beam;
+  greedy.beam = 1;
+  const auto expected_beam = texts_of(translator.translate_batch(kLines, beam));
+  const auto expected_greedy = texts_of(translator.translate_batch(kLines, greedy));
+  std::vector<std::string> got_beam;
+  std::vector<std::string> got_greedy;
+  std::thread first([&] {
+    for (int i = 0; i < 5; ++i) got_beam = texts_of(translator.translate_batch(kLines, beam));
+  });
+  std::thread second([&] {
+    for (int i = 0; i < 5; ++i) got_greedy = texts_of(translator.translate_batch(kLines, greedy));
+  });
+  first.join();
+  second.join();
+  EXPECT_EQ(got_beam, expected_beam);
+  EXPECT_EQ(got_greedy, expected_greedy);
 }
 
 }  // namespace

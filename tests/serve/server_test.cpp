@@ -41,14 +41,12 @@ class Server : public ::testing::Test {
     apply_overrides(config_, serve_settings);
     ServedModel model;
     model.name = "tiny";
-    model.checkpoint = checkpoint_;
-    model.trained = load_trained_model(checkpoint_, torch::kCPU);
-    model.shortlist = shortlist_;
-    narrow_shortlist(model.trained.config);
+    model.translator = std::make_shared<Translator>(std::vector<std::string>{checkpoint_});
+    model.defaults = model.translator->search_options(decoding_settings());
     std::vector<ServedModel> models;
     models.push_back(std::move(model));
     service_ = std::make_unique<TranslationService>(
-        std::move(models), torch::kCPU, std::chrono::duration<double, std::milli>(config_.serve.max_wait_ms),
+        std::move(models), std::chrono::duration<double, std::milli>(config_.serve.max_wait_ms),
         config_.serve.max_queue);
     server_ = std::make_unique<TranslationServer>(*service_, config_);
     port_ = server_->bind();
@@ -73,29 +71,27 @@ class Server : public ::testing::Test {
   }
   // What nmtzoo-translate's Translator gives for `sentences` with the model's own options.
   std::vector<std::string> offline(const std::vector<std::string>& sentences, int64_t nbest = 1) const {
-    TrainedModel trained = load_trained_model(checkpoint_, torch::kCPU);
-    narrow_shortlist(trained.config);
-    TranslatorOptions options = TranslatorOptions::from(trained.config.decoding);
-    options.shortlist = shortlist_;
-    options.search.nbest = nbest;
-    options.search.beam = std::max(options.search.beam, nbest);
-    Translator translator(*trained.model, trained.tokenizers, options, torch::kCPU);
+    Translator translator({checkpoint_});
+    SearchOptions options = translator.search_options(decoding_settings());
+    options.nbest = nbest;
+    options.beam = std::max(options.beam, nbest);
     std::vector<std::string> texts;
-    for (const auto& t : translator.translate(sentences)) {
+    for (const auto& t : translator.translate_batch(sentences, options)) {
       for (const auto& text : t.texts) texts.push_back(text);
     }
     return texts;
   }
 
   // With a shortlist, one candidate per source token and no frequent tokens, so that it matters.
-  void narrow_shortlist(RunConfig& config) const {
-    if (!shortlist_) return;
-    config.decoding.shortlist_top_k = 1;
-    config.decoding.shortlist_frequent = 0;
+  std::vector<KeyValue> decoding_settings() const {
+    if (shortlist_path_.empty()) return {};
+    return {{"decoding.shortlist", shortlist_path_, "test"},
+            {"decoding.shortlist_top_k", "1", "test"},
+            {"decoding.shortlist_frequent", "0", "test"}};
   }
 
   testing::TinyRun run_{"transformer"};
-  std::shared_ptr<const Shortlist> shortlist_;  // the served model's, set before start()
+  std::string shortlist_path_;  // the served model's shortlist file, set before start()
   std::string checkpoint_;
   RunConfig config_;
   std::unique_ptr<TranslationService> service_;
@@ -165,7 +161,12 @@ TEST_F(Server, V1TranslateTakesDecodingOptionsAndReturnsScoresTokensAttention) {
   const json& nbest = answer["translations"][0]["nbest"];
   ASSERT_EQ(nbest.size(), 2u);
   EXPECT_TRUE(nbest[0]["score"].is_number());
-  EXPECT_EQ(nbest[0]["attention"].size(), nbest[0]["tokens"].size() + 1);
+  // The same JSON as nmtzoo-translate --format jsonl --alignment soft writes: the source pieces
+  // and one row per target token and EOS.
+  EXPECT_EQ(nbest[0]["attention"]["matrix"].size(), nbest[0]["tokens"].size() + 1);
+  EXPECT_EQ(nbest[0]["attention"]["matrix"][0].size(), nbest[0]["attention"]["source"].size());
+  EXPECT_EQ(answer["translations"][0]["text"], nbest[0]["text"]);
+  EXPECT_EQ(answer["translations"][0]["score"], nbest[0]["score"]);
   EXPECT_NE(nbest[0]["attention_svg"].get<std::string>().find("<svg"), std::string::npos);
   EXPECT_EQ(post_json("/v1/translate", {{"text", "a"}, {"beam", 0}}, 400)["error"],
             "field 'beam': 0 is out of range: expected in [1, 1024]");
@@ -189,7 +190,8 @@ TEST_F(Server, AModelsShortlistServesItsRequestsAsTranslateDoes) {
         for (const auto& [src, tgt] : pairs) each({src.data(), src.size()}, {tgt.data(), tgt.size()});
       },
       tokenizers.src->vocab_size(), tokenizers.tgt->vocab_size()));
-  shortlist_ = shortlist;
+  shortlist_path_ = run_.path("shortlist.bin");
+  shortlist->save(shortlist_path_, tokenizers);
   start();
   const std::vector<std::string> sentences{"a b c", "d e f g"};
   const auto expected = offline(sentences);
@@ -335,6 +337,54 @@ TEST(ServeApp, SigtermFinishesTheRequestsInFlightAndExitsZero) {
   EXPECT_EQ(server.wait(), 0) << testing::read_text(run.path("err"));
   EXPECT_NE(testing::read_text(run.path("err")).find("received SIGTERM: finishing the requests in flight"),
             std::string::npos);
+}
+
+// -c A -c B means one ensemble, as in nmtzoo-translate (same flags, same answers); --model gives
+// other, separately named models.
+TEST(ServeApp, RepeatedCheckpointsServeOneEnsembleAsTranslateDoes) {
+  testing::TinyRun run("transformer");
+  testing::TinyRun rnn("rnn_bahdanau");  // the same synthetic corpus: the same vocabularies
+  const std::string transformer = run.save_untrained_checkpoint();
+  const std::string recurrent = rnn.save_untrained_checkpoint();
+  testing::Subprocess server({testing::bin("nmtzoo-serve"), "-c", transformer, "-c", recurrent, "--weights",
+                              "0.6,0.4", "--ensemble-mode", "logprob", "--model", "alone=" + recurrent,
+                              "--port", "0", "--threads", "1"},
+                             "", run.path("out"), run.path("err"));
+  const int port = listening_port(run.path("err"));
+  ASSERT_GT(port, 0) << testing::read_text(run.path("err"));
+  const std::vector<std::string> sentences{"a b c", "d e f g", "b b a"};
+  auto offline = [&](const std::vector<std::string>& flags) {
+    testing::write_text(run.path("input.txt"), "a b c\nd e f g\nb b a\n");
+    std::vector<std::string> args{testing::bin("nmtzoo-translate"), "--threads", "1", "--beam", "3", "-q"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    EXPECT_EQ(testing::run(args, run.path("input.txt"), run.path("offline.txt"), run.path("offline.err")), 0)
+        << testing::read_text(run.path("offline.err"));
+    return testing::read_text(run.path("offline.txt"));
+  };
+  auto served = [&](const json& request) {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(30, 0);
+    auto res = c.Post("/v1/translate", request.dump(), "application/json");
+    EXPECT_TRUE(res && res->status == 200) << (res ? res->body : "no answer");
+    std::string text;
+    if (res) {
+      const json answer = json::parse(res->body);
+      for (const auto& t : answer["translations"]) text += t["text"].get<std::string>() + "\n";
+    }
+    return text;
+  };
+  EXPECT_EQ(served({{"text", sentences}, {"beam", 3}}),
+            offline({"-c", transformer, "-c", recurrent, "--weights", "0.6,0.4", "--ensemble-mode", "logprob"}));
+  EXPECT_EQ(served({{"text", sentences}, {"beam", 3}, {"model", "alone"}}), offline({"-c", recurrent}));
+  httplib::Client c("127.0.0.1", port);
+  const json models = json::parse(c.Get("/v1/models")->body);
+  ASSERT_EQ(models.size(), 2u);
+  EXPECT_EQ(models[0]["name"], "untrained");
+  EXPECT_EQ(models[0]["checkpoints"], json({transformer, recurrent}));
+  EXPECT_NE(models[0]["arch"].get<std::string>().find('+'), std::string::npos) << models[0]["arch"];
+  EXPECT_EQ(models[1]["name"], "alone");
+  server.signal(SIGTERM);
+  EXPECT_EQ(server.wait(), 0);
 }
 
 TEST(ServeApp, AShortlistThatCannotBeLoadedStopsItAtStartNamingTheFile) {

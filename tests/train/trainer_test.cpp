@@ -344,7 +344,7 @@ TEST(TrainApp, SigtermFinishesTheStepSavesAndExitsZero) {
   auto info = read_checkpoint_info(dir + "/checkpoints/checkpoint_last.pt");
   EXPECT_NE(err.find("interrupted at step " + std::to_string(info.progress.step)), std::string::npos)
       << err;
-  // The summary marks a finished run (scripts/compare.sh reuses those): none when interrupted.
+  // The summary marks a finished run (experiments/compare.sh reuses those): none when interrupted.
   EXPECT_FALSE(fs::exists(dir + "/training_summary.json"));
 }
 

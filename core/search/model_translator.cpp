@@ -1,0 +1,152 @@
+#include "core/search/model_translator.h"
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include <stdexcept>
+
+#include "core/data/batch.h"
+#include "core/data/batching.h"
+#include "core/runtime/runtime.h"
+#include "core/search/search_strategy.h"
+#include "core/search/shortlist.h"
+#include "kernels/int8_linear.h"
+#include "models/encoder_decoder.h"
+#include "tokenizer/special_tokens.h"
+
+namespace nmtzoo {
+
+ModelTranslator::ModelTranslator(EncoderDecoder& model, Tokenizers tokenizers, SearchOptions options,
+                                 c10::Device device, Int8Linears* int8,
+                                 std::shared_ptr<const Shortlist> shortlist)
+    : model_(model), tokenizers_(std::move(tokenizers)), options_(std::move(options)),
+      shortlist_(std::move(shortlist)), device_(device) {
+  if (!shortlist_ && !options_.shortlist.empty()) {
+    shortlist_ = std::make_shared<const Shortlist>(Shortlist::load(options_.shortlist, tokenizers_));
+  }
+  if (options_.dtype != DecodeDtype::kInt8) return;
+  if (!device_.is_cpu()) {
+    throw std::runtime_error("decoding.dtype int8 runs on CPU only; use float32 or bf16 on " + device_.str());
+  }
+  Int8Linears::require_support();
+  if (int8 == nullptr) {
+    own_int8_ = std::make_unique<Int8Linears>();
+    int8 = own_int8_.get();
+  }
+  int8_ = int8;
+}
+
+ModelTranslator::~ModelTranslator() = default;
+
+int64_t ModelTranslator::max_source_tokens() const { return model_.max_positions() - 1; }
+
+std::vector<Translation> ModelTranslator::translate(const std::vector<std::string>& sentences,
+                                               int64_t first_line) {
+  std::vector<TranslationRequest> requests;
+  requests.reserve(sentences.size());
+  for (const auto& sentence : sentences) requests.push_back({sentence, {}, {}});
+  return translate(requests, first_line);
+}
+
+std::vector<int64_t> ModelTranslator::target_ids(const std::string& text) const {
+  std::vector<int64_t> ids;
+  for (int32_t id : tokenizers_.tgt->encode(text)) ids.push_back(id);
+  return ids;
+}
+
+at::Tensor ModelTranslator::batch_vocabulary(const std::vector<TokenSpan>& sources,
+                                        const std::vector<SentenceGuide>& guides) {
+  if (!shortlist_ || options_.sampling || options_.constraints != ConstraintMode::kNone) return {};
+  std::vector<int64_t> prefix_tokens;
+  for (const auto& guide : guides) prefix_tokens.insert(prefix_tokens.end(), guide.prefix.begin(), guide.prefix.end());
+  const std::vector<int64_t> ids =
+      shortlist_->vocabulary(sources, options_.shortlist_top_k, options_.shortlist_frequent, prefix_tokens);
+  ++shortlisted_batches_;
+  shortlisted_tokens_ += static_cast<int64_t>(ids.size());
+  return torch::tensor(ids, torch::kLong).to(device_);
+}
+
+double ModelTranslator::mean_shortlist_size() const {
+  return shortlisted_batches_ == 0 ? 0.0
+                                   : static_cast<double>(shortlisted_tokens_) / static_cast<double>(shortlisted_batches_);
+}
+
+SentenceGuide ModelTranslator::guide(const TranslationRequest& request, int64_t line) const {
+  SentenceGuide guide;
+  guide.line = line;
+  if (!request.prefix.empty()) guide.prefix = target_ids(request.prefix);
+  if (!request.constraints.empty() && options_.constraints == ConstraintMode::kNone) {
+    throw std::invalid_argument(fmt::format(
+        "line {}: has constraints, but constrained decoding is off (give --constraints ordered "
+        "or unordered)", line));
+  }
+  for (size_t c = 0; c < request.constraints.size(); ++c) {
+    guide.constraints.push_back(target_ids(request.constraints[c]));
+    if (guide.constraints.back().empty()) {
+      throw std::invalid_argument(fmt::format("line {}: constraint {} ('{}') has no tokens", line,
+                                              c + 1, request.constraints[c]));
+    }
+  }
+  return guide;
+}
+
+std::vector<Translation> ModelTranslator::translate(const std::vector<TranslationRequest>& requests,
+                                               int64_t first_line) {
+  std::vector<Translation> results(requests.size());
+  std::vector<std::vector<int32_t>> sources(requests.size());
+  std::vector<SentenceGuide> guides(requests.size());
+  std::vector<int64_t> lengths;
+  std::vector<int64_t> to_translate;  // indices of non-empty sentences
+  for (size_t i = 0; i < requests.size(); ++i) {
+    guides[i] = guide(requests[i], first_line + static_cast<int64_t>(i));
+    sources[i] = tokenizers_.src->encode(requests[i].source);
+    if (static_cast<int64_t>(sources[i].size()) > max_source_tokens()) {
+      sources[i].resize(static_cast<size_t>(max_source_tokens()));
+      results[i].truncated = true;
+    }
+    results[i].source_tokens = static_cast<int64_t>(sources[i].size());
+    if (sources[i].empty()) continue;
+    to_translate.push_back(static_cast<int64_t>(i));
+    lengths.push_back(static_cast<int64_t>(sources[i].size()) + 1);
+  }
+  const int64_t budget = std::max<int64_t>(1, options_.batch_tokens / options_.width());
+  model_.eval();
+  CpuAutocast autocast(options_.dtype == DecodeDtype::kBf16 && device_.is_cpu());
+  Int8Scope int8(int8_);
+  int64_t done = static_cast<int64_t>(requests.size() - to_translate.size());  // empty lines
+  for (const auto& batch : make_batches(lengths, BatchingOptions{budget, 0, false})) {
+    std::vector<TokenSpan> rows;
+    std::vector<SentenceGuide> batch_guides;
+    for (int64_t j : batch) {
+      const auto& source = sources[to_translate[j]];
+      rows.push_back({source.data(), source.size()});
+      batch_guides.push_back(guides[to_translate[j]]);
+    }
+    at::Tensor src_tokens = pad_sequences(rows, /*add_bos=*/false, /*add_eos=*/true).to(device_);
+    at::Tensor src_pad_mask = src_tokens.eq(kPadId);
+    auto strategy = make_strategy(options_, batch_guides);
+    std::vector<std::vector<Hypothesis>> nbest =
+        search(model_, src_tokens, src_pad_mask, options_, *strategy, batch_guides,
+               batch_vocabulary(rows, batch_guides));
+    for (size_t r = 0; r < batch.size(); ++r) {
+      Translation& result = results[to_translate[batch[r]]];
+      result.nbest = std::move(nbest[r]);
+      for (const auto& hypothesis : result.nbest) {
+        result.texts.push_back(tokenizers_.tgt->decode(
+            std::vector<int32_t>(hypothesis.tokens.begin(), hypothesis.tokens.end())));
+      }
+      if (options_.record_attention) {
+        for (int32_t id : rows[r]) result.source_pieces.push_back(tokenizers_.src->piece(id));
+        result.source_pieces.push_back("</s>");
+      }
+    }
+    done += static_cast<int64_t>(batch.size());
+    if (progress_) progress_(done);
+  }
+  for (auto& result : results) {
+    if (result.texts.empty()) result.texts.assign(static_cast<size_t>(options_.nbest), "");
+  }
+  return results;
+}
+
+}  // namespace nmtzoo

@@ -1,0 +1,130 @@
+#include "core/serve/request_fields.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+
+#include "core/config/schema.h"
+#include "core/io/text_file.h"
+#include "core/serve/translation_service.h"
+
+namespace nmtzoo {
+
+using nlohmann::json;
+
+json parse_request_fields(const std::string& type, const std::string& body_text,
+                          const std::multimap<std::string, std::string>& params) {
+  if (type.rfind("application/json", 0) == 0) {
+    json body;
+    try {
+      body = json::parse(body_text);
+    } catch (const json::parse_error& e) {
+      throw RequestError(400, std::string("malformed JSON body: ") + e.what());
+    }
+    if (!body.is_object()) throw RequestError(400, "the JSON body must be an object");
+    return body;
+  }
+  json fields = json::object();
+  for (const auto& [key, value] : params) {
+    if (auto bad = find_invalid_utf8(value)) {
+      throw RequestError(400, fmt::format("field '{}' is not valid UTF-8 (byte {})", key, *bad + 1));
+    }
+    if (!fields.contains(key)) {
+      fields[key] = value;
+    } else {
+      if (!fields[key].is_array()) fields[key] = json::array({fields[key]});
+      fields[key].push_back(value);
+    }
+  }
+  return fields;
+}
+
+// `q` or `text`: a string or a list of strings.
+std::vector<std::string> texts_of(const json& fields, const char* name) {
+  if (!fields.contains(name)) throw RequestError(400, fmt::format("missing field '{}'", name));
+  const json& value = fields[name];
+  if (value.is_string()) return {value.get<std::string>()};
+  if (!value.is_array()) throw RequestError(400, fmt::format("field '{}' must be a string or a list of strings", name));
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (!value[i].is_string()) {
+      throw RequestError(400, fmt::format("field '{}' item {} must be a string", name, i + 1));
+    }
+    texts.push_back(value[i].get<std::string>());
+  }
+  return texts;
+}
+
+std::string string_field(const json& fields, const char* name, const std::string& fallback) {
+  if (!fields.contains(name) || fields[name].is_null()) return fallback;
+  if (!fields[name].is_string()) throw RequestError(400, fmt::format("field '{}' must be a string", name));
+  return fields[name].get<std::string>();
+}
+
+// Every line of every text, checked against the limits; `lines_of[i]` counts text i's lines.
+std::vector<std::string> split_lines(const std::vector<std::string>& texts, const ServeConfig& limits,
+                                     const char* field, std::vector<size_t>& lines_of) {
+  std::vector<std::string> lines;
+  for (size_t t = 0; t < texts.size(); ++t) {
+    size_t start = 0;
+    size_t count = 0;
+    const std::string& text = texts[t];
+    while (true) {
+      const size_t end = text.find('\n', start);
+      std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (auto bad = find_text_problem(line)) {
+        throw RequestError(400, fmt::format("field '{}' item {} line {}: {}", field, t + 1, count + 1,
+                                            bad->describe()));
+      }
+      const auto chars = static_cast<int64_t>(std::count_if(
+          line.begin(), line.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+      if (chars > limits.max_line_chars) {
+        throw RequestError(400, fmt::format("field '{}' item {} line {} has {} characters, over "
+                                            "serve.max_line_chars ({})",
+                                            field, t + 1, count + 1, chars, limits.max_line_chars));
+      }
+      lines.push_back(std::move(line));
+      ++count;
+      if (static_cast<int64_t>(lines.size()) > limits.max_lines) {
+        throw RequestError(400, fmt::format("field '{}' holds more than serve.max_lines ({}) lines",
+                                            field, limits.max_lines));
+      }
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    lines_of.push_back(count);
+  }
+  return lines;
+}
+
+// The model's decoding options with the request's overrides: every decoding key the schema lets a
+// request set, each checked as the config key decoding.<name> would be (same ranges, same messages).
+SearchOptions decoding_options(const ServedModel& model, const json& fields) {
+  RunConfig config;
+  config.decoding = model.defaults;
+  for (const OptionSpec* option : section_options("decoding")) {
+    const std::string key = option->key.substr(std::string("decoding.").size());
+    if (!option->per_request || !fields.contains(key)) continue;
+    const json& value = fields[key];
+    if (value.is_object() || value.is_array()) throw RequestError(400, fmt::format("field '{}' must be a single value", key));
+    std::string error;
+    try {
+      error = option->assign(YAML::Load(value.is_string() ? value.get<std::string>() : value.dump()), config);
+    } catch (const YAML::Exception& e) {
+      error = e.what();
+    }
+    if (!error.empty()) throw RequestError(400, fmt::format("field '{}': {}", key, error));
+  }
+  const DecodeConfig& d = config.decoding;
+  if (!d.sampling && d.nbest > d.beam) {
+    throw RequestError(400, fmt::format("field 'nbest' ({}) exceeds the beam ({})", d.nbest, d.beam));
+  }
+  if (d.sampling && d.constraints != ConstraintMode::kNone) {
+    throw RequestError(400, "sampling cannot meet constraints: drop one of them");
+  }
+  return SearchOptions(d);
+}
+
+}  // namespace nmtzoo

@@ -1,0 +1,46 @@
+// What nmtzoo-serve reads from a request, without HTTP: its fields (a JSON body or form-encoded
+// parameters), texts, lines within the server's limits, and the decoding options it may set.
+// Every problem is a RequestError naming the field.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/config/config.h"
+#include "core/search/search.h"
+
+namespace nmtzoo {
+
+struct ServedModel;
+
+// A request the client got wrong: the status and what to tell it.
+struct RequestError : std::runtime_error {
+  int status;
+  RequestError(int status_code, const std::string& message)
+      : std::runtime_error(message), status(status_code) {}
+};
+
+// The fields of a body of Content-Type `type`: a JSON object, or else `params` (form-encoded or
+// query parameters; a repeated parameter becomes a list, each checked to be UTF-8).
+nlohmann::json parse_request_fields(const std::string& type, const std::string& body,
+                                    const std::multimap<std::string, std::string>& params);
+
+// Field `name` (`q`, `text`): a string or a list of strings.
+std::vector<std::string> texts_of(const nlohmann::json& fields, const char* name);
+
+// A string field, or `fallback` when absent or null.
+std::string string_field(const nlohmann::json& fields, const char* name, const std::string& fallback);
+
+// Every line of every text, checked against the limits; `lines_of[i]` counts text i's lines.
+std::vector<std::string> split_lines(const std::vector<std::string>& texts, const ServeConfig& limits,
+                                     const char* field, std::vector<size_t>& lines_of);
+
+// The model's decoding options with the request's overrides: every decoding key the schema lets a
+// request set (OptionSpec::per_request), each checked as the config key decoding.<name> would be.
+SearchOptions decoding_options(const ServedModel& model, const nlohmann::json& fields);
+
+}  // namespace nmtzoo
