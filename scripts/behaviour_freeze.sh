@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Checks that a change of structure changed no behaviour: two builds of nmtzoo (BEFORE and AFTER,
 # their bin/ folders) train the Transformer and the Bahdanau RNN for 50 updates on Multi30k from
-# the same seed, and translate test_2016_flickr greedily and with beam 5. Identical means:
+# the same seed, then translate, score and serve with each build. Identical means:
 #   - every logged training loss (full precision, metrics.jsonl, one record per update) equal;
-#   - the translations of each build's own checkpoint equal;
-#   - AFTER translating the checkpoints BEFORE wrote gives the same lines (old checkpoints load).
+#   - test_2016_flickr translated by each build's own checkpoints byte for byte equal: greedy,
+#     beam 5, int8, sampling with a seed (jsonl, 2 samples), lexical constraints and a prefix
+#     (tsv in, jsonl out), hard alignments, soft alignments (jsonl), and the ensemble of the two
+#     architectures (jsonl, 2-best);
+#   - AFTER translating the checkpoints BEFORE wrote gives the same lines (old checkpoints load);
+#   - nmtzoo-evaluate's output (BLEU, chrF, TER with a paired bootstrap test, text and JSON) equal;
+#   - nmtzoo-serve's answers equal: LibreTranslate's /translate byte for byte, /v1/translate's
+#     texts, scores and tokens for every hypothesis.
 #
 #   scripts/behaviour_freeze.sh BEFORE_BIN AFTER_BIN WORK_DIR
 #
@@ -12,7 +18,7 @@
 # Exit status 0 when everything is identical, 1 otherwise (the differences are printed).
 set -euo pipefail
 if [[ $# -ne 3 ]]; then
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -25,6 +31,7 @@ data="$root/data/multi30k"
 archs=(transformer rnn)
 steps=50
 threads=2
+python=/usr/bin/python3
 
 config_of() {
   case "$1" in
@@ -33,7 +40,85 @@ config_of() {
   esac
 }
 
-# run BIN OUT: trains each arch and translates with its checkpoint.
+# The inputs every build translates: the test set, and for the guided modes its first 300 lines
+# with the reference's longest word as a constraint (and its first word as a prefix every 3rd line).
+make_inputs() {
+  mkdir -p "$work/inputs"
+  gzip -dc "$data/test_2016_flickr.de.gz" >"$work/inputs/test.de"
+  gzip -dc "$data/test_2016_flickr.en.gz" >"$work/inputs/test.en"
+  paste "$work/inputs/test.de" "$work/inputs/test.en" | awk -F'\t' 'NR <= 300 {
+      n = split($2, w, " "); best = w[1];
+      for (i = 2; i <= n; i++) if (length(w[i]) > length(best)) best = w[i];
+      prefix = (NR % 3 == 0) ? w[1] : "";
+      print $1 "\t" prefix "\t" best }' >"$work/inputs/guided.tsv"
+  awk 'NR <= 100' "$work/inputs/test.de" >"$work/inputs/test100.de"
+}
+
+# translate BIN PREFIX CHECKPOINT...: PREFIX.<mode> for every mode.
+translate() {
+  local bin="$1" prefix="$2"
+  shift 2
+  local checkpoints=()
+  for c in "$@"; do checkpoints+=(-c "$c"); done
+  local t=("$bin/nmtzoo-translate" "${checkpoints[@]}" --threads $threads --device cpu -q)
+  if (($# > 1)); then
+    "${t[@]}" -i "$work/inputs/test.de" -o "$prefix.ensemble" --beam 5 --nbest 2 --format jsonl
+    return
+  fi
+  "${t[@]}" -i "$work/inputs/test.de" -o "$prefix.greedy" --beam 1
+  "${t[@]}" -i "$work/inputs/test.de" -o "$prefix.beam5" --beam 5
+  "${t[@]}" -i "$work/inputs/test.de" -o "$prefix.int8" --beam 5 --dtype int8
+  "${t[@]}" -i "$work/inputs/test.de" -o "$prefix.sampling" --sampling --nbest 2 --seed 7 --format jsonl
+  "${t[@]}" -i "$work/inputs/guided.tsv" -o "$prefix.constraints" --input-format tsv --constraints ordered \
+    --beam 5 --format jsonl
+  "${t[@]}" -i "$work/inputs/test100.de" -o "$prefix.hard_alignment" --beam 5 --alignment hard
+  "${t[@]}" -i "$work/inputs/test100.de" -o "$prefix.soft_alignment" --beam 5 --alignment soft --format jsonl
+}
+modes=(greedy beam5 int8 sampling constraints hard_alignment soft_alignment)
+
+# evaluate BIN OUT: BEFORE's beam-5 outputs scored and compared by BIN, as text and as JSON (the
+# same files for both builds, named relative to the work folder: the output names them).
+evaluate() {
+  local bin="$1" out="$2"
+  (cd "$work" && "$bin/nmtzoo-evaluate" inputs/test.en -i before/transformer.beam5 before/rnn.beam5 \
+    -m bleu chrf ter --paired-bs --paired-bs-n 200 >"$out/evaluate.txt" 2>&1)
+  (cd "$work" && "$bin/nmtzoo-evaluate" inputs/test.en -i before/transformer.beam5 -m bleu chrf ter \
+    --confidence --confidence-n 200 -f json >"$out/evaluate.json" 2>&1)
+}
+
+# serve BIN OUT CHECKPOINT: the server's answers to a fixed set of requests.
+serve() {
+  local bin="$1" out="$2" checkpoint="$3"
+  "$bin/nmtzoo-serve" -c "$checkpoint" --port 0 --threads $threads 2>"$out/serve.log" &
+  local pid=$!
+  local port=""
+  for _ in $(seq 1 200); do
+    port=$(sed -nE 's#.*listening on http://127.0.0.1:([0-9]+)/.*#\1#p' "$out/serve.log")
+    [[ -n "$port" ]] && break
+    sleep 0.1
+  done
+  [[ -n "$port" ]] || { echo "behaviour_freeze: $bin/nmtzoo-serve did not start"; cat "$out/serve.log"; kill $pid; return 1; }
+  "$python" - "$port" "$work/inputs/test100.de" >"$out/serve.answers" <<'EOF'
+import json, sys, urllib.request
+port, path = sys.argv[1], sys.argv[2]
+lines = open(path, encoding="utf-8").read().splitlines()[:20]
+def post(endpoint, body):
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{endpoint}", json.dumps(body).encode(),
+                                     {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request) as answer:
+        return answer.read().decode()
+for line in lines[:5]:
+    print("translate", post("/translate", {"q": line, "source": "de", "target": "en"}))
+print("translate", post("/translate", {"q": lines, "source": "auto", "target": "en", "alternatives": 2}))
+v1 = json.loads(post("/v1/translate", {"text": lines, "beam": 4, "nbest": 3, "return_tokens": True}))
+for t in v1["translations"]:
+    print("v1", json.dumps([[h["text"], h["score"], h["log_prob"], h["tokens"]] for h in t["nbest"]]))
+EOF
+  kill $pid
+  wait $pid || true
+}
+
+# run BIN OUT: trains each arch, translates, scores and serves with its checkpoints.
 run() {
   local bin="$1" out="$2"
   mkdir -p "$out"
@@ -49,21 +134,15 @@ run() {
     # type, step and loss of every train record, as written (17 significant digits).
     grep '"type":"train"' "$run_dir/metrics.jsonl" |
       sed -E 's/.*"loss":([^,}]*).*"step":([0-9]+).*/\2 \1/' >"$out/$arch.losses"
-    translate "$bin" "$run_dir/checkpoints/checkpoint_last.pt" "$out/$arch"
+    translate "$bin" "$out/$arch" "$run_dir/checkpoints/checkpoint_last.pt"
   done
+  translate "$bin" "$out/mixed" "$out/transformer/checkpoints/checkpoint_last.pt" \
+    "$out/rnn/checkpoints/checkpoint_last.pt"
+  evaluate "$bin" "$out"
+  serve "$bin" "$out" "$out/transformer/checkpoints/checkpoint_last.pt"
 }
 
-# translate BIN CHECKPOINT PREFIX: PREFIX.greedy and PREFIX.beam5 for test_2016_flickr.
-translate() {
-  local bin="$1" checkpoint="$2" prefix="$3"
-  for beam in 1 5; do
-    local name=greedy
-    [[ $beam == 5 ]] && name=beam5
-    "$bin/nmtzoo-translate" -c "$checkpoint" -i "$data/test_2016_flickr.de.gz" -o "$prefix.$name" \
-      --beam $beam --threads $threads --device cpu 2>>"$prefix.translate.log"
-  done
-}
-
+make_inputs
 if [[ ! -f "$work/before/done" ]]; then
   echo "behaviour_freeze: running BEFORE ($before_bin)"
   run "$before_bin" "$work/before"
@@ -72,7 +151,8 @@ fi
 echo "behaviour_freeze: running AFTER ($after_bin)"
 run "$after_bin" "$work/after"
 for arch in "${archs[@]}"; do
-  translate "$after_bin" "$work/before/$arch/checkpoints/checkpoint_last.pt" "$work/after/$arch.old_checkpoint"
+  "$after_bin/nmtzoo-translate" -c "$work/before/$arch/checkpoints/checkpoint_last.pt" \
+    -i "$work/inputs/test.de" -o "$work/after/$arch.old_checkpoint.beam5" --beam 5 --threads $threads -q
 done
 
 status=0
@@ -82,17 +162,25 @@ compare() {
     echo "identical  $what ($(wc -l <"$a") lines)"
   else
     echo "DIFFERENT  $what"
-    diff "$a" "$b" | head -10
+    diff "$a" "$b" | head -10 || true
     status=1
   fi
 }
 for arch in "${archs[@]}"; do
   [[ $(wc -l <"$work/before/$arch.losses") -eq $steps ]] || { echo "missing losses for $arch"; status=1; }
   compare "$arch: training losses of $steps updates" "$work/before/$arch.losses" "$work/after/$arch.losses"
-  for name in greedy beam5; do
-    compare "$arch: test_2016_flickr $name, own checkpoint" "$work/before/$arch.$name" "$work/after/$arch.$name"
-    compare "$arch: test_2016_flickr $name, BEFORE's checkpoint read by AFTER" \
-      "$work/before/$arch.$name" "$work/after/$arch.old_checkpoint.$name"
+  for mode in "${modes[@]}"; do
+    compare "$arch: test_2016_flickr $mode" "$work/before/$arch.$mode" "$work/after/$arch.$mode"
   done
+  compare "$arch: test_2016_flickr beam5, BEFORE's checkpoint read by AFTER" \
+    "$work/before/$arch.beam5" "$work/after/$arch.old_checkpoint.beam5"
 done
+compare "transformer + rnn ensemble: test_2016_flickr beam 5, 2-best jsonl" \
+  "$work/before/mixed.ensemble" "$work/after/mixed.ensemble"
+compare "nmtzoo-evaluate: BLEU, chrF, TER and paired bootstrap (text)" \
+  "$work/before/evaluate.txt" "$work/after/evaluate.txt"
+compare "nmtzoo-evaluate: BLEU, chrF, TER with confidence intervals (JSON)" \
+  "$work/before/evaluate.json" "$work/after/evaluate.json"
+compare "nmtzoo-serve: /translate bodies and /v1/translate hypotheses" \
+  "$work/before/serve.answers" "$work/after/serve.answers"
 exit $status
