@@ -29,7 +29,7 @@ struct Options {
   std::string config;
   std::vector<std::string> overrides;
   std::string host;
-  int64_t port = -1;
+  std::string port;
   std::string device = "cpu";
   int64_t threads = 0;
 };
@@ -92,9 +92,11 @@ int run(const Options& cli) {
       throw std::runtime_error("--set " + set + ": nmtzoo-serve takes serve.* and decoding.* keys");
     }
   }
-  apply_overrides(server, serve_sets);
-  if (!cli.host.empty()) server.serve.host = cli.host;
-  if (cli.port >= 0) server.serve.port = cli.port;
+  std::vector<KeyValue> serve_values = parse_overrides(serve_sets);
+  // --host and --port are spellings of their keys: the schema checks them (a port in 0..65535).
+  if (!cli.host.empty()) serve_values.push_back({"serve.host", cli.host, "--host"});
+  if (!cli.port.empty()) serve_values.push_back({"serve.port", cli.port, "--port"});
+  apply_key_values(server, serve_values);
   configure_threads(cli.threads);
   const c10::Device device = resolve_device(parse_device_choice(cli.device), "--device");
   const std::vector<KeyValue> decoding_values = parse_overrides(decoding_sets);

@@ -78,13 +78,29 @@ TranslationRequest parse_jsonl(const std::string& line, const std::string& where
   return request;
 }
 
+// JSON escapes can carry what a text line cannot (\u0000): every field of a request is held to
+// the rule of plain text lines.
+TranslationRequest checked(TranslationRequest request, const std::string& where) {
+  auto check = [&](const std::string& text, const std::string& field) {
+    if (auto bad = find_text_problem(text)) {
+      throw std::invalid_argument(fmt::format("{}: {} has {}", where, field, bad->describe()));
+    }
+  };
+  check(request.source, "src");
+  check(request.prefix, "prefix");
+  for (size_t i = 0; i < request.constraints.size(); ++i) {
+    check(request.constraints[i], fmt::format("constraints[{}]", i));
+  }
+  return request;
+}
+
 }  // namespace
 
 TranslationRequest parse_request(const std::string& line, InputFormat format, const std::string& where) {
   switch (format) {
     case InputFormat::kText: return {line, {}, {}};
     case InputFormat::kTsv: return parse_tsv(line);
-    case InputFormat::kJsonl: return parse_jsonl(line, where);
+    case InputFormat::kJsonl: return checked(parse_jsonl(line, where), where);
   }
   return {line, {}, {}};
 }

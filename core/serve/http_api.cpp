@@ -161,8 +161,8 @@ struct TranslationServer::Impl {
       model = &service.models().front();
     }
     SearchOptions options = decoding_options(*model, fields);
-    const bool want_tokens = fields.value("return_tokens", false);
-    const bool want_attention = fields.value("return_attention", false);
+    const bool want_tokens = bool_field(fields, "return_tokens", false);
+    const bool want_attention = bool_field(fields, "return_attention", false);
     options.record_attention = want_attention;
     std::vector<size_t> lines_of;
     const auto lines = split_lines(texts_of(fields, "text"), config.serve, "text", lines_of);
@@ -173,7 +173,10 @@ struct TranslationServer::Impl {
       if (prefixes.size() != sentences.size()) {
         throw RequestError(400, fmt::format("field 'prefix' has {} items for {} sentences", prefixes.size(), sentences.size()));
       }
-      for (size_t i = 0; i < prefixes.size(); ++i) sentences[i].prefix = prefixes[i];
+      for (size_t i = 0; i < prefixes.size(); ++i) {
+        check_text(prefixes[i], fmt::format("field 'prefix' item {}", i + 1));
+        sentences[i].prefix = prefixes[i];
+      }
     }
     if (fields.contains("constraints")) {
       const json& all = fields["constraints"];
@@ -185,6 +188,7 @@ struct TranslationServer::Impl {
         for (const auto& phrase : all[i]) {
           if (!phrase.is_string()) throw RequestError(400, fmt::format("field 'constraints' item {} must be a list of strings", i + 1));
           sentences[i].constraints.push_back(phrase.get<std::string>());
+          check_text(sentences[i].constraints.back(), fmt::format("field 'constraints' item {}", i + 1));
         }
       }
       if (options.constraints == ConstraintMode::kNone) options.constraints = ConstraintMode::kOrdered;
@@ -240,6 +244,8 @@ struct TranslationServer::Impl {
         send_json(res, e.status, {{"error", e.what()}});
       } catch (const QueueFull& e) {
         send_json(res, 503, {{"error", e.what()}});
+      } catch (const nlohmann::json::type_error& e) {  // a field of the wrong JSON type
+        send_json(res, 400, {{"error", std::string("a field has the wrong type: ") + e.what()}});
       } catch (const ClientGone& e) {
         send_json(res, 499, {{"error", e.what()}});  // nginx's status for this; nobody reads it
       } catch (const std::exception& e) {

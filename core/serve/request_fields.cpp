@@ -13,14 +13,32 @@ namespace nmtzoo {
 
 using nlohmann::json;
 
+namespace {
+
+// nlohmann's message without its "[json.exception.type.id] " prefix.
+std::string json_message(const json::exception& e) {
+  const std::string what = e.what();
+  const auto end = what.find("] ");
+  return end == std::string::npos ? what : what.substr(end + 2);
+}
+
+}  // namespace
+
 json parse_request_fields(const std::string& type, const std::string& body_text,
                           const std::multimap<std::string, std::string>& params) {
   if (type.rfind("application/json", 0) == 0) {
     json body;
+    std::string field;  // the top-level key whose value is being read
     try {
-      body = json::parse(body_text);
+      body = json::parse(body_text, [&field](int depth, json::parse_event_t event, json& parsed) {
+        if (depth == 1 && event == json::parse_event_t::key) field = parsed.get<std::string>();
+        return true;
+      });
     } catch (const json::parse_error& e) {
       throw RequestError(400, std::string("malformed JSON body: ") + e.what());
+    } catch (const json::out_of_range& e) {  // a number beyond a double's range
+      throw RequestError(400, field.empty() ? "malformed JSON body: " + json_message(e)
+                                            : fmt::format("field '{}': {}", field, json_message(e)));
     }
     if (!body.is_object()) throw RequestError(400, "the JSON body must be an object");
     return body;
@@ -60,6 +78,16 @@ std::string string_field(const json& fields, const char* name, const std::string
   if (!fields.contains(name) || fields[name].is_null()) return fallback;
   if (!fields[name].is_string()) throw RequestError(400, fmt::format("field '{}' must be a string", name));
   return fields[name].get<std::string>();
+}
+
+void check_text(const std::string& text, const std::string& what) {
+  if (auto bad = find_text_problem(text)) throw RequestError(400, fmt::format("{}: {}", what, bad->describe()));
+}
+
+bool bool_field(const json& fields, const char* name, bool fallback) {
+  if (!fields.contains(name) || fields[name].is_null()) return fallback;
+  if (!fields[name].is_boolean()) throw RequestError(400, fmt::format("field '{}' must be true or false", name));
+  return fields[name].get<bool>();
 }
 
 // Every line of every text, checked against the limits; `lines_of[i]` counts text i's lines.

@@ -25,7 +25,8 @@ struct RequestError : std::runtime_error {
 };
 
 // The fields of a body of Content-Type `type`: a JSON object, or else `params` (form-encoded or
-// query parameters; a repeated parameter becomes a list, each checked to be UTF-8).
+// query parameters; a repeated parameter becomes a list, each checked to be UTF-8). A number
+// beyond a double's range is an error naming its field.
 nlohmann::json parse_request_fields(const std::string& type, const std::string& body,
                                     const std::multimap<std::string, std::string>& params);
 
@@ -34,6 +35,13 @@ std::vector<std::string> texts_of(const nlohmann::json& fields, const char* name
 
 // A string field, or `fallback` when absent or null.
 std::string string_field(const nlohmann::json& fields, const char* name, const std::string& fallback);
+
+// The rule of every text that enters (text_file.h's find_text_problem: UTF-8, no NUL), for
+// fields not split into lines; `what` names the field in the error.
+void check_text(const std::string& text, const std::string& what);
+
+// A boolean field (JSON true or false), or `fallback` when absent or null.
+bool bool_field(const nlohmann::json& fields, const char* name, bool fallback);
 
 // Every line of every text, checked against the limits; `lines_of[i]` counts text i's lines.
 std::vector<std::string> split_lines(const std::vector<std::string>& texts, const ServeConfig& limits,

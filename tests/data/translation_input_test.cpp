@@ -40,6 +40,15 @@ TEST(TranslationInput, JsonlObjects) {
   EXPECT_TRUE(minimal.source.empty() && minimal.prefix.empty());
 }
 
+// A JSON escape must not let in what a plain text line may not hold.
+TEST(TranslationInput, JsonlTextsFollowTheRuleOfTextLines) {
+  EXPECT_EQ(error_of(R"({"src": "a\u0000b"})", InputFormat::kJsonl), "in.jsonl:7: src has a NUL byte at byte 2");
+  EXPECT_EQ(error_of(R"({"src": "a", "prefix": "\u0000"})", InputFormat::kJsonl),
+            "in.jsonl:7: prefix has a NUL byte at byte 1");
+  EXPECT_EQ(error_of(R"({"src": "a", "constraints": ["dog", "c\u0000t"]})", InputFormat::kJsonl),
+            "in.jsonl:7: constraints[1] has a NUL byte at byte 2");
+}
+
 TEST(TranslationInput, BadJsonlNamesTheLineAndTheField) {
   EXPECT_NE(error_of("{\"src\": ", InputFormat::kJsonl).find("in.jsonl:7: not valid JSON"), std::string::npos);
   EXPECT_NE(error_of("", InputFormat::kJsonl).find("in.jsonl:7"), std::string::npos);

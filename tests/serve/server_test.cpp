@@ -232,6 +232,18 @@ TEST_F(Server, BadAndHostileInputGetsA4xxNamingTheProblem) {
   EXPECT_EQ(error_of("q=schl%E4gt&target=tgt", "application/x-www-form-urlencoded", 400),
             "field 'q' is not valid UTF-8 (byte 5)");
   EXPECT_EQ(error_of(std::string(3000, 'x'), "text/plain", 413), "the request body is over serve.max_body_bytes (2000)");
+  // A number beyond a double's range, or a value of the wrong type, is the client's fault, named.
+  auto v1_error_of = [&](const std::string& body) {
+    auto res = client().Post("/v1/translate", body, json_type);
+    EXPECT_TRUE(res && res->status == 400) << body << " -> " << (res ? res->body : "no answer");
+    return res ? json::parse(res->body)["error"].get<std::string>() : std::string();
+  };
+  EXPECT_EQ(v1_error_of(R"({"text": "a", "beam": 1e999})"), "field 'beam': number overflow parsing '1e999'");
+  EXPECT_EQ(v1_error_of(R"({"text": "a", "return_tokens": "yes"})"), "field 'return_tokens' must be true or false");
+  EXPECT_EQ(v1_error_of(R"({"text": "a", "return_attention": 1})"), "field 'return_attention' must be true or false");
+  EXPECT_EQ(error_of(R"({"q": "a", "target": "tgt", "alternatives": -1e999})", json_type, 400),
+            "field 'alternatives': number overflow parsing '-1e999'");
+  EXPECT_EQ(v1_error_of(R"({"text": "a", "prefix": "b\u0000"})"), "field 'prefix' item 1: a NUL byte at byte 2");
   // An empty string is a sentence like any other: an empty translation.
   EXPECT_EQ(post_json("/translate", {{"q", ""}, {"target", "tgt"}}, 200)["translatedText"], "");
   // Nothing broke: a good request still works.
@@ -385,6 +397,18 @@ TEST(ServeApp, RepeatedCheckpointsServeOneEnsembleAsTranslateDoes) {
   EXPECT_EQ(models[1]["name"], "alone");
   server.signal(SIGTERM);
   EXPECT_EQ(server.wait(), 0);
+}
+
+// --port is serve.port's spelling: its range is the schema's, not the socket API's modulo.
+TEST(ServeApp, APortOutOfRangeIsRefusedNamingTheFlag) {
+  testing::TinyRun run("transformer");
+  const std::string checkpoint = run.save_untrained_checkpoint();
+  EXPECT_EQ(testing::run({testing::bin("nmtzoo-serve"), "-c", checkpoint, "--port", "70000", "--threads", "1"}, "",
+                         run.path("out"), run.path("err")),
+            1);
+  const std::string err = testing::read_text(run.path("err"));
+  EXPECT_NE(err.find("--port: serve.port 70000 is out of range: expected in [0, 65535]"), std::string::npos) << err;
+  EXPECT_EQ(err.find("listening"), std::string::npos) << err;
 }
 
 TEST(ServeApp, AShortlistThatCannotBeLoadedStopsItAtStartNamingTheFile) {
