@@ -336,6 +336,8 @@ class SectionBuilder {
 
   // Keys declared from here on may (or may not) be set per request of nmtzoo-serve.
   void per_request(bool allowed) { per_request_ = allowed; }
+  // The last key's field name in a server request, when not its own name.
+  void request_field(const char* name) { options_.back().request_field = name; }
 
  private:
   using Assign = std::function<std::string(const YAML::Node&, Section&)>;
@@ -635,6 +637,7 @@ std::vector<OptionSpec> build_schema() {
                                  {"unordered", ConstraintMode::kUnordered}},
                                 "lexically constrained beam search over the constraints of tsv or "
                                 "jsonl input: met in the given order, or in any order");
+  decode.request_field("constraint_order");
 
   SectionBuilder<ServeConfig> serve(options, "serve", &RunConfig::serve);
   serve.string("host", &ServeConfig::host, "127.0.0.1",

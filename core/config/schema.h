@@ -32,6 +32,9 @@ struct OptionSpec {
   // A decoding key a client of nmtzoo-serve may set in a request; the others (batch size, number
   // format, shortlist) are fixed when the server starts, as they load files or repack weights.
   bool per_request = false;
+  // Its field name in a server request when that differs from the key's last part (a request's
+  // own data may already use the name: `constraints` is the per-sentence phrase lists).
+  std::string request_field;
 };
 
 const std::vector<OptionSpec>& config_schema();

@@ -168,31 +168,7 @@ struct TranslationServer::Impl {
     const auto lines = split_lines(texts_of(fields, "text"), config.serve, "text", lines_of);
     std::vector<TranslationRequest> sentences;
     for (const auto& line : lines) sentences.push_back({line, {}, {}});
-    if (fields.contains("prefix")) {
-      const auto prefixes = texts_of(fields, "prefix");
-      if (prefixes.size() != sentences.size()) {
-        throw RequestError(400, fmt::format("field 'prefix' has {} items for {} sentences", prefixes.size(), sentences.size()));
-      }
-      for (size_t i = 0; i < prefixes.size(); ++i) {
-        check_text(prefixes[i], fmt::format("field 'prefix' item {}", i + 1));
-        sentences[i].prefix = prefixes[i];
-      }
-    }
-    if (fields.contains("constraints")) {
-      const json& all = fields["constraints"];
-      if (!all.is_array() || all.size() != sentences.size()) {
-        throw RequestError(400, "field 'constraints' must be a list with one list of phrases per sentence");
-      }
-      for (size_t i = 0; i < all.size(); ++i) {
-        if (!all[i].is_array()) throw RequestError(400, fmt::format("field 'constraints' item {} must be a list of strings", i + 1));
-        for (const auto& phrase : all[i]) {
-          if (!phrase.is_string()) throw RequestError(400, fmt::format("field 'constraints' item {} must be a list of strings", i + 1));
-          sentences[i].constraints.push_back(phrase.get<std::string>());
-          check_text(sentences[i].constraints.back(), fmt::format("field 'constraints' item {}", i + 1));
-        }
-      }
-      if (options.constraints == ConstraintMode::kNone) options.constraints = ConstraintMode::kOrdered;
-    }
+    add_prefixes_and_constraints(fields, sentences, options);
     const auto translations = wait_for(service.submit(*model, options, std::move(sentences)), req);
     const TranslationJsonOptions shape{true, want_tokens,
                                        want_attention ? AlignmentOutput::kSoft : AlignmentOutput::kNone,

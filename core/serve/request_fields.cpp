@@ -127,13 +127,43 @@ std::vector<std::string> split_lines(const std::vector<std::string>& texts, cons
   return lines;
 }
 
+void add_prefixes_and_constraints(const json& fields, std::vector<TranslationRequest>& sentences,
+                                  SearchOptions& options) {
+  if (fields.contains("prefix")) {
+    const auto prefixes = texts_of(fields, "prefix");
+    if (prefixes.size() != sentences.size()) {
+      throw RequestError(400, fmt::format("field 'prefix' has {} items for {} sentences", prefixes.size(), sentences.size()));
+    }
+    for (size_t i = 0; i < prefixes.size(); ++i) {
+      check_text(prefixes[i], fmt::format("field 'prefix' item {}", i + 1));
+      sentences[i].prefix = prefixes[i];
+    }
+  }
+  if (fields.contains("constraints")) {
+    const json& all = fields["constraints"];
+    if (!all.is_array() || all.size() != sentences.size()) {
+      throw RequestError(400, "field 'constraints' must be a list with one list of phrases per sentence");
+    }
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (!all[i].is_array()) throw RequestError(400, fmt::format("field 'constraints' item {} must be a list of strings", i + 1));
+      for (const auto& phrase : all[i]) {
+        if (!phrase.is_string()) throw RequestError(400, fmt::format("field 'constraints' item {} must be a list of strings", i + 1));
+        sentences[i].constraints.push_back(phrase.get<std::string>());
+        check_text(sentences[i].constraints.back(), fmt::format("field 'constraints' item {}", i + 1));
+      }
+    }
+    if (options.constraints == ConstraintMode::kNone) options.constraints = ConstraintMode::kOrdered;
+  }
+}
+
 // The model's decoding options with the request's overrides: every decoding key the schema lets a
 // request set, each checked as the config key decoding.<name> would be (same ranges, same messages).
 SearchOptions decoding_options(const ServedModel& model, const json& fields) {
   RunConfig config;
   config.decoding = model.defaults;
   for (const OptionSpec* option : section_options("decoding")) {
-    const std::string key = option->key.substr(std::string("decoding.").size());
+    const std::string key = option->request_field.empty() ? option->key.substr(std::string("decoding.").size())
+                                                          : option->request_field;
     if (!option->per_request || !fields.contains(key)) continue;
     const json& value = fields[key];
     if (value.is_object() || value.is_array()) throw RequestError(400, fmt::format("field '{}' must be a single value", key));

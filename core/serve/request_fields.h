@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/config/config.h"
+#include "core/data/translation_input.h"
 #include "core/search/search.h"
 
 namespace nmtzoo {
@@ -46,6 +47,11 @@ bool bool_field(const nlohmann::json& fields, const char* name, bool fallback);
 // Every line of every text, checked against the limits; `lines_of[i]` counts text i's lines.
 std::vector<std::string> split_lines(const std::vector<std::string>& texts, const ServeConfig& limits,
                                      const char* field, std::vector<size_t>& lines_of);
+
+// Each sentence's `prefix` (a list, one per sentence) and `constraints` (a list of phrase lists,
+// one per sentence), checked; constraints without a `constraint_order` are met in order.
+void add_prefixes_and_constraints(const nlohmann::json& fields, std::vector<TranslationRequest>& sentences,
+                                  SearchOptions& options);
 
 // The model's decoding options with the request's overrides: every decoding key the schema lets a
 // request set (OptionSpec::per_request), each checked as the config key decoding.<name> would be.

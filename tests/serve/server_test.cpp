@@ -178,6 +178,27 @@ TEST_F(Server, V1TranslateTakesDecodingOptionsAndReturnsScoresTokensAttention) {
   EXPECT_EQ(json::parse(models->body)[0]["name"], "tiny");
 }
 
+// The per-sentence phrase lists are `constraints`; the schema's decoding.constraints (the order
+// they are met in) is `constraint_order` in a request, so the two never collide.
+TEST_F(Server, PerSentenceConstraintsAndTheirOrderHaveDistinctFields) {
+  start();
+  for (const char* order : {"", "ordered", "unordered"}) {
+    json request{{"text", json::array({"a b c", "d e"})}, {"constraints", json::array({json::array({"c b"}), json::array()})}};
+    if (*order != '\0') request["constraint_order"] = order;
+    const json answer = post_json("/v1/translate", request, 200);
+    EXPECT_NE(answer["translations"][0]["text"].get<std::string>().find("c b"), std::string::npos)
+        << order << ": " << answer.dump();
+    EXPECT_FALSE(answer["translations"][0].contains("constraints_met")) << order;
+  }
+  EXPECT_EQ(post_json("/v1/translate", {{"text", "a"}, {"constraint_order", "sideways"}}, 400)["error"],
+            "field 'constraint_order': expects one of none, ordered, unordered, got 'sideways'");
+  EXPECT_EQ(post_json("/v1/translate", {{"text", "a"}, {"constraints", "ordered"}}, 400)["error"],
+            "field 'constraints' must be a list with one list of phrases per sentence");
+  EXPECT_EQ(post_json("/v1/translate",
+                      {{"text", "a"}, {"constraints", json::array({json::array({std::string(1, '\0')})})}}, 400)["error"],
+            "field 'constraints' item 1: a NUL byte at byte 1");
+}
+
 TEST_F(Server, AModelsShortlistServesItsRequestsAsTranslateDoes) {
   const Tokenizers tokenizers = load_tokenizers(run_.config());
   const auto task = testing::reversal_task(200, 9);
