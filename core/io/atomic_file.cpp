@@ -4,9 +4,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <ostream>
 #include <regex>
 #include <streambuf>
@@ -135,8 +138,17 @@ void AtomicFile::commit() {
 
 std::string temporary_path_beside(const std::string& path) {
   const fs::path target(path);
-  return (target.parent_path() / ("." + target.filename().string() + ".tmp." +
-                                  std::to_string(::getpid()))).string();
+  const std::string name = target.filename().string();
+  const std::string suffix = ".tmp." + std::to_string(::getpid());
+  // A legal name near NAME_MAX would overflow it with the dot and suffix: such a name keeps a
+  // prefix (cut on a UTF-8 character boundary) and a hash of the whole, so that two long names
+  // sharing the prefix still get different temporaries.
+  constexpr size_t kNameMax = 255;
+  if (1 + name.size() + suffix.size() <= kNameMax) return (target.parent_path() / ("." + name + suffix)).string();
+  const std::string hash = fmt::format("~{:016x}", std::hash<std::string>{}(name));
+  size_t keep = kNameMax - 1 - hash.size() - suffix.size();
+  while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
+  return (target.parent_path() / ("." + name.substr(0, keep) + hash + suffix)).string();
 }
 
 void write_file_atomically(const std::string& path,

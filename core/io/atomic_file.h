@@ -48,7 +48,8 @@ class AtomicFile {
 };
 
 // Where this process writes what will replace `path`: ".<name>.tmp.<pid>" beside it, the name
-// remove_stale_temporary_files() recognises.
+// remove_stale_temporary_files() recognises; a name too long for that keeps a prefix and a hash
+// of itself, within the file system's 255-byte limit.
 std::string temporary_path_beside(const std::string& path);
 
 // Replaces `path` atomically with what `write` puts into the stream (see AtomicFile).

@@ -112,6 +112,23 @@ TEST(AtomicWrite, WritesLargerThanTheStreamBufferArriveWhole) {
   EXPECT_TRUE(testing::read_text(path) == expected);  // not EXPECT_EQ: 300 KB in a failure
 }
 
+// A legal name of up to 255 bytes must not fail because the temporary beside it adds a prefix
+// and a suffix; two long names sharing their first bytes get different temporaries.
+TEST(AtomicWrite, NamesUpToTheFileSystemsLimitCanBeWritten) {
+  TempDir dir;
+  const std::string long_name = std::string(250, 'a');
+  const std::string multibyte = std::string(240, 'a') + "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9";  // 254 bytes
+  for (const std::string& name : {long_name, long_name + "bcde", multibyte, std::string("short")}) {
+    write_file_atomically(dir.path(name), [&](std::ostream& out) { out << name.size(); });
+    EXPECT_EQ(testing::read_text(dir.path(name)), std::to_string(name.size()));
+  }
+  EXPECT_EQ(files_in(dir.path()), 4u);  // no temporary left behind
+  const std::string a = std::filesystem::path(temporary_path_beside(dir.path(long_name + "1"))).filename();
+  const std::string b = std::filesystem::path(temporary_path_beside(dir.path(long_name + "2"))).filename();
+  EXPECT_NE(a, b);
+  EXPECT_LE(a.size(), 255u);
+}
+
 TEST(AtomicWrite, StaleTemporaryFilesOfDeadProcessesAreRemoved) {
   TempDir dir;
   // PID 2^22 + 1 is above Linux's pid_max limit, so no such process can exist.
