@@ -25,7 +25,7 @@ struct TranslatorFlags {
   }
 };
 
-// -c/--checkpoint (required unless `optional`), --weights and --ensemble-mode.
+// -c/--checkpoint, --weights and --ensemble-mode; returns -c, which a caller may make required.
 inline CLI::Option* add_translator_flags(CLI::App& app, TranslatorFlags& flags) {
   CLI::Option* checkpoint = app.add_option("-c,--checkpoint", flags.checkpoints,
                                            "checkpoint (.pt) written by nmtzoo-train; repeat for an "

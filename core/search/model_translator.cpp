@@ -16,6 +16,14 @@
 
 namespace nmtzoo {
 
+void check_dtype_runs(DecodeDtype dtype, const c10::Device& device) {
+  if (dtype != DecodeDtype::kInt8) return;
+  if (!device.is_cpu()) {
+    throw std::runtime_error("decoding.dtype int8 runs on CPU only; use float32 or bf16 on " + device.str());
+  }
+  Int8Linears::require_support();
+}
+
 ModelTranslator::ModelTranslator(EncoderDecoder& model, Tokenizers tokenizers, SearchOptions options,
                                  c10::Device device, Int8Linears* int8,
                                  std::shared_ptr<const Shortlist> shortlist)
@@ -24,11 +32,8 @@ ModelTranslator::ModelTranslator(EncoderDecoder& model, Tokenizers tokenizers, S
   if (!shortlist_ && !options_.shortlist.empty()) {
     shortlist_ = std::make_shared<const Shortlist>(Shortlist::load(options_.shortlist, tokenizers_));
   }
+  check_dtype_runs(options_.dtype, device_);
   if (options_.dtype != DecodeDtype::kInt8) return;
-  if (!device_.is_cpu()) {
-    throw std::runtime_error("decoding.dtype int8 runs on CPU only; use float32 or bf16 on " + device_.str());
-  }
-  Int8Linears::require_support();
   if (int8 == nullptr) {
     own_int8_ = std::make_unique<Int8Linears>();
     int8 = own_int8_.get();
@@ -64,11 +69,6 @@ at::Tensor ModelTranslator::batch_vocabulary(const std::vector<TokenSpan>& sourc
   ++shortlisted_batches_;
   shortlisted_tokens_ += static_cast<int64_t>(ids.size());
   return torch::tensor(ids, torch::kLong).to(device_);
-}
-
-double ModelTranslator::mean_shortlist_size() const {
-  return shortlisted_batches_ == 0 ? 0.0
-                                   : static_cast<double>(shortlisted_tokens_) / static_cast<double>(shortlisted_batches_);
 }
 
 SentenceGuide ModelTranslator::guide(const TranslationRequest& request, int64_t line) const {

@@ -29,6 +29,10 @@ struct Translation {
   int64_t source_tokens = 0;
 };
 
+// Throws std::runtime_error saying why `dtype` cannot decode on `device` (int8: not a CPU, or no
+// quantized engine).
+void check_dtype_runs(DecodeDtype dtype, const c10::Device& device);
+
 class ModelTranslator {
  public:
   // `options` are the search's and the batching's (decoding.batch_tokens), the number format
@@ -57,11 +61,9 @@ class ModelTranslator {
 
   const SearchOptions& options() const { return options_; }
   int64_t max_source_tokens() const;  // subword tokens kept, EOS excluded
-  // Target tokens a batch was decoded over, summed over the batches that used the shortlist.
+  // Batches decoded over the shortlist, and the target tokens they were decoded over in all.
   int64_t shortlisted_batches() const { return shortlisted_batches_; }
   int64_t shortlisted_tokens() const { return shortlisted_tokens_; }
-  // shortlisted_tokens / shortlisted_batches; 0 when no batch used the shortlist.
-  double mean_shortlist_size() const;
 
  private:
   std::vector<int64_t> target_ids(const std::string& text) const;

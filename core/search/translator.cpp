@@ -171,12 +171,7 @@ EncoderDecoder& Translator::search_model(SearchOptions& options) {
 void Translator::prepare(const SearchOptions& options) {
   std::lock_guard<std::mutex> lock(mutex_);
   attention_choices(options);
-  if (options.dtype == DecodeDtype::kInt8) {
-    if (!options_.device().is_cpu()) {
-      throw std::runtime_error("decoding.dtype int8 runs on CPU only; use float32 or bf16 on " + options_.device().str());
-    }
-    Int8Linears::require_support();
-  }
+  check_dtype_runs(options.dtype, options_.device());
   shortlist(options.shortlist);
 }
 

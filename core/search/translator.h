@@ -69,7 +69,8 @@ class Translator {
   std::vector<Translation> translate_batch(const std::vector<std::string>& sources,
                                            const SearchOptions& options, int64_t first_line = 1);
   // Teacher-forced log-probabilities of each target given its source (the ensemble's combined
-  // distribution for several models), batched by options.batch_tokens.
+  // distribution for several models), batched by options.batch_tokens; in bf16 autocast when
+  // options.dtype is bf16, else with the float32 weights (int8 weights are not used to score).
   std::vector<ScoredPair> score_batch(const std::vector<std::string>& sources,
                                       const std::vector<std::string>& targets,
                                       const SearchOptions& options);
