@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   app.add_flag("--reference", reference, "print the Markdown reference of every key");
   CLI11_PARSE(app, argc, argv);
   return nmtzoo::run_app([&] {
+    nmtzoo::register_builtin_models();  // the architectures' own model keys
     if (reference) {
       std::cout << nmtzoo::config_reference_markdown();
       return 0;
@@ -27,7 +28,6 @@ int main(int argc, char** argv) {
       std::cerr << app.help();
       return 2;
     }
-    nmtzoo::register_builtin_models();
     auto config = nmtzoo::load_config(path, overrides);
     // The checks nmtzoo-train runs before any work, so a config this accepts trains.
     nmtzoo::check_run_config(config);

@@ -4,42 +4,28 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
+#include <map>
 #include <string>
-
-#include "common/model_choices.h"
 
 namespace nmtzoo {
 
+// "auto" shares everything when the vocabulary is joint, else decoder input and output.
+enum class SharingChoice { kAuto, kNone, kDecoder, kAll };
+
 struct ModelConfig {
   std::string arch;
-  // Transformer
-  int64_t d_model;
-  int64_t ffn_dim;
-  int64_t heads;
-  double attention_dropout;
-  double activation_dropout;
-  Activation activation;
-  NormPosition norm;
-  PositionEncoding positions;
-  int64_t max_positions;
-  int64_t max_relative_positions;
-  // RNN
-  int64_t emb_dim;
-  int64_t hidden_dim;
-  RnnCell cell;
-  std::optional<AttentionScore> attention;
-  int64_t attention_dim;
-  AttentionQuery attention_query;
-  Readout readout;
-  int64_t readout_dim;
-  // Both
+  // Keys every encoder-decoder has, declared by the schema.
   int64_t encoder_layers;
   int64_t decoder_layers;
   double dropout;
   double source_word_dropout;
   double target_word_dropout;
   SharingChoice share_embeddings;
+  int64_t max_positions;
+  // The architectures' own keys (common/arch_options.h) by name, "d_model" -> "256", each the
+  // canonical text of a value its declaration accepted; a key absent here has its default. Each
+  // architecture reads its own (models/arch_options.h); the others' are kept, not used.
+  std::map<std::string, std::string> arch_options;
 };
 
 }  // namespace nmtzoo

@@ -1,6 +1,7 @@
 // The built-in architectures' registry entries, one per module family (*_arch.cpp beside it).
 #pragma once
 
+#include "models/arch_options.h"
 #include "models/options/transformer_options.h"
 #include "models/registry.h"
 
@@ -23,5 +24,16 @@ struct BatchDims {
 // The embedding sharing a SharingChoice means for these vocabularies; `can_tie` is whether the
 // output projection can be the target embedding (same size).
 EmbeddingSharing resolve_sharing(SharingChoice choice, const VocabSizes& vocab, bool can_tie);
+
+// `options` with the keys every encoder-decoder has (the schema declares those) set from `config`.
+template <class Options>
+Options with_shared_keys(Options options, const ModelConfig& config) {
+  return options.encoder_layers(config.encoder_layers)
+      .decoder_layers(config.decoder_layers)
+      .dropout(config.dropout)
+      .source_word_dropout(config.source_word_dropout)
+      .target_word_dropout(config.target_word_dropout)
+      .max_positions(config.max_positions);
+}
 
 }  // namespace nmtzoo

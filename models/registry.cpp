@@ -34,6 +34,7 @@ bool is_registered(const std::string& name) {
 
 void register_arch(const std::string& name, ArchSpec spec) {
   if (is_registered(name)) throw std::logic_error("model '" + name + "' is registered twice");
+  publish_arch_options(name, spec.options);
   registry().archs.emplace(name, std::move(spec));
 }
 
@@ -89,15 +90,25 @@ std::string resolve_arch(const std::string& name) {
 
 const ArchSpec& arch_spec(const std::string& name) { return registry().archs.at(resolve_arch(name)); }
 
+PresetValues arch_option_values(const ModelConfig& config) {
+  PresetValues values;
+  for (const auto& option : arch_spec(config.arch).options) {
+    auto value = config.arch_options.find(option.key);
+    values.emplace_back(option.key,
+                        value == config.arch_options.end() ? option.default_value : value->second);
+  }
+  return values;
+}
+
 std::shared_ptr<EncoderDecoder> build_model(const ModelConfig& config, const VocabSizes& vocab) {
   auto out_of_memory = [&] {
     using std::to_string;
-    return std::runtime_error(
-        "model " + config.arch + " does not fit in memory: model.d_model " + to_string(config.d_model) +
-        ", model.ffn_dim " + to_string(config.ffn_dim) + ", model.hidden_dim " +
-        to_string(config.hidden_dim) + ", model.encoder_layers " + to_string(config.encoder_layers) +
-        ", model.decoder_layers " + to_string(config.decoder_layers) + ", vocabularies " +
-        to_string(vocab.src) + " and " + to_string(vocab.tgt));
+    std::string sizes;
+    for (const auto& [key, value] : arch_option_values(config)) sizes += "model." + key + " " + value + ", ";
+    return std::runtime_error("model " + config.arch + " does not fit in memory: " + sizes +
+                              "model.encoder_layers " + to_string(config.encoder_layers) +
+                              ", model.decoder_layers " + to_string(config.decoder_layers) +
+                              ", vocabularies " + to_string(vocab.src) + " and " + to_string(vocab.tgt));
   };
   try {
     return arch_spec(config.arch).build(config, vocab);

@@ -1,8 +1,8 @@
 // Architectures by name and their named presets (fairseq's register_model_architecture, as data).
 //
 // An architecture is one registry entry holding everything the rest of nmtzoo needs to know about
-// it: how to build it from a ModelConfig, which combinations of model keys it refuses, the size
-// the learning-rate schedule scales by, and its FLOPs per batch. A preset is a list of model-key
+// it: its own model keys, how to build it from a ModelConfig, which combinations of model keys it
+// refuses, the size the learning-rate schedule scales by, and its FLOPs per batch. A preset is a list of model-key
 // values on top of a base (another preset or an architecture); applied (core/runtime), it fills
 // only keys the YAML and --set left unset, most specific preset winning. Adding an architecture
 // touches models/ only. No LibTorch in this header.
@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/arch_options.h"
 #include "common/model_config.h"
 
 namespace nmtzoo {
@@ -50,6 +51,9 @@ struct AttentionLayout {
 };
 
 struct ArchSpec {
+  // Its own model keys (models/arch_options.h declares them); registering publishes them to the
+  // configuration schema.
+  std::vector<ArchOptionSpec> options;
   std::function<std::shared_ptr<EncoderDecoder>(const ModelConfig&, const VocabSizes&)> build;
   // Checks that need several model keys at once; empty when the config is buildable.
   std::function<std::vector<ModelKeyProblem>(const ModelConfig&)> check;
@@ -80,6 +84,9 @@ const ArchSpec& arch_spec(const std::string& name);  // through resolve_arch
 std::vector<std::string> preset_chain(const std::string& name);
 // The preset's own values (empty for an architecture).
 const PresetValues& preset_values(const std::string& name);
+
+// config.arch's own keys and their values (the default where unset), in declaration order.
+PresetValues arch_option_values(const ModelConfig& config);
 
 // Builds the architecture of config.arch (presets applied beforehand).
 std::shared_ptr<EncoderDecoder> build_model(const ModelConfig& config, const VocabSizes& vocab);

@@ -6,38 +6,24 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <utility>
 
+#include "common/arch_options.h"
 #include "common/edit_distance.h"
+#include "common/option_values.h"
 #include "core/config/config.h"
 
 namespace nmtzoo {
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::string join_messages(const std::vector<std::string>& problems) {
   std::string text;
   for (const auto& problem : problems) text += (text.empty() ? "" : "\n") + problem;
   return text;
 }
-
-// Inclusive bounds; `open_max` makes the upper bound exclusive (probabilities below 1).
-struct Range {
-  double min = -kInf;
-  double max = kInf;
-  bool open_max = false;
-
-  std::string check(double value) const {
-    bool ok = value >= min && (open_max ? value < max : value <= max);
-    return ok ? "" : fmt::format("{} is out of range: expected {}", value, describe());
-  }
-  std::string describe() const {
-    if (max == kInf) return min == -kInf ? "any value" : fmt::format(">= {}", min);
-    return fmt::format("in [{}, {}{}", min, max, open_max ? ")" : "]");
-  }
-};
 
 std::string scalar_text(const YAML::Node& node, std::string& error) {
   if (!node.IsScalar()) {
@@ -58,27 +44,13 @@ std::string quote(const std::string& text) {
 std::string parse_int(const YAML::Node& node, int64_t& value) {
   std::string error;
   std::string text = scalar_text(node, error);
-  if (!error.empty()) return error;
-  try {
-    size_t used = 0;
-    value = std::stoll(text, &used);
-    if (used == text.size()) return "";
-  } catch (const std::exception&) {
-  }
-  return "expects an integer, got '" + text + "'";
+  return error.empty() ? parse_integer(text, value) : error;
 }
 
 std::string parse_float(const YAML::Node& node, double& value) {
   std::string error;
   std::string text = scalar_text(node, error);
-  if (!error.empty()) return error;
-  try {
-    size_t used = 0;
-    value = std::stod(text, &used);
-    if (used == text.size() && std::isfinite(value)) return "";
-  } catch (const std::exception&) {
-  }
-  return "expects a number, got '" + text + "'";
+  return error.empty() ? parse_number(text, value) : error;
 }
 
 std::string parse_bool(const YAML::Node& node, bool& value) {
@@ -185,26 +157,6 @@ std::string parse_corpora(const YAML::Node& node, std::vector<TrainCorpus>& corp
   return "";
 }
 
-template <class T>
-using ChoiceTable = std::vector<std::pair<const char*, T>>;
-
-template <class T>
-std::string choice_names(const ChoiceTable<T>& table) {
-  std::string names;
-  for (const auto& [name, unused] : table) names += (names.empty() ? "" : ", ") + std::string(name);
-  return names;
-}
-
-template <class T>
-const char* choice_name(const ChoiceTable<T>& table, const T& value) {
-  for (const auto& [name, candidate] : table) {
-    if (candidate == value) return name;
-  }
-  return "?";
-}
-
-std::string format_float(double value) { return fmt::format("{}", value); }
-
 template <class Section>
 class SectionBuilder {
  public:
@@ -226,7 +178,7 @@ class SectionBuilder {
 
   void real(const char* key, double Section::*field, double fallback, Range range,
             const char* help) {
-    add(key, "float " + range.describe(), format_float(fallback), help,
+    add(key, "float " + range.describe(), format_number(fallback), help,
         [=](const YAML::Node& node, Section& s) {
           double value = 0;
           std::string error = parse_float(node, value);
@@ -234,13 +186,13 @@ class SectionBuilder {
           if (error.empty()) s.*field = value;
           return error;
         },
-        [=](const Section& s) { return format_float(s.*field); });
+        [=](const Section& s) { return format_number(s.*field); });
   }
 
   void duration(const char* key, double Section::*field, double fallback, const char* help) {
-    add(key, "duration (seconds, or 90s / 50m / 1h30m)", format_float(fallback), help,
+    add(key, "duration (seconds, or 90s / 50m / 1h30m)", format_number(fallback), help,
         [=](const YAML::Node& node, Section& s) { return parse_duration(node, s.*field); },
-        [=](const Section& s) { return format_float(s.*field); });
+        [=](const Section& s) { return format_number(s.*field); });
   }
 
   void boolean(const char* key, bool Section::*field, bool fallback, const char* help) {
@@ -278,7 +230,7 @@ class SectionBuilder {
         text += text.empty() ? "" : ", ";
         text += corpus.weight == 1.0 ? quote(corpus.split)
                                      : fmt::format("{{split: {}, weight: {}}}", quote(corpus.split),
-                                                   format_float(corpus.weight));
+                                                   format_number(corpus.weight));
       }
       return "[" + text + "]";
     };
@@ -296,7 +248,7 @@ class SectionBuilder {
              size_t count, Range range, const char* help) {
     auto format = [](const std::vector<double>& values) {
       std::string text;
-      for (double v : values) text += (text.empty() ? "" : ", ") + format_float(v);
+      for (double v : values) text += (text.empty() ? "" : ", ") + format_number(v);
       return "[" + text + "]";
     };
     add(key, fmt::format("list of {} floats {}", count, range.describe()), format(fallback), help,
@@ -322,16 +274,26 @@ class SectionBuilder {
         [=](const YAML::Node& node, Section& s) {
           std::string error;
           std::string text = scalar_text(node, error);
-          if (!error.empty()) return error;
-          for (const auto& [name, value] : table) {
-            if (text == name) {
-              s.*field = value;
-              return std::string();
-            }
-          }
-          return "expects one of " + choice_names(table) + ", got '" + text + "'";
+          return error.empty() ? parse_choice(table, text, s.*field) : error;
         },
         [=](const Section& s) { return std::string(choice_name(table, s.*field)); });
+  }
+
+  // A key an architecture declared for itself, kept in `field` as its canonical text.
+  void declared(const ArchOptionSpec& spec, std::map<std::string, std::string> Section::*field) {
+    add(spec.key.c_str(), spec.type, spec.default_value, spec.help.c_str(),
+        [=](const YAML::Node& node, Section& s) {
+          std::string error;
+          std::string text = scalar_text(node, error);
+          std::string canonical;
+          if (error.empty()) error = spec.parse(text, canonical);
+          if (error.empty()) (s.*field)[spec.key] = canonical;
+          return error;
+        },
+        [=](const Section& s) {
+          auto value = (s.*field).find(spec.key);
+          return value == (s.*field).end() ? spec.default_value : value->second;
+        });
   }
 
   // Keys declared from here on may (or may not) be set per request of nmtzoo-serve.
@@ -349,7 +311,7 @@ class SectionBuilder {
     options_.push_back(OptionSpec{
         name_ + "." + key, std::move(type), std::move(fallback), help,
         [section, assign](const YAML::Node& node, RunConfig& c) { return assign(node, c.*section); },
-        [section, format](const RunConfig& c) { return format(c.*section); }, per_request_});
+        [section, format](const RunConfig& c) { return format(c.*section); }, per_request_, {}});
   }
 
   std::vector<OptionSpec>& options_;
@@ -365,9 +327,9 @@ const ChoiceTable<SharingChoice> kSharing{{"auto", SharingChoice::kAuto},
 
 std::vector<OptionSpec> build_schema() {
   std::vector<OptionSpec> options;
-  const Range positive{1};
-  const Range non_negative{0};
-  const Range probability{0, 1, true};
+  const Range& positive = kPositive;
+  const Range& non_negative = kNonNegative;
+  const Range& probability = kProbability;
 
   SectionBuilder<DataConfig> data(options, "data", &RunConfig::data);
   data.string("dir", &DataConfig::dir, "data/multi30k",
@@ -418,67 +380,14 @@ std::vector<OptionSpec> build_schema() {
                              {"both", SamplingSides::kBoth}},
                             "which side of a training pair tokenizer.sampling_alpha re-segments");
 
-  // Far beyond any trainable model, and small enough that a typo fails here, naming the key,
-  // instead of as an allocation failure while the model is built.
-  const Range model_size{1, 1 << 18};
-  const Range layer_count{1, 1000};
   SectionBuilder<ModelConfig> model(options, "model", &RunConfig::model);
   model.string("arch", &ModelConfig::arch, "transformer_small",
                "architecture or preset name (see the model registry); presets fill unset keys");
-  model.integer("d_model", &ModelConfig::d_model, 512, model_size, "Transformer model size");
-  model.integer("ffn_dim", &ModelConfig::ffn_dim, 2048, model_size,
-                "Transformer feed-forward inner size");
-  model.integer("heads", &ModelConfig::heads, 8, Range{1, 1024}, "Transformer attention heads");
-  model.real("attention_dropout", &ModelConfig::attention_dropout, 0.0, probability,
-             "Transformer dropout on attention weights");
-  model.real("activation_dropout", &ModelConfig::activation_dropout, 0.0, probability,
-             "Transformer dropout inside the feed-forward net");
-  model.choice<Activation>("activation", &ModelConfig::activation, Activation::kRelu,
-                           {{"relu", Activation::kRelu}, {"gelu", Activation::kGelu}},
-                           "Transformer feed-forward activation");
-  model.choice<NormPosition>("norm", &ModelConfig::norm, NormPosition::kPost,
-                             {{"post", NormPosition::kPost}, {"pre", NormPosition::kPre}},
-                             "Transformer LayerNorm after (paper) or before each sublayer");
-  model.choice<PositionEncoding>("positions", &ModelConfig::positions, PositionEncoding::kSinusoidal,
-                                 {{"sinusoidal", PositionEncoding::kSinusoidal},
-                                  {"learned", PositionEncoding::kLearned},
-                                  {"relative", PositionEncoding::kRelative}},
-                                 "Transformer positional encoding: sinusoids or a learned table "
-                                 "added to the embeddings, or relative (Shaw et al. 2018: learned "
-                                 "embeddings of key-query distances in every self-attention)");
-  model.integer("max_relative_positions", &ModelConfig::max_relative_positions, 16, Range{1, 4096},
-                "positions: relative only: distances beyond this many tokens share one embedding "
-                "(Shaw et al. clip at 16)");
+  // The architectures' own keys, as they declared them (models/*_arch.cpp).
+  for (const auto& spec : published_arch_options()) model.declared(spec, &ModelConfig::arch_options);
   model.integer("max_positions", &ModelConfig::max_positions, 1024, Range{1, 1 << 20},
                 "longest sequence the model accepts, in tokens");
-  model.integer("emb_dim", &ModelConfig::emb_dim, 620, model_size, "RNN word embedding size");
-  model.integer("hidden_dim", &ModelConfig::hidden_dim, 1000, model_size, "RNN hidden state size");
-  model.choice<RnnCell>("cell", &ModelConfig::cell, RnnCell::kGru,
-                        {{"gru", RnnCell::kGru}, {"lstm", RnnCell::kLstm}}, "RNN cell type");
-  model.choice<std::optional<AttentionScore>>(
-      "attention", &ModelConfig::attention, AttentionScore::kAdditive,
-      {{"additive", AttentionScore::kAdditive},
-       {"dot", AttentionScore::kDot},
-       {"general", AttentionScore::kGeneral},
-       {"scaled_dot", AttentionScore::kScaledDot},
-       {"none", std::nullopt}},
-      "RNN attention scoring; none = fixed context from the encoder (Cho et al. 2014)");
-  model.integer("attention_dim", &ModelConfig::attention_dim, 1000, model_size,
-                "RNN additive attention hidden size");
-  model.choice<AttentionQuery>("attention_query", &ModelConfig::attention_query,
-                               AttentionQuery::kPrevious,
-                               {{"previous", AttentionQuery::kPrevious},
-                                {"current", AttentionQuery::kCurrent},
-                                {"conditional", AttentionQuery::kConditional}},
-                               "RNN attention queried by s_{i-1} (Bahdanau), by the new state "
-                               "with an attentional layer (Luong), or by the first cell of a "
-                               "conditional GRU/LSTM whose second cell reads the context "
-                               "(Nematus)");
-  model.choice<Readout>("readout", &ModelConfig::readout, Readout::kMaxout,
-                        {{"maxout", Readout::kMaxout}, {"tanh", Readout::kTanh}},
-                        "RNN deep output before the softmax");
-  model.integer("readout_dim", &ModelConfig::readout_dim, 500, positive,
-                "RNN deep output size (after maxout)");
+  const Range layer_count{1, 1000};
   model.integer("encoder_layers", &ModelConfig::encoder_layers, 6, layer_count, "encoder layers");
   model.integer("decoder_layers", &ModelConfig::decoder_layers, 6, layer_count, "decoder layers");
   model.real("dropout", &ModelConfig::dropout, 0.1, probability, "dropout probability");
@@ -670,7 +579,16 @@ ConfigError::ConfigError(std::vector<std::string> problems_)
     : std::runtime_error(join_messages(problems_)), problems(std::move(problems_)) {}
 
 const std::vector<OptionSpec>& config_schema() {
-  static const std::vector<OptionSpec> schema = build_schema();
+  // Rebuilt when an architecture registered since publishes keys; registration happens at start
+  // (register_builtin_models()), before any config is read.
+  static std::mutex mutex;
+  static std::vector<OptionSpec> schema;
+  static uint64_t generation = ~uint64_t{0};
+  std::lock_guard<std::mutex> lock(mutex);
+  if (generation != arch_options_generation()) {
+    generation = arch_options_generation();
+    schema = build_schema();
+  }
   return schema;
 }
 

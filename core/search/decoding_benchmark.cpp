@@ -198,16 +198,18 @@ nlohmann::json benchmark_decoding(const DecodingBenchmarkOptions& cli, std::ostr
     for (const auto& source : sources) ids.push_back(trained.tokenizers.src->encode(source));
     write_json(cli.export_dir + "/test_src.json", ids);
     write_json(cli.export_dir + "/greedy_ids.json", greedy_ids);
-    write_json(cli.export_dir + "/model.json",
-               nlohmann::json{{"arch", resolve_arch(config.model.arch)},
-                          {"d_model", config.model.d_model}, {"heads", config.model.heads},
-                          {"ffn_dim", config.model.ffn_dim},
-                          {"encoder_layers", config.model.encoder_layers},
-                          {"decoder_layers", config.model.decoder_layers},
-                          {"vocab", trained.tokenizers.tgt->vocab_size()},
-                          {"max_len_a", config.decoding.max_len_a},
-                          {"max_len_b", config.decoding.max_len_b},
-                          {"max_tokens", config.training.max_tokens}});
+    nlohmann::json model{{"arch", resolve_arch(config.model.arch)},
+                         {"encoder_layers", config.model.encoder_layers},
+                         {"decoder_layers", config.model.decoder_layers},
+                         {"vocab", trained.tokenizers.tgt->vocab_size()},
+                         {"max_len_a", config.decoding.max_len_a},
+                         {"max_len_b", config.decoding.max_len_b},
+                         {"max_tokens", config.training.max_tokens}};
+    // The architecture's own keys: numbers as numbers, choices as strings.
+    for (const auto& [key, text] : arch_option_values(config.model)) {
+      model[key] = nlohmann::json::accept(text) ? nlohmann::json::parse(text) : nlohmann::json(text);
+    }
+    write_json(cli.export_dir + "/model.json", model);
   }
   return results;
 }

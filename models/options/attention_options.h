@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "common/model_choices.h"
+#include "models/options/choices.h"
 
 namespace nmtzoo {
 

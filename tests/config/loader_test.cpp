@@ -74,7 +74,7 @@ decoding:
   EXPECT_EQ(config.data.test, std::vector<std::string>{"test_2016_flickr"});
   EXPECT_EQ(config.tokenizer.model_type, SubwordModel::kUnigram);
   EXPECT_FALSE(config.tokenizer.joint);
-  EXPECT_FALSE(config.model.attention.has_value());
+  EXPECT_EQ(config.model.arch_options.at("attention"), "none");
   EXPECT_DOUBLE_EQ(config.model.dropout, 0.3);
   EXPECT_DOUBLE_EQ(config.training.max_time, 5400);
   EXPECT_EQ(config.decoding.length_penalty, LengthPenalty::kWu);
@@ -186,8 +186,8 @@ TEST(Config, PresetValuesFillOnlyUnsetKeys) {
   auto config = load_config(write_config(dir, "model:\n  d_model: 128\n"));
   EXPECT_EQ(set_default_option(config, "model.d_model", "256", "preset"), "");
   EXPECT_EQ(set_default_option(config, "model.ffn_dim", "1024", "preset"), "");
-  EXPECT_EQ(config.model.d_model, 128);
-  EXPECT_EQ(config.model.ffn_dim, 1024);
+  EXPECT_EQ(config.model.arch_options.at("d_model"), "128");
+  EXPECT_EQ(config.model.arch_options.at("ffn_dim"), "1024");
   EXPECT_EQ(config.where("model.ffn_dim"), "preset");
   EXPECT_NE(set_default_option(config, "model.ffn_dim", "-1", "preset"), "");
 }

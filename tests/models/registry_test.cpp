@@ -6,8 +6,11 @@
 #include <string>
 
 #include "core/config/loader.h"
+#include "core/config/schema.h"
 #include "core/runtime/trained_model.h"
+#include "models/arch_options.h"
 #include "models/encoder_decoder.h"
+#include "models/transformer.h"
 
 namespace nmtzoo {
 namespace {
@@ -69,19 +72,19 @@ TEST(Registry, PresetParameterCountsMatchClosedForms) {
 
 TEST(Registry, PresetKeepsUserValues) {
   auto config = config_for("transformer_small", {"model.d_model=128"});
-  EXPECT_EQ(config.model.d_model, 128);
-  EXPECT_EQ(config.model.ffn_dim, 1024);
+  EXPECT_EQ(config.model.arch_options.at("d_model"), "128");
+  EXPECT_EQ(config.model.arch_options.at("ffn_dim"), "1024");
   EXPECT_EQ(config.where("model.ffn_dim"), "preset transformer_small");
 }
 
 TEST(Registry, MostSpecificPresetWins) {
   auto config = config_for("transformer_big");
-  EXPECT_EQ(config.model.d_model, 1024);        // transformer_big
+  EXPECT_EQ(config.model.arch_options.at("d_model"), "1024");  // transformer_big
   EXPECT_EQ(config.model.encoder_layers, 6);    // inherited from transformer_base
   EXPECT_DOUBLE_EQ(config.model.dropout, 0.3);
   auto luong = config_for("rnn_luong");
-  EXPECT_EQ(luong.model.attention, AttentionScore::kGeneral);
-  EXPECT_EQ(luong.model.hidden_dim, 512);       // from rnn_bahdanau_small
+  EXPECT_EQ(luong.model.arch_options.at("attention"), "general");
+  EXPECT_EQ(luong.model.arch_options.at("hidden_dim"), "512");  // from rnn_bahdanau_small
 }
 
 TEST(Registry, UnknownNameSuggestsTheClosest) {
@@ -102,6 +105,67 @@ TEST(Registry, DuplicateNamesFailAtRegistration) {
   EXPECT_THROW(register_arch("transformer", ArchSpec{}), std::logic_error);
   EXPECT_THROW(register_preset("transformer_small", "transformer", {}), std::logic_error);
   EXPECT_THROW(register_preset("my_model", "no_such_base", {}), std::logic_error);
+}
+
+// An architecture defined outside nmtzoo: a Transformer whose size is its own key `width`, with
+// `heads` declared as the built-in Transformer declares it (so shared). Registering it is all it
+// takes for the config, presets and the model builder to know it.
+ArchSpec width_transformer_arch() {
+  static const ArchOptions<TransformerOptions> keys = [] {
+    ArchOptions<TransformerOptions> declared(TransformerOptions(0, 0).d_model(16));
+    declared.integer("width", NMTZOO_FIELD(d_model), kModelSize, "model size of the test architecture");
+    declared.integer("heads", NMTZOO_FIELD(heads), Range{1, 1024}, "Transformer attention heads");
+    return declared;
+  }();
+  auto options_of = [](const ModelConfig& c, const VocabSizes& vocab) {
+    return keys.read(c, TransformerOptions(vocab.src, vocab.tgt)
+                            .encoder_layers(c.encoder_layers)
+                            .decoder_layers(c.decoder_layers)
+                            .ffn_dim(32)
+                            .sharing(EmbeddingSharing::kAll));
+  };
+  ArchSpec spec;
+  spec.options = keys.specs();
+  spec.build = [=](const ModelConfig& c, const VocabSizes& vocab) -> std::shared_ptr<EncoderDecoder> {
+    return Transformer(options_of(c, vocab)).ptr();
+  };
+  spec.check = [](const ModelConfig&) { return std::vector<ModelKeyProblem>{}; };
+  spec.model_dim = [=](const ModelConfig& c) { return options_of(c, {}).d_model(); };
+  return spec;
+}
+
+TEST(Registry, ANewArchitectureOwnsItsKeys) {
+  register_builtin_models();
+  register_arch("width_transformer", width_transformer_arch());
+  register_preset("width_transformer_wide", "width_transformer", {{"width", "24"}});
+
+  const OptionSpec* width = find_option("model.width");
+  ASSERT_NE(width, nullptr) << "registering published the key to the schema";
+  EXPECT_EQ(width->default_value, "16");
+  EXPECT_EQ(width->help, "model size of the test architecture");
+  EXPECT_NE(config_reference_markdown().find("| `width` | int in [1, 262144] | `16` |"), std::string::npos);
+
+  auto config = config_for("width_transformer_wide", {"model.encoder_layers=1", "model.decoder_layers=1",
+                                                       "model.heads=2"});
+  EXPECT_EQ(config.where("model.width"), "preset width_transformer_wide");
+  EXPECT_EQ(arch_spec("width_transformer").model_dim(config.model), 24);
+  const int64_t V = 11;
+  auto model = build_model(config.model, VocabSizes{V, V, true});
+  EXPECT_EQ(count_parameters(*model), transformer_count(24, 32, 1, 1, V));
+
+  try {
+    config_for("width_transformer", {"model.width=wide"});
+    ADD_FAILURE() << "a non-integer width was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.width expects an integer, got 'wide'"), std::string::npos)
+        << e.what();
+  }
+  // One key, one meaning: redeclaring a published key with another default is refused.
+  ArchSpec clash;
+  ArchOptions<TransformerOptions> clashing(TransformerOptions(0, 0).d_model(8));
+  clashing.integer("d_model", NMTZOO_FIELD(d_model), kModelSize, "another d_model");
+  clash.options = clashing.specs();
+  EXPECT_THROW(register_arch("clashing_transformer", clash), std::logic_error);
 }
 
 TEST(Registry, APresetKeyOutsideTheSchemaIsAConfigErrorNamingThePreset) {
@@ -160,7 +224,7 @@ TEST(Registry, InconsistentModelKeysAreConfigErrors) {
 TEST(Registry, ConditionalDecoderCostsOneRecurrentMatrixMore) {
   auto previous = config_for("rnn_bahdanau_small");
   auto conditional = config_for("rnn_bahdanau_small", {"model.attention_query=conditional"});
-  const int64_t n = previous.model.hidden_dim;
+  const int64_t n = std::stoll(previous.model.arch_options.at("hidden_dim"));
   const VocabSizes vocab{8000, 8000, true};
   EXPECT_EQ(count_parameters(*build_model(conditional.model, vocab)),
             count_parameters(*build_model(previous.model, vocab)) + 3 * n * n + 6 * n);

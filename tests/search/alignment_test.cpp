@@ -48,13 +48,13 @@ CopyAlignments copy_task_alignments(const std::string& variant, int steps) {
   torch::manual_seed(3);
   RunConfig config = testing::tiny_config(variant);
   if (variant == "rnn_bahdanau") {
-    config.model.emb_dim = 32;
-    config.model.hidden_dim = 64;
-    config.model.attention_dim = 32;
-    config.model.readout_dim = 32;
+    config.model.arch_options["emb_dim"] = "32";
+    config.model.arch_options["hidden_dim"] = "64";
+    config.model.arch_options["attention_dim"] = "32";
+    config.model.arch_options["readout_dim"] = "32";
   } else {
-    config.model.d_model = 32;
-    config.model.ffn_dim = 64;
+    config.model.arch_options["d_model"] = "32";
+    config.model.arch_options["ffn_dim"] = "64";
     config.model.encoder_layers = 1;
     config.model.decoder_layers = 1;
   }

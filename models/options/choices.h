@@ -1,5 +1,5 @@
-// The choices model keys take, shared by the config (which parses them from YAML) and the models'
-// option structs. No LibTorch here.
+// The choices the architectures' own model keys take (their names in a config are declared with
+// the keys, in models/*_arch.cpp). No LibTorch here.
 #pragma once
 
 namespace nmtzoo {
@@ -25,7 +25,5 @@ enum class AttentionScore {
   kGeneral,    // q^T W k
   kScaledDot,  // q^T k / sqrt(d)
 };
-// "auto" shares everything when the vocabulary is joint, else decoder input and output.
-enum class SharingChoice { kAuto, kNone, kDecoder, kAll };
 
 }  // namespace nmtzoo
