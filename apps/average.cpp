@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "apps/common.h"
+#include "core/io/atomic_file.h"
 #include "core/io/checkpoint_files.h"
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/runtime.h"
@@ -64,6 +65,9 @@ int run(std::vector<std::string> inputs, const std::string& dir, size_t last, si
         const std::string& output) {
   if (!dir.empty()) inputs = best > 0 ? best_checkpoints(dir, best) : last_checkpoints(dir, last);
   if (inputs.empty()) throw std::runtime_error("no checkpoints to average");
+  std::vector<NamedPath> named;
+  for (const auto& path : inputs) named.push_back({dir.empty() ? "input" : "--dir's", path});
+  check_output_is_not_an_input({"-o", output}, named);
   TrainedModel average = load_trained_model(inputs.back(), torch::kCPU);
   CheckpointInfo info = read_checkpoint_info(inputs.back());
   torch::NoGradGuard no_grad;

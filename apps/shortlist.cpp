@@ -9,6 +9,7 @@
 
 #include "apps/common.h"
 #include "core/data/corpus.h"
+#include "core/io/atomic_file.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/trained_model.h"
 #include "core/search/shortlist.h"
@@ -64,6 +65,10 @@ int run(Options options) {
     throw std::runtime_error(fmt::format("--source given {} times but --target {} times", options.sources.size(),
                                          options.targets.size()));
   }
+  std::vector<NamedPath> inputs{{"checkpoint", options.checkpoint}};
+  for (const auto& path : options.sources) inputs.push_back({"--source", path});
+  for (const auto& path : options.targets) inputs.push_back({"--target", path});
+  check_output_is_not_an_input({"-o", options.output}, inputs);
   const TokenizedCorpus corpus = read_pairs(options, trained);
   if (corpus.size() == 0) throw std::runtime_error("no training pairs to learn a shortlist from");
   const auto read = std::chrono::steady_clock::now();

@@ -101,6 +101,12 @@ class Output {
 };
 
 int run(const Options& cli) {
+  // An output may not replace an input; `-i x -o x` may (the input is read whole first).
+  std::vector<NamedPath> inputs;
+  for (const std::string& checkpoint : cli.model.checkpoints) inputs.push_back({"-c", checkpoint});
+  check_output_is_not_an_input({"-o", cli.output}, inputs);
+  inputs.insert(inputs.end(), {NamedPath{"-i", cli.input}, NamedPath{"-o", cli.output}});
+  check_output_is_not_an_input({"--stats", cli.stats_path}, inputs);
   Output output(cli.output);
   configure_threads(cli.threads);
   const InputFormat input_format = parse_input_format(cli.input_format);
@@ -230,7 +236,8 @@ int main(int argc, char** argv) {
   add_translator_flags(app, cli.model)->required();
   app.add_option("-i,--input", cli.input, "input file (plain or .gz); default: stdin, translated "
                                           "as lines arrive");
-  app.add_option("-o,--output", cli.output, "output file, written atomically; default: stdout");
+  app.add_option("-o,--output", cli.output,
+                 "output file, written atomically (a device or FIFO: in place); default: stdout");
   app.add_option("--input-format", cli.input_format,
                  "text: one source per line; tsv: source<TAB>prefix<TAB>constraint<TAB>...; jsonl: "
                  "{\"src\": ..., \"prefix\": ..., \"constraints\": [...]} per line")
@@ -282,6 +289,7 @@ int main(int argc, char** argv) {
                  "with --alignment-layer and --alignment-heads\n";
     return 1;
   }
+  nmtzoo::end_on_stop_signal_removing_temporaries();  // before any thread starts
   nmtzoo::register_builtin_models();
   return nmtzoo::run_app([&] { return run(cli); });
 }

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "apps/common.h"
+#include "core/io/atomic_file.h"
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/trained_model.h"
@@ -29,6 +30,12 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   nmtzoo::register_builtin_models();
   return run_app([&] {
+    // Replacing an input would lose it (the checkpoint, or the weights being imported).
+    if (export_command->parsed()) {
+      check_output_is_not_an_input({"weights", weights}, {{"checkpoint", checkpoint}});
+    }
+    check_output_is_not_an_input({"output", output}, {{"checkpoint", checkpoint},
+                                                      {"weights", weights}});
     TrainedModel trained = load_trained_model(checkpoint, torch::kCPU);
     if (export_command->parsed()) {
       export_weights(*trained.model, weights);

@@ -2,16 +2,20 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <ostream>
 #include <regex>
+#include <set>
 #include <streambuf>
 #include <vector>
 
@@ -29,6 +33,44 @@ std::string describe_error(int error_number) {
     text += " (disk full?)";
   }
   return text;
+}
+
+// `path` with the symbolic links of its last component followed (as open() would), so that the
+// file a link leads to is replaced and the link stays. A dangling link gives its target.
+std::string final_target(const std::string& path) {
+  fs::path current(path);
+  for (int hops = 0; hops < 40; ++hops) {
+    std::error_code not_a_link;
+    const fs::path next = fs::read_symlink(current, not_a_link);
+    if (not_a_link) return current.string();
+    current = next.is_absolute() ? next : current.parent_path() / next;
+  }
+  throw IoError("cannot write '" + path + "': " + std::strerror(ELOOP));
+}
+
+// The temporaries of the AtomicFiles of this process not yet committed, for
+// remove_temporary_files_of_this_process; the mutex also orders a commit's rename against it.
+// Never destroyed: a stop signal may come while the process runs its static destructors.
+struct Temporaries {
+  std::mutex mutex;
+  std::set<std::string> paths;
+};
+Temporaries& temporaries() {
+  static auto* const live = new Temporaries;
+  return *live;
+}
+
+// Once per process and folder, the first atomic write there removes what killed processes left.
+void remove_stale_temporaries_once(const fs::path& directory) {
+  static std::mutex mutex;
+  static std::set<std::string> done;
+  std::error_code ec;
+  const std::string key = fs::absolute(directory, ec).lexically_normal().string();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!done.insert(key).second) return;
+  }
+  remove_stale_temporary_files(directory.string());
 }
 
 }  // namespace
@@ -69,22 +111,55 @@ class AtomicFile::StreamBuffer : public std::streambuf {
 };
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
-  fs::path target(path_);
-  std::error_code ec;
-  if (fs::is_directory(target, ec)) fail("cannot write", EISDIR);
-  fs::path directory = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  fs::create_directories(directory, ec);
-  if (ec) throw IoError("cannot write '" + path_ + "': " + ec.message());
-  temporary_ = temporary_path_beside(path_);
-  fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd_ < 0) fail("cannot write", errno);
+  struct stat status {};
+  if (::stat(path_.c_str(), &status) == 0 && !S_ISREG(status.st_mode)) {
+    if (S_ISDIR(status.st_mode)) fail("cannot write", EISDIR);
+    if (!S_ISCHR(status.st_mode) && !S_ISFIFO(status.st_mode)) {
+      throw IoError("cannot write '" + path_ + "': it is neither a regular file nor a character " +
+                    "device nor a FIFO");
+    }
+    open_in_place();
+  } else {
+    open_temporary();
+  }
   buffer_ = std::make_unique<StreamBuffer>(*this);
   stream_ = std::make_unique<std::ostream>(buffer_.get());
 }
 
+void AtomicFile::open_in_place() {
+  // No O_CREAT: should the device or FIFO vanish meanwhile, no regular file is made in its place.
+  // Opening a FIFO waits for a reader.
+  do {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+  } while (fd_ < 0 && errno == EINTR);
+  if (fd_ < 0) fail("cannot write", errno);
+}
+
+void AtomicFile::open_temporary() {
+  target_ = final_target(path_);
+  const fs::path target(target_);
+  std::error_code ec;
+  fs::path directory = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  fs::create_directories(directory, ec);
+  if (ec) throw IoError("cannot write '" + path_ + "': " + ec.message());
+  remove_stale_temporaries_once(directory);
+  temporary_ = temporary_path_beside(target_);
+  std::lock_guard<std::mutex> lock(temporaries().mutex);
+  fd_ = ::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
+    const int error_number = errno;
+    temporary_.clear();
+    fail("cannot write", error_number);
+  }
+  temporaries().paths.insert(temporary_);
+}
+
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) ::close(fd_);
-  if (!committed_ && !temporary_.empty()) ::unlink(temporary_.c_str());
+  if (!committed_ && !temporary_.empty()) {
+    std::lock_guard<std::mutex> lock(temporaries().mutex);
+    if (temporaries().paths.erase(temporary_) > 0) ::unlink(temporary_.c_str());
+  }
 }
 
 void AtomicFile::write(const void* data, size_t size) noexcept {
@@ -120,13 +195,26 @@ void AtomicFile::commit() {
   stream_->flush();
   if (write_error_ != 0) fail_writing(write_error_);
   if (!*stream_) fail_writing(EIO);  // a writer that set the stream's error state
+  if (temporary_.empty()) {  // a device or FIFO, written in place: nothing to sync or rename
+    const int closed = ::close(fd_);
+    fd_ = -1;
+    if (closed != 0) fail_writing(errno);
+    committed_ = true;
+    return;
+  }
   if (::fsync(fd_) != 0) fail_writing(errno);
   int closed = ::close(fd_);
   fd_ = -1;
   if (closed != 0) fail_writing(errno);
-  if (::rename(temporary_.c_str(), path_.c_str()) != 0) fail("cannot replace", errno);
-  committed_ = true;
-  fs::path directory = fs::path(path_).parent_path();
+  {
+    std::lock_guard<std::mutex> lock(temporaries().mutex);
+    // Gone from the set: a stop signal removed the file (the process is ending).
+    if (temporaries().paths.count(temporary_) == 0) fail("cannot replace", ENOENT);
+    if (::rename(temporary_.c_str(), target_.c_str()) != 0) fail("cannot replace", errno);
+    temporaries().paths.erase(temporary_);
+    committed_ = true;
+  }
+  fs::path directory = fs::path(target_).parent_path();
   int dir_fd = ::open(directory.empty() ? "." : directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {
     // The new file is in place; a failing folder fsync only weakens durability across a power
@@ -159,19 +247,63 @@ void write_file_atomically(const std::string& path,
 }
 
 size_t remove_stale_temporary_files(const std::string& dir) {
-  // ".<name>.tmp.<pid>", and ".<name>.tmp.<pid>.<ext>" for tools that add an extension.
-  static const std::regex kTemporaryName(R"(\..+\.tmp\.([0-9]+)(\.[a-z]+)?)");
+  // Exactly the names temporary_path_beside makes (a PID without leading zeros), and those with
+  // the extensions SentencePiece adds to a scratch prefix.
+  static const std::regex kTemporaryName(R"(\..+\.tmp\.([1-9][0-9]{0,9})(\.model|\.vocab)?)");
   size_t removed = 0;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     std::smatch match;
     const std::string name = entry.path().filename().string();
+    if (name[0] != '.' || name.find(".tmp.") == std::string::npos) continue;  // most, cheaply
     if (!std::regex_match(name, match, kTemporaryName)) continue;
-    const auto pid = static_cast<pid_t>(std::stoll(match[1].str()));
-    const bool alive = pid == ::getpid() || ::kill(pid, 0) == 0 || errno == EPERM;
-    if (!alive && fs::remove(entry.path(), ec)) ++removed;
+    std::error_code not_regular;
+    if (!entry.is_regular_file(not_regular) || entry.is_symlink(not_regular)) continue;
+    const long long pid = std::stoll(match[1].str());
+    if (pid > INT_MAX) continue;  // no process has it: not a name this code made
+    const bool dead = ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+    if (dead && fs::remove(entry.path(), ec)) ++removed;
   }
   return removed;
+}
+
+void remove_temporary_files_of_this_process() noexcept {
+  std::lock_guard<std::mutex> lock(temporaries().mutex);
+  for (const std::string& temporary : temporaries().paths) ::unlink(temporary.c_str());
+  temporaries().paths.clear();
+}
+
+namespace {
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat first {};
+  struct stat second {};
+  if (::stat(a.c_str(), &first) == 0 && ::stat(b.c_str(), &second) == 0) {
+    return first.st_dev == second.st_dev && first.st_ino == second.st_ino;
+  }
+  // One is not there yet (two outputs): the same path once links and ".." are resolved.
+  const auto resolved = [](const std::string& path) {
+    try {
+      return fs::weakly_canonical(final_target(path));
+    } catch (const std::exception&) {  // a loop of links, an unreadable folder
+      return fs::path();
+    }
+  };
+  const fs::path resolved_a = resolved(a);
+  return !resolved_a.empty() && resolved_a == resolved(b);
+}
+
+}  // namespace
+
+void check_output_is_not_an_input(const NamedPath& output, const std::vector<NamedPath>& inputs) {
+  if (output.path.empty()) return;
+  struct stat status {};
+  if (::stat(output.path.c_str(), &status) == 0 && !S_ISREG(status.st_mode)) return;
+  for (const NamedPath& input : inputs) {
+    if (input.path.empty() || !same_file(output.path, input.path)) continue;
+    throw IoError(output.option + " '" + output.path + "' is the same file as " + input.option +
+                  " '" + input.path + "': writing it would replace that input; write to another file");
+  }
 }
 
 }  // namespace nmtzoo

@@ -6,6 +6,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace nmtzoo {
 
@@ -13,12 +14,20 @@ namespace nmtzoo {
 // file beside `path` (".<name>.tmp.<pid>"), which the destructor removes, so a crash or an error
 // at any instant leaves the old file (or none) at `path`, never a partial one.
 //
+// A symbolic link at `path` stays a link: the file it leads to is the one replaced, with the
+// temporary beside that file. A character device or a FIFO at `path` (/dev/null, a named pipe)
+// is opened and written in place, as a shell redirection would: renaming over it would put a
+// regular file where it was, so a failed run leaves there what was written up to the failure.
+//
 // write() never throws: a failed write (a full disk, a file-size limit) is remembered and the
 // rest ignored, and commit() reports it. That makes it safe behind writer callbacks that must not
 // throw, such as LibTorch's archive writer, which finalises in its destructor.
 class AtomicFile {
  public:
-  // Creates the temporary file; throws IoError naming `path` (not the temporary) when it cannot.
+  // Creates the temporary file (opens a device or FIFO: for a FIFO, waits for its reader); throws
+  // IoError naming `path` (not the temporary) when it cannot. The first AtomicFile of a process
+  // in a folder removes the temporaries that killed processes left there (see
+  // remove_stale_temporary_files).
   explicit AtomicFile(std::string path);
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -34,12 +43,15 @@ class AtomicFile {
 
  private:
   class StreamBuffer;
+  void open_in_place();
+  void open_temporary();
   void write_bytes(const void* data, size_t size) noexcept;
   [[noreturn]] void fail(const std::string& what, int error_number);
   [[noreturn]] void fail_writing(int error_number);
 
-  std::string path_;
-  std::string temporary_;
+  std::string path_;       // as asked for, in every message
+  std::string target_;     // what the temporary replaces: `path_` with its symbolic links followed
+  std::string temporary_;  // empty when writing a device or FIFO in place
   int fd_ = -1;
   int write_error_ = 0;  // errno of the first failed write
   bool committed_ = false;
@@ -55,8 +67,26 @@ std::string temporary_path_beside(const std::string& path);
 // Replaces `path` atomically with what `write` puts into the stream (see AtomicFile).
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
-// Removes the temporary files AtomicFile leaves behind when its process is killed
-// (".<name>.tmp.<pid>" in `dir`, not recursively) whose process no longer runs. Returns how many.
+// Removes the temporary files AtomicFile leaves behind when its process is killed whose process
+// no longer runs (kill(pid, 0) fails with ESRCH): the regular files of `dir`, not recursively,
+// named ".<name>.tmp.<pid>", or ".<name>.tmp.<pid>.model" / ".vocab" (the tokenizer trainer's
+// scratch files, see core/data/tokenizers.cpp). Returns how many.
 size_t remove_stale_temporary_files(const std::string& dir);
+
+// Removes the temporary files of this process's AtomicFiles not yet committed, for a process
+// ending on a signal (core/runtime/runtime.h, end_on_stop_signal_removing_temporaries).
+void remove_temporary_files_of_this_process() noexcept;
+
+// A path and the option (or argument) that gave it, for messages.
+struct NamedPath {
+  std::string option;
+  std::string path;
+};
+
+// Refuses an output that is one of the inputs (the same device and inode, so hard and symbolic
+// links count too; or, for an output not there yet, the same resolved path), which writing it
+// would replace, with an IoError naming both: "-o 'M.pt' is the same file as -c 'M.pt': ...".
+// Empty paths and outputs that are not regular files (/dev/null, a FIFO) are never refused.
+void check_output_is_not_an_input(const NamedPath& output, const std::vector<NamedPath>& inputs);
 
 }  // namespace nmtzoo

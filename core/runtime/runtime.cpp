@@ -9,6 +9,7 @@
 #include <limits>
 #include <thread>
 
+#include "core/io/atomic_file.h"
 #include "kernels/onednn_matmul.h"
 
 namespace nmtzoo {
@@ -43,6 +44,21 @@ int wait_for_stop_signal() {
   while (sigwait(&signals, &signal) != 0) {
   }
   return signal;
+}
+
+void end_on_stop_signal_removing_temporaries() {
+  block_stop_signals();
+  std::thread([] {
+    const int signal = wait_for_stop_signal();
+    remove_temporary_files_of_this_process();
+    // Ended by the signal itself, as without this thread: the default action, unblocked here.
+    ::signal(signal, SIG_DFL);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, signal);
+    pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
+    ::raise(signal);
+  }).detach();
 }
 
 void keep_freed_memory_for_reuse() {

@@ -21,6 +21,11 @@ void configure_threads(int64_t threads);
 // one thread takes the signals with wait_for_stop_signal(), which returns SIGINT or SIGTERM.
 void block_stop_signals();
 int wait_for_stop_signal();
+// For an app with no orderly stop that writes with AtomicFile (nmtzoo-translate): blocks the
+// stop signals as above and starts the thread that takes them, which removes this process's
+// temporary files (core/io/atomic_file.h) and ends the process by the signal received. Call it
+// before any thread starts.
+void end_on_stop_signal_removing_temporaries();
 
 // Makes glibc malloc keep freed memory, however large, for reuse instead of returning it to the
 // system (process-wide; idempotent).

@@ -1,9 +1,16 @@
 // nmtzoo-translate as users run it: files, pipes, bad input.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <functional>
 #include <sstream>
+#include <thread>
 
 #include "tests/apps/translate_fixture.h"
 
@@ -166,6 +173,79 @@ TEST_F(TranslateApp, FailingWritesExitNonZeroNamingTheOutput) {
             1);
   EXPECT_NE(err().find("error: writing the translations to stdout failed"), std::string::npos)
       << err();
+}
+
+TEST_F(TranslateApp, AnOutputThatIsAnInputIsRefusedButAFileIsTranslatedInPlace) {
+  const std::string checkpoint = testing::read_text(checkpoint_);
+  EXPECT_EQ(translate({"-o", checkpoint_}, "alpha\n"), 1);
+  EXPECT_NE(err().find("error: -o '" + checkpoint_ + "' is the same file as -c '" + checkpoint_ +
+                       "': writing it would replace that input"),
+            std::string::npos) << err();
+  EXPECT_TRUE(testing::read_text(checkpoint_) == checkpoint);  // not EXPECT_EQ: a binary file
+  const std::string input = run_.path("input.txt");
+  EXPECT_EQ(translate({"-i", input, "--stats", input}, "alpha\n"), 1);
+  EXPECT_NE(err().find("error: --stats '" + input + "' is the same file as -i '" + input + "'"),
+            std::string::npos) << err();
+  EXPECT_EQ(testing::read_text(input), "alpha\n");
+  // The documented in-place translation: the input is read whole before the output replaces it.
+  ASSERT_EQ(translate({}, "alpha bravo\ncharlie\n"), 0) << err();
+  const std::string expected = out();
+  testing::write_text(run_.path("in_place.txt"), "alpha bravo\ncharlie\n");
+  ASSERT_EQ(translate({"-i", run_.path("in_place.txt"), "-o", run_.path("in_place.txt")}, ""), 0)
+      << err();
+  EXPECT_EQ(testing::read_text(run_.path("in_place.txt")), expected);
+}
+
+TEST_F(TranslateApp, AnOutputThroughASymbolicLinkKeepsTheLink) {
+  testing::write_text(run_.path("real.txt"), "old\n");
+  std::filesystem::create_symlink("real.txt", run_.path("link.txt"));
+  ASSERT_EQ(translate({"-o", run_.path("link.txt")}, "alpha\nbravo\n"), 0) << err();
+  EXPECT_TRUE(std::filesystem::is_symlink(run_.path("link.txt")));
+  EXPECT_EQ(count_lines(testing::read_text(run_.path("real.txt"))), 2u);
+}
+
+std::vector<std::string> temporary_files(const std::string& dir) {
+  std::vector<std::string> found;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().filename().string().find(".tmp.") != std::string::npos) {
+      found.push_back(entry.path().filename().string());
+    }
+  }
+  return found;
+}
+
+bool wait_until(const std::function<bool()>& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+// SIGTERM while translating into -o removes the temporary output; SIGKILL cannot, and the next
+// run writing in that folder removes what the killed one left.
+TEST_F(TranslateApp, AStoppedOrKilledRunLeavesNoTemporaryOutputForGood) {
+  const std::string fifo = run_.path("stdin.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const int stop : {SIGTERM, SIGKILL}) {
+    // Held open (for reading too, so that opening it waits for nobody), the FIFO keeps the app
+    // waiting for more lines after the first.
+    const int feed = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(feed, 0);
+    testing::Subprocess app({testing::bin("nmtzoo-translate"), "-c", checkpoint_, "--threads", "1",
+                             "-o", run_.path("out.txt")},
+                            fifo, run_.path("stdout.txt"), run_.path("stderr.txt"));
+    ASSERT_EQ(::write(feed, "alpha\n", 6), 6);
+    ASSERT_TRUE(wait_until([&] { return !temporary_files(run_.path("")).empty(); })) << err();
+    app.signal(stop);
+    EXPECT_EQ(app.wait(), 128 + stop) << err();
+    ::close(feed);
+    EXPECT_EQ(temporary_files(run_.path("")).size(), stop == SIGTERM ? 0u : 1u);
+    EXPECT_FALSE(std::filesystem::exists(run_.path("out.txt")));
+  }
+  ASSERT_EQ(translate({"-o", run_.path("out.txt")}, "alpha\n"), 0) << err();
+  EXPECT_EQ(temporary_files(run_.path("")), std::vector<std::string>{});
 }
 
 TEST_F(TranslateApp, VeryLongLinesAreTruncatedWithAWarning) {

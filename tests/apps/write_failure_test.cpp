@@ -1,8 +1,12 @@
-// Writes that fail (a full disk, a file-size limit, a bad path) end the apps with a clear error
-// naming the path, never an abort, and never lose or damage a file already written.
+// Writes that fail (a full disk, a file-size limit, a bad path, an output that is an input) end
+// the apps with a clear error naming the path, never an abort, and never lose or damage a file
+// already written.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/runtime/checkpoint.h"
 #include "tests/support/subprocess.h"
@@ -106,6 +110,40 @@ TEST(WriteFailure, AverageAndWeightsImportReportAFullDiskAndLeaveNoFile) {
             std::string::npos) << testing::read_text(run.path("err.txt"));
   EXPECT_FALSE(fs::exists(run.path("averaged.pt")));
   EXPECT_FALSE(fs::exists(run.path("imported.pt")));
+  EXPECT_EQ(temporary_files(run.path("")), std::vector<std::string>{});
+}
+
+// An output that is one of the inputs would replace it (49 bytes of text where a checkpoint
+// was): refused before any work, naming both, and the input kept.
+TEST(WriteFailure, AnOutputThatIsAnInputIsRefusedAndTheInputKept) {
+  testing::TinyRun run("transformer");
+  const std::string checkpoint = run.save_untrained_checkpoint();
+  const std::string weights = run.path("w.pt");
+  ASSERT_EQ(testing::run({testing::bin("nmtzoo-weights"), "export", checkpoint, weights}, "",
+                         run.path("out.txt"), run.path("err.txt")),
+            0) << testing::read_text(run.path("err.txt"));
+  const std::string checkpoint_bytes = testing::read_text(checkpoint);
+  const std::string weights_bytes = testing::read_text(weights);
+  const std::string same = "' is the same file as ";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{testing::bin("nmtzoo-weights"), "export", checkpoint, checkpoint},
+       "error: weights '" + checkpoint + same + "checkpoint '" + checkpoint + "'"},
+      {{testing::bin("nmtzoo-weights"), "import", checkpoint, weights, checkpoint},
+       "error: output '" + checkpoint + same + "checkpoint '" + checkpoint + "'"},
+      {{testing::bin("nmtzoo-weights"), "import", checkpoint, weights, weights},
+       "error: output '" + weights + same + "weights '" + weights + "'"},
+      {{testing::bin("nmtzoo-average"), checkpoint, checkpoint, "-o", checkpoint},
+       "error: -o '" + checkpoint + same + "input '" + checkpoint + "'"},
+      {{testing::bin("nmtzoo-shortlist"), checkpoint, "-o", checkpoint},
+       "error: -o '" + checkpoint + same + "checkpoint '" + checkpoint + "'"},
+  };
+  for (const auto& [args, message] : cases) {
+    EXPECT_EQ(testing::run(args, "", run.path("out.txt"), run.path("err.txt")), 1) << args[1];
+    const std::string err = testing::read_text(run.path("err.txt"));
+    EXPECT_NE(err.find(message), std::string::npos) << err;
+    EXPECT_TRUE(testing::read_text(checkpoint) == checkpoint_bytes) << args[1];
+    EXPECT_TRUE(testing::read_text(weights) == weights_bytes) << args[1];
+  }
   EXPECT_EQ(temporary_files(run.path("")), std::vector<std::string>{});
 }
 
