@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -102,21 +103,68 @@ struct ErrorBuffer {
   size_t size() const { return text.size(); }
 };
 
-void append_text(void* context, const char* data, size_t size) {
-  static_cast<std::string*>(context)->append(data, size);
+// The callbacks run inside the shim's frames, which no exception may unwind through (spm_shim.h):
+// the shim has its own C++ runtime, so the unwinder finds no record of those frames and the
+// process aborts. Each callback keeps what it throws here, and the caller rethrows it once the
+// shim has returned.
+class CallbackError {
+ public:
+  // Runs `f`, keeping what it throws; false when it threw, now or in an earlier call.
+  template <class F>
+  bool run(F&& f) noexcept {
+    if (error_) return false;
+    try {
+      f();
+      return true;
+    } catch (...) {
+      error_ = std::current_exception();
+      return false;
+    }
+  }
+  void rethrow() const {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  std::exception_ptr error_;
+};
+
+// The context of a sink: where its items go, and what adding them threw (e.g. std::bad_alloc).
+template <class Target>
+struct Sink {
+  Target& target;
+  CallbackError error;
+};
+
+void append_text(void* context, const char* data, size_t size) noexcept {
+  auto& sink = *static_cast<Sink<std::string>*>(context);
+  sink.error.run([&] { sink.target.append(data, size); });
 }
 
-void push_piece(void* context, const char* data, size_t size) {
-  static_cast<std::vector<std::string>*>(context)->emplace_back(data, size);
+void push_piece(void* context, const char* data, size_t size) noexcept {
+  auto& sink = *static_cast<Sink<std::vector<std::string>>*>(context);
+  sink.error.run([&] { sink.target.emplace_back(data, size); });
 }
 
-void assign_ids(void* context, const int* ids, size_t count) {
-  static_cast<std::vector<int32_t>*>(context)->assign(ids, ids + count);
+void assign_ids(void* context, const int* ids, size_t count) noexcept {
+  auto& sink = *static_cast<Sink<std::vector<int32_t>>*>(context);
+  sink.error.run([&] { sink.target.assign(ids, ids + count); });
 }
 
-int next_sentence(void* context, const char** data, size_t* size) {
+// The training sentences, and what supplying them threw: a DataError naming the file and line of
+// bad data, an IoError of a truncated file... Training then stops (the shim fails, writing no
+// model) and train_sentencepiece rethrows it as it was thrown.
+struct Sentences {
+  const SentenceSource& source;
+  CallbackError error;
+};
+
+int next_sentence(void* context, const char** data, size_t* size) noexcept {
+  auto& sentences = *static_cast<Sentences*>(context);
   std::string_view sentence;
-  if (!(*static_cast<const SentenceSource*>(context))(sentence)) return 0;
+  bool more = false;
+  if (!sentences.error.run([&] { more = sentences.source(sentence); })) return -1;
+  if (!more) return 0;
   *data = sentence.data();
   *size = sentence.size();
   return 1;
@@ -150,8 +198,11 @@ void train_sentencepiece(const SentencePieceTrainOptions& options, const Sentenc
   if (!parent.empty()) fs::create_directories(parent);
   ErrorBuffer error;
   const auto& api = shim();
-  if (api.train(args.str().c_str(), next_sentence, const_cast<SentenceSource*>(&source),
-                options.seed, options.quiet ? 1 : 0, error.data(), error.size()) != 0) {
+  Sentences sentences{source, {}};
+  const int status = api.train(args.str().c_str(), next_sentence, &sentences, options.seed,
+                               options.quiet ? 1 : 0, error.data(), error.size());
+  sentences.error.rethrow();  // the cause, not the shim's "the sentence source failed"
+  if (status != 0) {
     throw TokenizerError("training SentencePiece model '" + options.model_prefix +
                          "' failed: " + error.data());
   }
@@ -224,20 +275,25 @@ SentencePiece SentencePiece::from_serialized(std::string serialized, std::string
 
 std::vector<int32_t> SentencePiece::encode(std::string_view text) const {
   std::vector<int32_t> ids;
+  Sink<std::vector<int32_t>> sink{ids, {}};
   ErrorBuffer error;
-  if (shim().encode_ids(handle_, text.data(), text.size(), assign_ids, &ids, error.data(),
-                        error.size()) != 0) {
-    throw TokenizerError("encoding with '" + path_ + "' failed: " + error.data());
-  }
+  const int status = shim().encode_ids(handle_, text.data(), text.size(), assign_ids, &sink,
+                                       error.data(), error.size());
+  sink.error.rethrow();
+  if (status != 0) throw TokenizerError("encoding with '" + path_ + "' failed: " + error.data());
   return ids;
 }
 
 std::vector<int32_t> SentencePiece::sample_encode(std::string_view text, double alpha,
                                                   uint64_t seed) const {
   std::vector<int32_t> ids;
+  Sink<std::vector<int32_t>> sink{ids, {}};
   ErrorBuffer error;
-  if (shim().sample_encode_ids(handle_, text.data(), text.size(), static_cast<float>(alpha), seed,
-                               assign_ids, &ids, error.data(), error.size()) != 0) {
+  const int status = shim().sample_encode_ids(handle_, text.data(), text.size(),
+                                              static_cast<float>(alpha), seed, assign_ids, &sink,
+                                              error.data(), error.size());
+  sink.error.rethrow();
+  if (status != 0) {
     throw TokenizerError("sampling a segmentation with '" + path_ + "' failed: " + error.data());
   }
   return ids;
@@ -245,11 +301,12 @@ std::vector<int32_t> SentencePiece::sample_encode(std::string_view text, double 
 
 std::vector<std::string> SentencePiece::encode_pieces(std::string_view text) const {
   std::vector<std::string> pieces;
+  Sink<std::vector<std::string>> sink{pieces, {}};
   ErrorBuffer error;
-  if (shim().encode_pieces(handle_, text.data(), text.size(), push_piece, &pieces, error.data(),
-                           error.size()) != 0) {
-    throw TokenizerError("encoding with '" + path_ + "' failed: " + error.data());
-  }
+  const int status = shim().encode_pieces(handle_, text.data(), text.size(), push_piece, &sink,
+                                          error.data(), error.size());
+  sink.error.rethrow();
+  if (status != 0) throw TokenizerError("encoding with '" + path_ + "' failed: " + error.data());
   return pieces;
 }
 
@@ -264,17 +321,21 @@ std::string SentencePiece::decode(const std::vector<int32_t>& ids) const {
     checked.push_back(id);
   }
   std::string text;
+  Sink<std::string> sink{text, {}};
   ErrorBuffer error;
-  if (shim().decode_ids(handle_, checked.data(), checked.size(), append_text, &text,
-                        error.data(), error.size()) != 0) {
-    throw TokenizerError("decoding with '" + path_ + "' failed: " + error.data());
-  }
+  const int status = shim().decode_ids(handle_, checked.data(), checked.size(), append_text,
+                                       &sink, error.data(), error.size());
+  sink.error.rethrow();
+  if (status != 0) throw TokenizerError("decoding with '" + path_ + "' failed: " + error.data());
   return text;
 }
 
 std::string SentencePiece::piece(int64_t id) const {
   std::string text;
-  if (shim().id_to_piece(handle_, static_cast<int>(id), append_text, &text) != 0) {
+  Sink<std::string> sink{text, {}};
+  const int status = shim().id_to_piece(handle_, static_cast<int>(id), append_text, &sink);
+  sink.error.rethrow();
+  if (status != 0) {
     throw TokenizerError("id " + std::to_string(id) + " is outside the vocabulary of '" + path_ +
                          "'");
   }

@@ -34,6 +34,8 @@ int fail(char* error, size_t error_size, const std::string& message) {
   return -1;
 }
 
+// A failing source ends the iteration with an error status, which SentencePiece's trainer checks
+// once the iteration is done (TrainerInterface::LoadSentences), so it stops before training.
 class CallbackSentences : public sentencepiece::SentenceIterator {
  public:
   CallbackSentences(NmtzooSpmSentenceSource source, void* context)
@@ -42,19 +44,27 @@ class CallbackSentences : public sentencepiece::SentenceIterator {
   }
   bool done() const override { return done_; }
   void Next() override {
+    if (failed_) return;
     const char* data = nullptr;
     size_t size = 0;
-    done_ = source_(context_, &data, &size) == 0;
+    const int got = source_(context_, &data, &size);
+    failed_ = got < 0;
+    done_ = got <= 0;
     if (!done_) value_.assign(data, size);
   }
   const std::string& value() const override { return value_; }
-  sentencepiece::util::Status status() const override { return {}; }
+  sentencepiece::util::Status status() const override {
+    if (!failed_) return {};
+    return {sentencepiece::util::StatusCode::kCancelled, "the sentence source failed"};
+  }
+  bool failed() const { return failed_; }
 
  private:
   NmtzooSpmSentenceSource source_;
   void* context_;
   std::string value_;
   bool done_ = false;
+  bool failed_ = false;
 };
 
 }  // namespace
@@ -92,11 +102,15 @@ int nmtzoo_spm_special_id(const NmtzooSpm* model, int which) {
 
 int nmtzoo_spm_encode_ids(const NmtzooSpm* model, const char* text, size_t size, NmtzooSpmIdSink sink,
                           void* context, char* error, size_t error_size) {
-  std::vector<int> ids;
-  auto status = model->processor.Encode(std::string_view(text, size), &ids);
-  if (!status.ok()) return fail(error, error_size, status.ToString());
-  sink(context, ids.data(), ids.size());
-  return 0;
+  try {
+    std::vector<int> ids;
+    auto status = model->processor.Encode(std::string_view(text, size), &ids);
+    if (!status.ok()) return fail(error, error_size, status.ToString());
+    sink(context, ids.data(), ids.size());
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(error, error_size, e.what());
+  }
 }
 
 int nmtzoo_spm_sample_encode_ids(const NmtzooSpm* model, const char* text, size_t size, float alpha,
@@ -117,20 +131,28 @@ int nmtzoo_spm_sample_encode_ids(const NmtzooSpm* model, const char* text, size_
 
 int nmtzoo_spm_encode_pieces(const NmtzooSpm* model, const char* text, size_t size,
                              NmtzooSpmTextSink sink, void* context, char* error, size_t error_size) {
-  std::vector<std::string> pieces;
-  auto status = model->processor.Encode(std::string_view(text, size), &pieces);
-  if (!status.ok()) return fail(error, error_size, status.ToString());
-  for (const auto& piece : pieces) sink(context, piece.data(), piece.size());
-  return 0;
+  try {
+    std::vector<std::string> pieces;
+    auto status = model->processor.Encode(std::string_view(text, size), &pieces);
+    if (!status.ok()) return fail(error, error_size, status.ToString());
+    for (const auto& piece : pieces) sink(context, piece.data(), piece.size());
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(error, error_size, e.what());
+  }
 }
 
 int nmtzoo_spm_decode_ids(const NmtzooSpm* model, const int* ids, size_t count,
                           NmtzooSpmTextSink sink, void* context, char* error, size_t error_size) {
-  std::string text;
-  auto status = model->processor.Decode(std::vector<int>(ids, ids + count), &text);
-  if (!status.ok()) return fail(error, error_size, status.ToString());
-  sink(context, text.data(), text.size());
-  return 0;
+  try {
+    std::string text;
+    auto status = model->processor.Decode(std::vector<int>(ids, ids + count), &text);
+    if (!status.ok()) return fail(error, error_size, status.ToString());
+    sink(context, text.data(), text.size());
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(error, error_size, e.what());
+  }
 }
 
 int nmtzoo_spm_id_to_piece(const NmtzooSpm* model, int id, NmtzooSpmTextSink sink, void* context) {
@@ -147,10 +169,14 @@ int nmtzoo_spm_train(const char* args, NmtzooSpmSentenceSource source, void* con
     sentencepiece::SetRandomGeneratorSeed(seed);
     CallbackSentences sentences(source, context);
     auto status = sentencepiece::SentencePieceTrainer::Train(args, &sentences);
+    // A failed source fails the training whatever the trainer made of its status.
+    if (sentences.failed()) return fail(error, error_size, "the sentence source failed");
     if (!status.ok()) return fail(error, error_size, status.ToString());
     return 0;
   } catch (const std::exception& e) {
     return fail(error, error_size, e.what());
+  } catch (...) {
+    return fail(error, error_size, "unknown exception in SentencePiece's trainer");
   }
 }
 

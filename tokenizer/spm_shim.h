@@ -15,10 +15,18 @@ extern "C" {
 
 typedef struct NmtzooSpm NmtzooSpm;
 
+// No C++ exception may cross this interface in either direction: the shim and its caller have
+// separate C++ runtimes and unwinders, and an exception unwinding through the other side's frames
+// finds no unwind information there and ends in std::terminate (SIGABRT, no message). The shim
+// turns its exceptions into return values and messages; the callbacks below must not throw (the
+// caller keeps what went wrong and reports it once the shim has returned).
+
 // Receives bytes (a piece, a decoded text) or ids; called once per item.
 typedef void (*NmtzooSpmTextSink)(void* context, const char* data, size_t size);
 typedef void (*NmtzooSpmIdSink)(void* context, const int* ids, size_t count);
-// Supplies one training sentence per call; returns 0 at the end of the corpus.
+// Supplies one training sentence per call: returns 1 with the sentence in *data and *size (valid
+// until the next call), 0 at the end of the corpus, or a negative value when it failed (a corpus
+// that cannot be read, bad data): training then stops at once and nmtzoo_spm_train fails.
 typedef int (*NmtzooSpmSentenceSource)(void* context, const char** data, size_t* size);
 
 // Every function reporting failure writes a NUL-terminated message into `error` (capacity
@@ -47,7 +55,7 @@ int nmtzoo_spm_id_to_piece(const NmtzooSpm* model, int id, NmtzooSpmTextSink sin
 
 // Trains a model from SentencePiece's command-line style `args` (without --input), reading the
 // sentences from `source`. `seed` drives sentence sampling and unigram EM; `quiet` silences
-// SentencePiece's own progress log.
+// SentencePiece's own progress log. Fails, writing no model, when `source` reports a failure.
 int nmtzoo_spm_train(const char* args, NmtzooSpmSentenceSource source, void* context,
                      unsigned int seed, int quiet, char* error, size_t error_size);
 

@@ -13,8 +13,14 @@
 namespace nmtzoo {
 
 DirectoryLock::DirectoryLock(const std::string& dir, const std::string& what) {
+  // A folder that cannot be made (read-only file system, no permission, a file in the way) is
+  // reported with mkdir's reason; the open below would only say the folder is missing.
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
+  std::error_code ignored;
+  if (ec && !std::filesystem::is_directory(dir, ignored)) {
+    throw IoError("cannot create folder '" + dir + "': " + ec.message());
+  }
   const std::string path = dir + "/.lock";
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw IoError("cannot create '" + path + "': " + std::strerror(errno));

@@ -10,7 +10,8 @@ namespace nmtzoo {
 class DirectoryLock {
  public:
   // Creates `dir` if needed. Throws IoError when another process holds the lock, naming it:
-  // "run folder 'runs/x' is in use by process 1234 (<what>)".
+  // "run folder 'runs/x' is in use by process 1234 (<what>)", and when the folder or its lock
+  // file cannot be made, with the system's reason ("Read-only file system", "Permission denied").
   DirectoryLock(const std::string& dir, const std::string& what);
   DirectoryLock(const DirectoryLock&) = delete;
   DirectoryLock& operator=(const DirectoryLock&) = delete;

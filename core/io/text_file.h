@@ -15,15 +15,19 @@ struct IoError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Reads a text file line by line; gzip-compressed files are recognised by content, not name.
+// Reads a text file line by line; gzip-compressed files are recognised by content, not name, and
+// may hold several gzip members one after the other (concatenated .gz files), read in turn.
 // Lines end at "\n" only, whatever else they contain (NUL bytes included); the terminator and a
-// "\r" before it are stripped.
+// "\r" before it are stripped. The one reader of text files: every program that reads a corpus,
+// a reference or an input file reads it here, so every one of them refuses a gzip stream that is
+// truncated, fails its checksum or is followed by bytes that are not gzip (an IoError naming the
+// file and the line being read) instead of reading as far as it goes.
 class LineReader {
  public:
   explicit LineReader(std::string path);  // throws IoError naming the file
   LineReader(LineReader&&) noexcept;
   ~LineReader();
-  bool next(std::string& line);            // false at the end of the file
+  bool next(std::string& line);            // false at the end of the file; throws IoError
   int64_t line_number() const { return line_number_; }  // 1-based number of the last line read
   const std::string& path() const { return path_; }
   // Bytes of the file (compressed, for gzip) consumed so far, for progress against its size.

@@ -136,6 +136,20 @@ TEST_F(EvaluateApp, LineCountMismatchIsAClearError) {
   EXPECT_EQ(out(), "");
 }
 
+TEST_F(EvaluateApp, ATruncatedGzipReferenceIsAnErrorNotAShorterScore) {
+  std::string text;
+  for (int i = 1; i <= 1000; ++i) text += "Satz " + std::to_string(i * 7919 % 1013) + " .\n";
+  const std::string ref = dir_.path("ref.txt.gz");
+  testing::write_gzip(ref, text);
+  const std::string whole = testing::read_text(ref);
+  testing::write_text(ref, whole.substr(0, whole.size() / 2));
+  std::string hyp = file("hyp.txt", text);
+  EXPECT_EQ(evaluate({ref, "-i", hyp}), 1);
+  EXPECT_NE(err().find(ref + ":"), std::string::npos) << err();
+  EXPECT_NE(err().find(": unexpected end of the gzip stream"), std::string::npos) << err();
+  EXPECT_EQ(out(), "");
+}
+
 TEST_F(EvaluateApp, JsonOutputForMachines) {
   std::string ref = file("ref.txt", "The cat sat on the mat .\n");
   ASSERT_EQ(evaluate({ref, "--json", "-w", "2"}, "The cat sat on a mat .\n"), 0) << err();

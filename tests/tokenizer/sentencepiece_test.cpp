@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <filesystem>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "core/io/text_file.h"
@@ -183,6 +185,41 @@ TEST(SentencePiece, CorruptModelIsAClearErrorNotACrash) {
   std::string bytes = testing::read_text(good);
   testing::write_text(dir.path("half.model"), bytes.substr(0, bytes.size() / 2));
   EXPECT_THROW(SentencePiece::load(dir.path("half.model")), TokenizerError);
+}
+
+// What the sentence source throws (bad data at a line, a truncated file) is thrown by
+// train_sentencepiece as it was: the source runs inside the separately loaded SentencePiece
+// library, and an exception unwinding through its frames used to abort the process (SIGABRT).
+TEST(SentencePiece, WhatTheSentenceSourceThrowsReachesTheCallerNotAnAbort) {
+  struct BadLine : std::runtime_error {
+    using std::runtime_error::runtime_error;
+  };
+  TempDir dir;
+  const auto sentences = sample("train.en.gz", 1000);
+  for (size_t fail_at : {size_t{349}, size_t{0}}) {
+    SentencePieceTrainOptions options;
+    options.model_prefix = dir.path("spm" + std::to_string(fail_at));
+    options.vocab_size = 400;
+    size_t calls = 0;
+    try {
+      train_sentencepiece(options, [&](std::string_view& sentence) {
+        if (calls++ == fail_at) {
+          throw BadLine("corpus.en:" + std::to_string(fail_at + 1) + ": invalid UTF-8 at byte 5");
+        }
+        sentence = sentences[calls - 1];
+        return true;
+      });
+      FAIL() << "trained through a failing sentence source";
+    } catch (const BadLine& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "corpus.en:" + std::to_string(fail_at + 1) + ": invalid UTF-8 at byte 5");
+    }
+    EXPECT_EQ(calls, fail_at + 1) << "the source is not asked again once it failed";
+    EXPECT_FALSE(std::filesystem::exists(options.model_prefix + ".model"))
+        << "no model of part of the corpus";
+  }
+  // The library is still usable afterwards.
+  EXPECT_NO_THROW(SentencePiece::load(train_model(dir, sentences, SubwordModel::kBpe, 400)));
 }
 
 TEST(SentencePiece, DecodingAnIdOutsideTheVocabularyIsAnError) {
