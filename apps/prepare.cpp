@@ -1,13 +1,16 @@
 // nmtzoo-prepare: trains the run's tokenizer if missing, prepares the binary dataset (once; again
-// only when the config, tokenizer or input files changed), and prints corpus statistics.
+// only when the config, tokenizer or input files changed), and prints corpus statistics. It starts
+// as nmtzoo-train does (core/runtime/run_start.h): the same checks first, then one critical section.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <numeric>
+#include <stdexcept>
 
 #include "apps/common.h"
 #include "core/io/process_stats.h"
@@ -17,6 +20,7 @@
 #include "core/data/corpus.h"
 #include "core/data/dataset_prepare.h"
 #include "core/data/tokenizers.h"
+#include "core/runtime/run_start.h"
 #include "core/runtime/trained_model.h"
 #include "models/registry.h"
 #include "tokenizer/special_tokens.h"
@@ -68,24 +72,47 @@ SplitStats dataset_stats(const BinaryDataset& dataset, int64_t begin, int64_t en
   return stats;
 }
 
+// What nmtzoo-train will check, checked before anything is written: training.init_from, or, in a
+// run folder that holds checkpoints, that the data and tokenizer keys are those the checkpoints
+// were trained with, which nmtzoo-train --resume needs them to stay (prepare_run then checks the
+// tokenizer itself, as a resume would).
+StartCheckpoints check_start_of(const RunConfig& config) {
+  const std::string last = config.run_dir() + "/checkpoints/checkpoint_last.pt";
+  if (!std::filesystem::exists(last)) return check_start(config);
+  StartCheckpoints start;
+  start.resume_path = last;
+  start.resumed = read_checkpoint_info(last);
+  const auto changed = differing_keys(config, start.resumed->config, {"data", "tokenizer"});
+  if (!changed.empty()) {
+    std::string message = fmt::format(
+        "nothing was prepared: run folder '{}' holds checkpoints, which nmtzoo-train --resume "
+        "continues only with the data and tokenizer they were trained with (a new run needs a new "
+        "training.output_dir); the config's keys differ from '{}':", config.run_dir(), last);
+    for (const auto& key : changed) message += "\n  " + key;
+    throw std::runtime_error(message);
+  }
+  return start;
+}
+
 int run(const std::string& path, const std::vector<std::string>& overrides, bool force,
         int64_t threads, bool quiet) {
   auto start = std::chrono::steady_clock::now();
   register_builtin_models();
   RunConfig config = load_config(path, overrides);
   check_run_config(config);
+  resolve_run_paths(config);
+  const StartCheckpoints checked = check_start_of(config);
   save_config(config, config.run_dir() + "/config.yaml");
-  Tokenizers tokenizers = prepare_tokenizers(config, std::cerr);
-  const std::string fingerprint = tokenizer_fingerprint(tokenizers);
+  RunPreparation preparation;
+  preparation.force = force;
+  preparation.dataset.threads = threads;
+  preparation.dataset.terminal = ::isatty(STDERR_FILENO) != 0;
+  preparation.dataset.progress = !quiet;
+  const PreparedRun prepared = prepare_run(config, checked, std::cerr, preparation);
+  const Tokenizers& tokenizers = prepared.tokenizers;
   const std::string dir = config.dataset_dir();
-  const std::string stale = force ? "--force" : dataset_staleness(config, fingerprint);
-  if (!stale.empty()) {
-    std::cerr << fmt::format("preparing the binary dataset in {} ({})\n", dir, stale);
-    PrepareOptions options;
-    options.threads = threads;
-    options.terminal = ::isatty(STDERR_FILENO) != 0;
-    options.progress = !quiet;
-    DatasetManifest made = prepare_dataset(config, tokenizers, std::cerr, options);
+  if (prepared.made) {
+    const DatasetManifest& made = *prepared.made;
     std::cerr << fmt::format("prepared in {:.1f} s with {} threads ({:.0f} pairs/s), peak RSS {:.0f} MB\n",
                              made.seconds, made.threads,
                              static_cast<double>(made.train_pairs) / std::max(1e-9, made.seconds),
@@ -104,6 +131,8 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
                            "tgt>", "src unk", "tgt unk");
   BinaryDataset train(dir, "train", tokenizers.src->vocab_size(), tokenizers.tgt->vocab_size());
   for (const PreparedCorpus& corpus : manifest.corpora) {
+    train.check_pair_range(corpus.begin, corpus.end,
+                           fmt::format("corpus '{}' of {}/dataset.json", corpus.split, dir));
     print_row(corpus.split, dataset_stats(train, corpus.begin, corpus.end));
     std::cout << fmt::format("{:<18} {} lines: {}{}\n", "", corpus.lines, corpus.filtered.summary(),
                              corpus.invalid_utf8_skipped > 0

@@ -18,7 +18,6 @@
 
 #include "core/data/binary_dataset.h"
 #include "core/io/atomic_file.h"
-#include "core/io/directory_lock.h"
 #include "core/io/progress.h"
 #include "tokenizer/sentencepiece.h"
 
@@ -283,7 +282,7 @@ DatasetManifest prepare_dataset(const RunConfig& config, const Tokenizers& token
                                 std::ostream& log, const PrepareOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   const std::string dir = config.dataset_dir();
-  DirectoryLock lock(dir, "nmtzoo-prepare");
+  fs::create_directories(dir);
   fs::remove(fs::path(dir) / kManifestName);
 
   DatasetManifest manifest;

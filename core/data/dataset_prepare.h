@@ -66,7 +66,9 @@ struct PrepareOptions {
 
 // Writes the dataset: the manifest is removed first and written last, so an interrupted
 // preparation never leaves a dataset that loads. Bad data (invalid UTF-8 under
-// data.invalid_utf8: error, unequal line counts) is a DataError naming file and line.
+// data.invalid_utf8: error, unequal line counts) is a DataError naming file and line. Takes no
+// lock: a run's start calls it inside the critical section of prepare_run
+// (core/runtime/run_start.h), which also covers training the tokenizer it is given.
 DatasetManifest prepare_dataset(const RunConfig& config, const Tokenizers& tokenizers,
                                 std::ostream& log, const PrepareOptions& options = {});
 

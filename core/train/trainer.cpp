@@ -9,13 +9,13 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
-#include <set>
 #include <thread>
 
 #include "core/config/loader.h"
 #include "core/io/atomic_file.h"
 #include "core/io/directory_lock.h"
 #include "core/io/process_stats.h"
+#include "core/runtime/run_start.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/trained_model.h"
 #include "core/train/distributed.h"
@@ -33,65 +33,6 @@ std::atomic<bool> g_stop_requested{false};
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Keys of `sections` whose values differ between two configs.
-std::vector<std::string> differing_keys(const RunConfig& a, const RunConfig& b,
-                                        const std::vector<std::string>& sections) {
-  std::vector<std::string> keys;
-  // Where the dataset lives, and how a tokenizer would be trained (the fingerprint compares the
-  // trained one), do not change what is resumed.
-  const std::set<std::string> irrelevant{"data.bin_dir", "tokenizer.input_sentence_size"};
-  for (const auto& option : config_schema()) {
-    if (irrelevant.count(option.key) > 0) continue;
-    std::string section = option.key.substr(0, option.key.find('.'));
-    if (std::find(sections.begin(), sections.end(), section) == sections.end()) continue;
-    if (option.format(a) != option.format(b)) {
-      keys.push_back(option.key + ": " + option.format(b) + " in the checkpoint, " +
-                     option.format(a) + " now");
-    }
-  }
-  return keys;
-}
-
-// Resuming needs the same data, tokenizer and model as the checkpoint was trained with.
-void check_resumable(const RunConfig& config, const std::string& fingerprint, const std::string& last) {
-  CheckpointInfo info = read_checkpoint_info(last);
-  auto changed = differing_keys(config, info.config, {"data", "tokenizer", "model"});
-  if (!changed.empty()) {
-    std::string message = "cannot resume: the config's data, tokenizer or model keys differ "
-                          "from the checkpoint's:";
-    for (const auto& key : changed) message += "\n  " + key;
-    throw std::runtime_error(message);
-  }
-  if (info.tokenizer_fingerprint != fingerprint) {
-    throw std::runtime_error("cannot resume: the tokenizer model changed since '" + last +
-                             "' was written");
-  }
-}
-
-// Fine-tuning needs the model the checkpoint holds (dropout may differ) and its vocabulary.
-// Returns the checkpoint's info, read (and checksummed) once.
-CheckpointInfo check_initializable(const RunConfig& config, const std::string& fingerprint,
-                                   const std::string& path) {
-  if (!fs::exists(path)) throw std::runtime_error("training.init_from: no checkpoint at '" + path + "'");
-  CheckpointInfo info = read_checkpoint_info(path);
-  std::string message;
-  for (const auto& key : differing_keys(config, info.config, {"model"})) {
-    if (key.find("dropout: ") == std::string::npos) message += "\n  " + key;
-  }
-  if (!message.empty()) {
-    throw std::runtime_error("training.init_from: '" + path + "' holds another model than this "
-                             "config describes:" + message);
-  }
-  if (info.tokenizer_fingerprint != fingerprint) {
-    throw std::runtime_error(
-        "training.init_from: '" + path + "' was trained with another tokenizer than this run's '" +
-        config.tokenizer_model(config.data.src_lang) + "'; fine-tuning keeps the vocabulary: leave "
-        "tokenizer.prefix unset (the run then adopts the checkpoint's tokenizer) or point it at "
-        "the one the checkpoint was trained with");
-  }
-  return info;
 }
 
 }  // namespace
@@ -122,9 +63,7 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
       folder_(config_.run_dir() + "/checkpoints", config_.training.keep_last,
               config_.training.keep_best, selection_metric_name(config_.training.best_metric),
               config_.training.best_metric != SelectionMetric::kLoss) {
-  // The stored config must not depend on the file name it was loaded from.
-  config_.training.output_dir = config_.run_dir();
-  if (config_.tokenizer.prefix.empty()) config_.tokenizer.prefix = config_.run_dir() + "/spm";
+  resolve_run_paths(config_);
   check_run_config(config_);
   const c10::Device device = resolve_device(config_.training.device);
   configure_threads(config_.training.threads);
@@ -143,23 +82,25 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
   if (resume && !fs::exists(last)) {
     throw std::runtime_error("--resume: no checkpoint at '" + last + "'");
   }
+  // Before anything of the run is written: the checkpoint it resumes or is fine-tuned from.
+  const StartCheckpoints start = check_start(config_, resume ? last : "");
   fs::create_directories(folder_.dir());
   const bool terminal = ::isatty(STDERR_FILENO) && &log_ == &std::cerr;
   reporter_ = std::make_unique<TrainingReporter>(config_, log_, is_main(), terminal);
 
-  data_ = prepare_training_data(config_, log_, communicator_.get(), terminal);
+  data_ = prepare_training_data(config_, log_, communicator_.get(), terminal, &start,
+                                config_.run_dir());
   engine_ = std::make_unique<TrainingEngine>(config_, data_, device, communicator_, log_);
   TrainingProgress& progress = engine_->progress();
   if (resume) {
-    check_resumable(config_, data_.tokenizer_fingerprint, last);
     engine_->restore_checkpoint(last);
     reporter_->resume_at(progress.step);
     log_ << fmt::format("resumed from {} at step {} (epoch {}, batch {})\n", last, progress.step,
                         progress.epoch + 1, progress.epoch_batch);
   } else {
     const TrainConfig& t = config_.training;
-    if (!t.init_from.empty()) {
-      engine_->initialize_from(t.init_from, check_initializable(config_, data_.tokenizer_fingerprint, t.init_from));
+    if (start.init_from) {
+      engine_->initialize_from(t.init_from, *start.init_from);
       auto fresh = [](bool reset) { return reset ? "fresh" : "kept"; };
       log_ << fmt::format("fine-tuning from {} at step {} ({} optimizer, {} schedule, {} progress)\n",
                           t.init_from, progress.step, fresh(t.reset_optimizer),

@@ -37,7 +37,9 @@ class Trainer {
  public:
   // Prepares everything (tokenizer, data, model, optimizer) and, with `resume`, restores the run
   // from <run dir>/checkpoints/checkpoint_last.pt. Every configuration problem is reported here,
-  // before training starts. `communicator` is null for single-process training.
+  // before training starts, and the checkpoint resumed or fine-tuned from (training.init_from) is
+  // checked against the config before any tokenizer or data is prepared (core/runtime/run_start.h).
+  // `communicator` is null for single-process training.
   Trainer(RunConfig config, bool resume, std::ostream& log,
           std::shared_ptr<Communicator> communicator = nullptr);
   ~Trainer();

@@ -4,49 +4,29 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <numeric>
 #include <ostream>
+#include <thread>
 
 #include "core/data/batching.h"
-#include "core/io/atomic_file.h"
-#include "core/runtime/checkpoint.h"
+#include "core/runtime/run_start.h"
 #include "core/train/distributed.h"
 
 namespace nmtzoo {
 namespace {
 
-namespace fs = std::filesystem;
-
-// A fine-tuning run without tokenizer files takes the ones embedded in its initial checkpoint
-// rather than training new ones, which would not match the checkpoint's vocabulary.
-void adopt_checkpoint_tokenizer(const RunConfig& config, std::ostream& log) {
-  const std::string& path = config.training.init_from;
-  const std::string src_model = config.tokenizer_model(config.data.src_lang);
-  const std::string tgt_model = config.tokenizer_model(config.data.tgt_lang);
-  if (path.empty() || (fs::exists(src_model) && fs::exists(tgt_model)) || !fs::exists(path)) return;
-  CheckpointInfo info = read_checkpoint_info(path);
-  if (info.src_tokenizer_model.empty() || info.config.tokenizer.joint != config.tokenizer.joint) return;
-  fs::create_directories(fs::path(src_model).parent_path());
-  write_file_atomically(src_model, [&](std::ostream& out) { out << info.src_tokenizer_model; });
-  if (!config.tokenizer.joint) {
-    write_file_atomically(tgt_model, [&](std::ostream& out) { out << info.tgt_tokenizer_model; });
-  }
-  log << "adopted the tokenizer embedded in " << path << " as " << src_model
-      << (config.tokenizer.joint ? "" : " and " + tgt_model) << "\n";
-}
-
-// On rank 0 (or the only process): the tokenizers, then the dataset when it is missing or stale.
-void prepare_on_main(const RunConfig& config, std::ostream& log, bool terminal) {
-  adopt_checkpoint_tokenizer(config, log);
-  Tokenizers tokenizers = prepare_tokenizers(config, log);
-  const std::string stale = dataset_staleness(config, tokenizer_fingerprint(tokenizers));
-  if (stale.empty()) return;
-  log << fmt::format("preparing the binary dataset in {} ({})\n", config.dataset_dir(), stale);
-  PrepareOptions options;
-  options.threads = config.training.threads;
-  options.terminal = terminal;
-  DatasetManifest manifest = prepare_dataset(config, tokenizers, log, options);
+// On rank 0 (or the only process): the tokenizers, then the dataset when it is missing or stale,
+// after what `start` says of the checkpoint the run starts from was checked against them.
+void prepare_on_main(const RunConfig& config, std::ostream& log, bool terminal,
+                     const StartCheckpoints& start, const std::string& held_dir) {
+  RunPreparation options;
+  options.what = "nmtzoo-train";
+  options.held_dir = held_dir;
+  options.dataset.threads = config.training.threads;
+  options.dataset.terminal = terminal;
+  const PreparedRun prepared = prepare_run(config, start, log, options);
+  if (!prepared.made) return;
+  const DatasetManifest& manifest = *prepared.made;
   log << fmt::format("prepared {} training pairs ({} tokens) and {} validation pairs in {:.1f} s "
                      "({:.0f} pairs/s)\n",
                      manifest.train_pairs, manifest.train_tokens, manifest.valid_pairs,
@@ -58,12 +38,16 @@ void prepare_on_main(const RunConfig& config, std::ostream& log, bool terminal) 
 }  // namespace
 
 TrainingData prepare_training_data(const RunConfig& config, std::ostream& log,
-                                   Communicator* communicator, bool terminal) {
+                                   Communicator* communicator, bool terminal,
+                                   const StartCheckpoints* start, const std::string& held_dir) {
+  auto work = [&] {
+    const StartCheckpoints checked = start != nullptr ? StartCheckpoints{} : check_start(config);
+    prepare_on_main(config, log, terminal, start != nullptr ? *start : checked, held_dir);
+  };
   if (communicator != nullptr) {
-    communicator->run_on_main([&] { prepare_on_main(config, log, terminal); },
-                              "prepares the tokenizers and the dataset");
+    communicator->run_on_main(work, "prepares the tokenizers and the dataset");
   } else {
-    prepare_on_main(config, log, terminal);
+    work();
   }
   TrainingData data;
   data.tokenizers = load_tokenizers(config);
@@ -85,6 +69,8 @@ TrainingData prepare_training_data(const RunConfig& config, std::ostream& log,
   const DataConfig& d = config.data;
   for (size_t i = 0; i < d.train.size(); ++i) {
     const PreparedCorpus& prepared = manifest.corpora.at(i);
+    data.train->check_pair_range(prepared.begin, prepared.end,
+                                 fmt::format("corpus '{}' of {}/dataset.json", prepared.split, dir));
     data.corpora.push_back({prepared.split, prepared.begin, prepared.end, d.train[i].weight});
     data.filtered += prepared.filtered;
   }

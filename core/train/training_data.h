@@ -18,6 +18,7 @@
 namespace nmtzoo {
 
 class Communicator;
+struct StartCheckpoints;
 
 // A training corpus's pairs in the dataset and its sampling rate per epoch.
 struct CorpusShare {
@@ -40,10 +41,14 @@ struct TrainingData {
 };
 
 // Rank 0 (or the only process) trains missing tokenizers and prepares a missing or stale dataset
-// while the other ranks wait, then every rank maps it. Errors name the file and line of bad data;
-// no training pair left after filtering is an error.
+// (prepare_run, core/runtime/run_start.h: one critical section, after the checks of `start`, or of
+// check_start(config) when null) while the other ranks wait, then every rank maps it. `held_dir`
+// is a folder the caller has locked already (its run folder). Errors name the file and line of bad
+// data; no training pair left after filtering is an error.
 TrainingData prepare_training_data(const RunConfig& config, std::ostream& log,
-                                   Communicator* communicator = nullptr, bool terminal = false);
+                                   Communicator* communicator = nullptr, bool terminal = false,
+                                   const StartCheckpoints* start = nullptr,
+                                   const std::string& held_dir = "");
 
 // The pairs an epoch trains on: each corpus `weight` times (a fraction: that share of it, drawn
 // anew each epoch from (seed, epoch)), in dataset order before batching shuffles them.

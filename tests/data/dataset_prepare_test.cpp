@@ -144,6 +144,60 @@ TEST(PrepareDataset, BadDataDeepInAFileIsFoundDuringPreparationWithFileAndLine) 
   EXPECT_FALSE(fs::exists(fs::path(config.dataset_dir()) / kManifestName));
 }
 
+// On a fresh run the tokenizer is trained first, reading the corpus from inside SentencePiece's
+// separately loaded library: bad data found there is the same error as when the tokenizer was
+// already trained, not an abort (SIGABRT, no message), and leaves no tokenizer model behind.
+TEST(PrepareTokenizers, BadDataOnAFreshRunIsTheProperErrorNotAnAbort) {
+  TinyRun run("transformer");
+  RunConfig config = run.config();
+  config.data.train = {{"big", 1.0}};
+  config.tokenizer.prefix = run.path("fresh/spm");
+  const std::string src = run.path("data/big.src");
+  const std::string tgt = run.path("data/big.tgt");
+  auto tokenizer_error = [&] {
+    std::ostringstream log;
+    try {
+      prepare_tokenizers(config, log);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  auto leftovers = [&] {
+    std::vector<std::string> names;
+    if (fs::exists(run.path("fresh"))) {
+      for (const auto& entry : fs::directory_iterator(run.path("fresh"))) {
+        names.push_back(entry.path().filename().string());
+      }
+    }
+    return names;
+  };
+
+  testing::write_text(src, numbered_lines(1000));
+  testing::write_text(tgt, numbered_lines(1000, 350, "schl\xe4gt"));
+  EXPECT_EQ(tokenizer_error(), tgt + ":350: invalid UTF-8 at byte 5");
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+
+  testing::write_text(tgt, numbered_lines(999));
+  EXPECT_EQ(tokenizer_error(),
+            "line counts differ: '" + src + "' has 1000 lines but '" + tgt + "' has 999");
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+
+  // A truncated .gz (corpus_path prefers big.tgt.gz) is named, not read as far as it goes.
+  fs::remove(tgt);
+  testing::write_gzip(tgt + ".gz", numbered_lines(1000));
+  const std::string whole = testing::read_text(tgt + ".gz");
+  testing::write_text(tgt + ".gz", whole.substr(0, whole.size() / 2));
+  EXPECT_NE(tokenizer_error().find(tgt + ".gz:"), std::string::npos) << tokenizer_error();
+  EXPECT_NE(tokenizer_error().find(": unexpected end of the gzip stream"), std::string::npos)
+      << tokenizer_error();
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+  // The data mended, the same run trains its tokenizer.
+  testing::write_gzip(tgt + ".gz", numbered_lines(1000));
+  EXPECT_EQ(tokenizer_error(), "(no error)");
+  EXPECT_TRUE(fs::exists(config.tokenizer_model(config.data.src_lang)));
+}
+
 TEST(TrainingData, PreparesOnceThenReusesTheDataset) {
   TinyRun run("transformer");
   std::ostringstream first_log;
@@ -156,6 +210,28 @@ TEST(TrainingData, PreparesOnceThenReusesTheDataset) {
   TrainingData second = prepare_training_data(run.config(), second_log);
   EXPECT_EQ(second_log.str().find("preparing"), std::string::npos) << second_log.str();
   EXPECT_EQ(second.valid_references, first.valid_references);
+}
+
+// The manifest's corpus ranges index the dataset's pairs: an edited range is refused when the
+// dataset is opened, before any pair is read through it.
+TEST(TrainingData, AManifestRangeBeyondTheDatasetIsRefusedNamingTheManifest) {
+  TinyRun run("transformer");
+  std::ostringstream log;
+  prepare_training_data(run.config(), log);
+  const std::string manifest = run.config().dataset_dir() + "/dataset.json";
+  std::string text = testing::read_text(manifest);
+  const std::string end = "\"end\": 400";
+  ASSERT_NE(text.find(end), std::string::npos) << text;
+  text.replace(text.find(end), end.size(), "\"end\": 20000000");
+  testing::write_text(manifest, text);
+  try {
+    prepare_training_data(run.config(), log);
+    ADD_FAILURE() << "an edited manifest range was used";
+  } catch (const DataError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("corpus 'train' of " + run.config().dataset_dir() + "/dataset.json gives pairs [0, 20000000)"),
+              std::string::npos) << message;
+  }
 }
 
 TEST(TrainingData, CorpusWeightsSetHowOftenAnEpochSeesEachPair) {

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "core/config/loader.h"
 #include "core/data/tokenizers.h"
@@ -12,6 +14,7 @@
 #include "core/runtime/trained_model.h"
 #include "core/train/trainer.h"
 #include "models/encoder_decoder.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"
 
 namespace nmtzoo {
@@ -123,6 +126,52 @@ TEST_F(FineTune, ARunWithoutTokenizerFilesAdoptsTheCheckpointsOwn) {
   Trainer trainer(config, false, log);
   EXPECT_NE(log.str().find("adopted the tokenizer embedded in " + parent_), std::string::npos) << log.str();
   EXPECT_EQ(testing::read_text(run_.path("child/spm.model")), testing::read_text(run_.path("spm.model")));
+}
+
+// What can be checked of training.init_from is checked before the run trains a tokenizer or
+// prepares data, by nmtzoo-train and nmtzoo-prepare alike: a missing path, a file that is no
+// checkpoint, another architecture's checkpoint, another model.
+TEST_F(FineTune, AnUnusableInitFromIsRefusedBeforeAnythingIsPrepared) {
+  const std::string spm = run_.path("child/spm");  // the child's own tokenizer: none yet
+  auto untouched = [&](const std::string& what) {
+    EXPECT_FALSE(fs::exists(spm + ".model")) << what;
+    EXPECT_FALSE(fs::exists(run_.path("child/data-bin"))) << what;
+  };
+  testing::write_text(run_.path("notes.pt"), "not a checkpoint\n");
+  testing::TinyRun rnn("rnn_bahdanau");
+  const std::string rnn_checkpoint = rnn.save_untrained_checkpoint();
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
+      {run_.path("missing.pt"),
+       {"training.init_from: no checkpoint at '" + run_.path("missing.pt") + "'"}},
+      {run_.path("notes.pt"),
+       {"training.init_from: '" + run_.path("notes.pt") + "' is not a readable nmtzoo checkpoint"}},
+      {rnn_checkpoint,
+       {"training.init_from: '" + rnn_checkpoint + "' holds another model than this config " +
+            "describes:",
+        "\n  model.arch: \"rnn_bahdanau\" in the checkpoint, \"transformer\" now"}},
+  };
+  for (const auto& [path, messages] : cases) {
+    const std::string error =
+        error_of(child({"tokenizer.prefix=" + spm, "training.init_from=" + path}));
+    for (const auto& message : messages) {
+      EXPECT_NE(error.find(message), std::string::npos) << error;
+    }
+    untouched(path);
+    EXPECT_EQ(testing::run({testing::bin("nmtzoo-prepare"), run_.config_path(), "--set",
+                            "training.output_dir=" + run_.path("child"), "--set",
+                            "tokenizer.prefix=" + spm, "--set", "training.init_from=" + path, "-q"},
+                           "", run_.path("out.txt"), run_.path("err.txt")),
+              1) << path;
+    const std::string err = testing::read_text(run_.path("err.txt"));
+    for (const auto& message : messages) {
+      EXPECT_NE(err.find(message), std::string::npos) << err;
+    }
+    untouched("nmtzoo-prepare " + path);
+  }
+  const std::string model_error = error_of(child({"tokenizer.prefix=" + spm, "model.d_model=48"}));
+  EXPECT_NE(model_error.find("model.d_model: 32 in the checkpoint, 48 now"), std::string::npos)
+      << model_error;
+  untouched("model.d_model");
 }
 
 }  // namespace
