@@ -137,6 +137,7 @@ int run(const Options& cli) {
   int64_t line_number = 0;
   int64_t output_tokens = 0;
   bool warned_no_attention = false;
+  LimitWarnings limit_warnings;
   auto start = std::chrono::steady_clock::now();
   std::ostream& out = output.stream();
   auto process = [&](const std::vector<std::string>& lines) {
@@ -160,6 +161,7 @@ int run(const Options& cli) {
                                  "tokens were translated\n",
                                  number, translator.max_source_tokens());
       }
+      std::cerr << limit_warnings.of(translations[i], fmt::format("{}:{}", input_name, number));
       if (!cli.attention_dir.empty() && number <= cli.attention_count && !warned_no_attention &&
           !write_heatmap(cli.attention_dir, number, translations[i], target, which_attention)) {
         std::cerr << fmt::format("warning: model {} has no attention; --attention-svg writes no "

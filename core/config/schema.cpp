@@ -525,14 +525,18 @@ std::vector<OptionSpec> build_schema() {
   decode.integer("shortlist_frequent", &DecodeConfig::shortlist_frequent, 100, non_negative,
                  "shortlist: most frequent target tokens always kept");
   decode.per_request(true);
-  decode.real("unk_penalty", &DecodeConfig::unk_penalty, 0.0, Range{},
+  // Bounded so that scores stay finite in float32: -1e39 would make <unk> +inf, a score no
+  // hypothesis survives, and every output empty; 1e6 already keeps <unk> out.
+  decode.real("unk_penalty", &DecodeConfig::unk_penalty, 0.0, Range{-1e6, 1e6},
               "subtracted from the log-probability of <unk> (negative: reward it)");
   decode.real("coverage_penalty", &DecodeConfig::coverage_penalty, 0.0, non_negative,
               "GNMT coverage penalty beta: + beta * sum_j log(min(attention to source word j, 1)); "
               "needs a model with attention");
   decode.boolean("sampling", &DecodeConfig::sampling, false,
                  "sample instead of beam search: nbest samples per sentence");
-  decode.real("temperature", &DecodeConfig::temperature, 1.0, Range{1e-6},
+  // Bounded both ways so that T and 1/T stay finite in float32 (1e39 would make every weight 0 or
+  // NaN, and every output empty).
+  decode.real("temperature", &DecodeConfig::temperature, 1.0, Range{1e-6, 1e6},
               "sampling: divides the log-probabilities (< 1 sharper, > 1 flatter)");
   decode.integer("top_k", &DecodeConfig::top_k, 0, non_negative,
                  "sampling: only from the k most probable tokens; 0 = all");

@@ -35,11 +35,11 @@ class HypothesisBook {
     return rows;
   }
 
-  // Each live row's length limit, from each sentence's.
-  std::vector<int64_t> row_limits(const std::vector<int64_t>& sentence_limits) const {
-    std::vector<int64_t> limits;
-    for (int64_t s : alive_) limits.insert(limits.end(), static_cast<size_t>(width_), sentence_limits[s]);
-    return limits;
+  // A per-sentence value (a length limit, a minimum length) for each live row.
+  std::vector<int64_t> per_row(const std::vector<int64_t>& per_sentence) const {
+    std::vector<int64_t> values;
+    for (int64_t s : alive_) values.insert(values.end(), static_cast<size_t>(width_), per_sentence[s]);
+    return values;
   }
 
   // Takes a step's candidates (best first per live sentence): those ending in EOS among the first K

@@ -24,6 +24,36 @@ void check_dtype_runs(DecodeDtype dtype, const c10::Device& device) {
   Int8Linears::require_support();
 }
 
+std::string min_len_warning(const Translation& t) {
+  if (!t.min_len_lowered) return "";
+  return fmt::format("decoding.min_len was lowered to {} tokens, this sentence's output length limit "
+                     "(max_len_a * source tokens + max_len_b, plus any prefix and constraints, at most "
+                     "the model's max_positions - 1)",
+                     t.length_limit);
+}
+
+std::string empty_output_warning(const Translation& t) {
+  if (!t.empty_by_limit) return "";
+  return fmt::format("the output is empty: no hypothesis could end within this sentence's output "
+                     "length limit of {} tokens (every continuation was ruled out, e.g. the model "
+                     "gives the end of sentence no probability at the limit)",
+                     t.length_limit);
+}
+
+std::string LimitWarnings::of(const Translation& t, const std::string& where) {
+  std::string lines;
+  if (t.min_len_lowered && !min_len_said_) {
+    lines += fmt::format("warning: {}: {}; said once, later lines may be lowered too\n", where, min_len_warning(t));
+    min_len_said_ = true;
+  }
+  if (t.empty_by_limit) lines += fmt::format("warning: {}: {}\n", where, empty_output_warning(t));
+  return lines;
+}
+
+UnusableGuide::UnusableGuide(int64_t line_number, std::string field_name, std::string what_is_wrong)
+    : std::invalid_argument(fmt::format("line {}: {}", line_number, what_is_wrong)),
+      line(line_number), field(std::move(field_name)), problem(std::move(what_is_wrong)) {}
+
 ModelTranslator::ModelTranslator(EncoderDecoder& model, Tokenizers tokenizers, SearchOptions options,
                                  c10::Device device, Int8Linears* int8,
                                  std::shared_ptr<const Shortlist> shortlist)
@@ -75,16 +105,25 @@ SentenceGuide ModelTranslator::guide(const TranslationRequest& request, int64_t 
   SentenceGuide guide;
   guide.line = line;
   if (!request.prefix.empty()) guide.prefix = target_ids(request.prefix);
+  // Forced token by token, a prefix must fit the decoder's positions beside BOS; below that, the
+  // length limit grows by the prefix, so it always fits the limit.
+  const int64_t output_positions = model_.max_positions() - 1;
+  if (static_cast<int64_t>(guide.prefix.size()) > output_positions) {
+    throw UnusableGuide(line, "prefix",
+                        fmt::format("the prefix has {} tokens, more than the {} the model can output "
+                                    "(model.max_positions {}, one for BOS)",
+                                    guide.prefix.size(), output_positions, model_.max_positions()));
+  }
   if (!request.constraints.empty() && options_.constraints == ConstraintMode::kNone) {
-    throw std::invalid_argument(fmt::format(
-        "line {}: has constraints, but constrained decoding is off (give --constraints ordered "
-        "or unordered)", line));
+    throw UnusableGuide(line, "constraints",
+                        "has constraints, but constrained decoding is off (give --constraints "
+                        "ordered or unordered)");
   }
   for (size_t c = 0; c < request.constraints.size(); ++c) {
     guide.constraints.push_back(target_ids(request.constraints[c]));
     if (guide.constraints.back().empty()) {
-      throw std::invalid_argument(fmt::format("line {}: constraint {} ('{}') has no tokens", line,
-                                              c + 1, request.constraints[c]));
+      throw UnusableGuide(line, "constraints",
+                          fmt::format("constraint {} ('{}') has no tokens", c + 1, request.constraints[c]));
     }
   }
   return guide;
@@ -128,9 +167,16 @@ std::vector<Translation> ModelTranslator::translate(const std::vector<Translatio
     std::vector<std::vector<Hypothesis>> nbest =
         search(model_, src_tokens, src_pad_mask, options_, *strategy, batch_guides,
                batch_vocabulary(rows, batch_guides));
+    std::vector<int64_t> source_lengths;  // EOS included, as the search counts them
+    for (const auto& row : rows) source_lengths.push_back(static_cast<int64_t>(row.size) + 1);
+    const std::vector<int64_t> limits =
+        output_length_limits(model_.max_positions(), source_lengths, options_, batch_guides);
     for (size_t r = 0; r < batch.size(); ++r) {
       Translation& result = results[to_translate[batch[r]]];
       result.nbest = std::move(nbest[r]);
+      result.length_limit = limits[r];
+      result.min_len_lowered = effective_min_len(options_.min_len, limits[r]) < options_.min_len;
+      result.empty_by_limit = result.nbest.empty();
       for (const auto& hypothesis : result.nbest) {
         result.texts.push_back(tokenizers_.tgt->decode(
             std::vector<int32_t>(hypothesis.tokens.begin(), hypothesis.tokens.end())));

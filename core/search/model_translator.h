@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,38 @@ struct Translation {
   std::vector<std::string> source_pieces; // the source as the model saw it (for plots)
   bool truncated = false;                 // the source was cut to the model's length limit
   int64_t source_tokens = 0;
+  // The search's output length limit for this sentence, in tokens (output_length_limits); 0 for
+  // an empty input line, which is not searched.
+  int64_t length_limit = 0;
+  bool min_len_lowered = false;  // decoding.min_len was above length_limit and was lowered to it
+  bool empty_by_limit = false;   // searched, yet no hypothesis could end within the limits: empty
+};
+
+// What a limit did to a translation, in words, without its line ("" when nothing): min_len
+// lowered to the sentence's length limit, or an output the limits left empty. For the callers'
+// warnings (nmtzoo-translate's stderr, the JSON's "warnings").
+std::string min_len_warning(const Translation& translation);
+std::string empty_output_warning(const Translation& translation);
+
+// nmtzoo-translate's warnings about what the limits did, over one run: every output the limits
+// left empty, and the first min_len lowered (said once: a large min_len concerns every short line).
+class LimitWarnings {
+ public:
+  // The lines to print for `translation` of input line `where` ("in.txt:3"), each ending in '\n';
+  // "" when there is nothing to say.
+  std::string of(const Translation& translation, const std::string& where);
+
+ private:
+  bool min_len_said_ = false;
+};
+
+// A sentence's prefix or constraint that cannot be used. what(): "line N: <problem>"; a caller
+// with its own names for these (the server: request fields) has the parts.
+struct UnusableGuide : std::invalid_argument {
+  UnusableGuide(int64_t line, std::string field, std::string problem);
+  int64_t line;         // the sentence's line: first_line + its index in the call
+  std::string field;    // "prefix" or "constraints"
+  std::string problem;  // what is wrong, without the line
 };
 
 // Throws std::runtime_error saying why `dtype` cannot decode on `device` (int8: not a CPU, or no
@@ -52,7 +85,10 @@ class ModelTranslator {
   // translations; sentences longer than the model accepts are truncated (Translation::truncated).
   // `first_line`: the input line of the first sentence, which with the rest seeds sampling.
   std::vector<Translation> translate(const std::vector<std::string>& sentences, int64_t first_line = 1);
-  // Throws std::invalid_argument naming the line when a prefix or constraint is unusable.
+  // Throws UnusableGuide (a std::invalid_argument) naming the line when a prefix or constraint is
+  // unusable: a constraint without tokens, constraints while constrained decoding is off, or a
+  // prefix longer than the model's output can be (max_positions - 1 tokens beside BOS). A prefix
+  // that fits always fits the length limit, which grows by the prefix.
   std::vector<Translation> translate(const std::vector<TranslationRequest>& requests,
                                      int64_t first_line = 1);
 

@@ -38,33 +38,24 @@ int64_t guided_tokens(const std::vector<SentenceGuide>& guides, size_t sentence)
   return total;
 }
 
-std::vector<int64_t> length_limits(EncoderDecoder& model, const std::vector<int64_t>& lengths,
-                                   const SearchOptions& options,
-                                   const std::vector<SentenceGuide>& guides) {
-  std::vector<int64_t> limits;
-  const int64_t model_limit = model.max_positions() - 1;  // BOS + tokens fit the positions
-  for (size_t b = 0; b < lengths.size(); ++b) {
-    const double source_length = static_cast<double>(lengths[b] - 1);  // no EOS
-    // In double: a huge max_len_b must clamp to the model's limit, not overflow.
-    const double limit = options.max_len_a * source_length + static_cast<double>(options.max_len_b) +
-                         static_cast<double>(guided_tokens(guides, b));
-    limits.push_back(std::max<int64_t>(
-        1, static_cast<int64_t>(std::min(limit, static_cast<double>(model_limit)))));
-  }
-  return limits;
-}
-
-// Forbids BOS and PAD always, EOS before min_len, and everything but EOS at a row's length
-// limit; applies the <unk> penalty.
+// Forbids BOS and PAD always, EOS before a row's minimum length, and everything but EOS at a
+// row's length limit; applies the <unk> penalty.
 void apply_token_rules(at::Tensor& log_probs, int64_t step, const std::vector<int64_t>& row_limits,
-                       const SearchOptions& options) {
+                       const std::vector<int64_t>& row_min_lens, const SearchOptions& options) {
   log_probs.index_fill_(1, torch::tensor({kPadId, kBosId}, log_probs.options().dtype(torch::kLong)),
                         kMinusInf);
   if (options.unk_penalty != 0) log_probs.select(1, kUnkId).sub_(options.unk_penalty);
-  if (step < options.min_len) log_probs.select(1, kEosId).fill_(kMinusInf);
+  std::vector<int64_t> too_short;
   std::vector<int64_t> at_limit;
   for (size_t r = 0; r < row_limits.size(); ++r) {
+    if (step < row_min_lens[r]) too_short.push_back(static_cast<int64_t>(r));
     if (step >= row_limits[r]) at_limit.push_back(static_cast<int64_t>(r));
+  }
+  if (too_short.size() == row_limits.size()) {
+    log_probs.select(1, kEosId).fill_(kMinusInf);
+  } else if (!too_short.empty()) {
+    log_probs.select(1, kEosId).index_fill_(0, torch::tensor(too_short, log_probs.options().dtype(torch::kLong)),
+                                            kMinusInf);
   }
   if (!at_limit.empty()) {
     // Only EOS remains, with the probability the model gives it (as fairseq does).
@@ -168,6 +159,24 @@ at::Tensor selected_attention(const DecoderState& state, const AttentionChoice& 
   return heads > 0 ? all.narrow(1, 0, heads).mean(1) : all.mean(1);
 }
 
+std::vector<int64_t> output_length_limits(int64_t max_positions, const std::vector<int64_t>& source_lengths,
+                                          const SearchOptions& options,
+                                          const std::vector<SentenceGuide>& guides) {
+  TORCH_CHECK(guides.empty() || guides.size() == source_lengths.size(), "output_length_limits got ",
+              guides.size(), " sentence guides for ", source_lengths.size(), " sentences");
+  std::vector<int64_t> limits;
+  const int64_t model_limit = max_positions - 1;  // BOS + tokens fit the positions
+  for (size_t b = 0; b < source_lengths.size(); ++b) {
+    const double source_length = static_cast<double>(source_lengths[b] - 1);  // no EOS
+    // In double: a huge max_len_b must clamp to the model's limit, not overflow.
+    const double limit = options.max_len_a * source_length + static_cast<double>(options.max_len_b) +
+                         static_cast<double>(guided_tokens(guides, b));
+    limits.push_back(std::max<int64_t>(
+        1, static_cast<int64_t>(std::min(limit, static_cast<double>(model_limit)))));
+  }
+  return limits;
+}
+
 double penalized_score(double log_prob, int64_t length, LengthPenalty penalty, double alpha) {
   switch (penalty) {
     case LengthPenalty::kNone: return log_prob;
@@ -202,10 +211,17 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
   const std::vector<SentenceGuide>& step_guides = vocabulary.defined() ? column_guides : guides;
   state.repeat_rows(K);
   const std::vector<int64_t> lengths = source_lengths(src_pad_mask);
-  const std::vector<int64_t> limits = length_limits(model, lengths, options, guides);
+  const std::vector<int64_t> limits = output_length_limits(model.max_positions(), lengths, options, guides);
+  std::vector<int64_t> min_lens;
+  for (int64_t limit : limits) min_lens.push_back(effective_min_len(options.min_len, limit));
   HypothesisBook book(batch, K, options, lengths);
   size_t longest_prefix = 0;
   for (const auto& guide : guides) longest_prefix = std::max(longest_prefix, guide.prefix.size());
+  // Forced past the limit, a prefix would leave no token allowed (ModelTranslator refuses such
+  // lines first, naming them).
+  TORCH_CHECK(static_cast<int64_t>(longest_prefix) < model.max_positions(), "a target prefix of ",
+              longest_prefix, " tokens does not fit the model's ", model.max_positions() - 1,
+              " output positions (max_positions ", model.max_positions(), ", one for BOS)");
   at::Tensor history;  // (R, t, S) attention of each row so far, when recorded
   // Cumulative log-probabilities (R); only hypothesis 0 of each sentence is live at the start.
   at::Tensor scores = torch::full({batch, K}, kMinusInf, torch::TensorOptions().device(device));
@@ -215,7 +231,7 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
 
   for (int64_t step = 0; !book.empty(); ++step) {
     at::Tensor log_probs = model.decode_step(prev, state);  // (R, V)
-    apply_token_rules(log_probs, step, book.row_limits(limits), options);
+    apply_token_rules(log_probs, step, book.per_row(limits), book.per_row(min_lens), options);
     if (step < static_cast<int64_t>(longest_prefix)) force_prefixes(log_probs, step, book.row_sentences(), step_guides);
     if (state.record_attention && (state.attention.defined() || !state.layer_attention.empty())) {
       at::Tensor now = selected_attention(state, options.attention).unsqueeze(1);

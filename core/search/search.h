@@ -69,7 +69,10 @@ struct Hypothesis {
 
 // n-best lists (up to options.nbest, at most the strategy's width), best first, one per source
 // row. src_tokens (B, S), src_pad_mask (B, S). `guides`, empty or one per row: each row's prefix
-// is forced, and its length limit grows by its prefix and constraint tokens. `vocabulary`, when
+// is forced, and its length limit grows by its prefix and constraint tokens (output_length_limits;
+// a prefix longer than the model's max_positions - 1 is an error). A min_len above a row's limit
+// is lowered to it (effective_min_len). A row whose every hypothesis was ruled out (its model
+// gives EOS no probability at the limit) has an empty list. `vocabulary`, when
 // defined, is the batch's shortlist (DecoderState::vocabulary: sorted target ids starting with
 // 0..3, holding every prefix token): the model scores only those tokens and the strategy sees
 // (N, K, V') log-probabilities; tokens it returns are mapped back to ids. A strategy that looks
@@ -93,6 +96,19 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model, const at
 // GreedyStrategy). Gives the tokens of beam_search with beam 1.
 std::vector<Hypothesis> greedy_search(EncoderDecoder& model, const at::Tensor& src_tokens,
                                       const at::Tensor& src_pad_mask, const SearchOptions& options);
+
+// Each sentence's output length limit in tokens (EOS excluded), as search() applies it:
+// a * source length + b (decoding.max_len_a/b; `source_lengths` count EOS, which is not part of
+// the length), plus the guide's prefix and constraint tokens, at most what the model's positions
+// hold beside BOS (max_positions - 1), at least 1. `guides`: empty, or one per sentence.
+std::vector<int64_t> output_length_limits(int64_t max_positions, const std::vector<int64_t>& source_lengths,
+                                          const SearchOptions& options,
+                                          const std::vector<SentenceGuide>& guides = {});
+
+// The shortest output search() asks of a sentence whose length limit is `limit`: decoding.min_len,
+// lowered to the limit when it is more (the limit ends every hypothesis, so a longer minimum
+// would forbid every ending and leave the output empty).
+inline int64_t effective_min_len(int64_t min_len, int64_t limit) { return min_len < limit ? min_len : limit; }
 
 // Length-penalised score of a hypothesis of `length` tokens (EOS included).
 double penalized_score(double log_prob, int64_t length, LengthPenalty penalty, double alpha);

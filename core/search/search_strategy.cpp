@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <limits>
 
 #include "core/search/constrained_beam.h"
@@ -79,7 +80,13 @@ SamplingStrategy::SamplingStrategy(int64_t samples, double temperature, int64_t 
                                    uint64_t seed, const std::vector<int64_t>& lines)
     : samples_(samples), temperature_(temperature), top_k_(top_k), top_p_(top_p) {
   TORCH_CHECK(samples >= 1, "sampling needs at least one sample per sentence, but got ", samples);
-  TORCH_CHECK(temperature > 0, "the sampling temperature must be positive, but got ", temperature);
+  // The log-probabilities (float32) are divided by it: T and 1/T must both be finite there, or
+  // every weight becomes 0 or NaN and nothing can be sampled (decoding.temperature is in
+  // [1e-6, 1e6]).
+  TORCH_CHECK(temperature > 0 && std::isfinite(static_cast<float>(temperature)) &&
+                  std::isfinite(static_cast<float>(1.0 / temperature)),
+              "the sampling temperature must be positive with T and 1/T finite in float32, but got ",
+              temperature);
   TORCH_CHECK(top_k >= 0, "top-k must be >= 0 (0 = all tokens), but got ", top_k);
   TORCH_CHECK(top_p > 0 && top_p <= 1, "top-p must be in (0, 1], but got ", top_p);
   for (int64_t line : lines) generators_.push_back(line_generator(seed, line));

@@ -88,6 +88,11 @@ std::string attention_heatmap(const Translation& t, size_t k, const SentencePiec
 json translation_json(const Translation& t, const SentencePiece& target, const TranslationJsonOptions& options) {
   json result = hypothesis_json(t, 0, target, options);
   if (t.truncated) result["truncated"] = true;
+  json warnings = json::array();
+  for (const std::string& warning : {min_len_warning(t), empty_output_warning(t)}) {
+    if (!warning.empty()) warnings.push_back(warning);
+  }
+  if (!warnings.empty()) result["warnings"] = std::move(warnings);
   if (options.nbest) {
     json list = json::array();
     for (size_t k = 0; k < t.texts.size(); ++k) list.push_back(hypothesis_json(t, k, target, options));

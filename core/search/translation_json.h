@@ -30,8 +30,10 @@ struct TranslationJsonOptions {
 };
 
 // {"text", "score", "log_prob", "tokens", ["alignment" | "attention"], ["constraints_met": false],
-//  ["attention_svg"], ["truncated": true], ["nbest": [{the same per hypothesis}]]}: the best
-// hypothesis's fields at the top. An empty input line has "score": null and no log_prob.
+//  ["attention_svg"], ["truncated": true], ["warnings": [...]], ["nbest": [{the same per
+// hypothesis}]]}: the best hypothesis's fields at the top. An empty input line, or an output the
+// length limits left empty, has "score": null and no log_prob. "warnings" says what a limit did
+// (min_len_warning, empty_output_warning).
 nlohmann::json translation_json(const Translation& translation, const SentencePiece& target,
                                 const TranslationJsonOptions& options);
 

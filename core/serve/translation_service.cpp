@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <iostream>
 
 #include "core/config/schema.h"
 
@@ -186,6 +187,7 @@ void TranslationService::decode_loop() {
     try {
       const ServedModel& model = *batch.front()->model;
       std::vector<Translation> translations = model.translator->translate_batch(sentences, batch.front()->options);
+      warn_about_limits(model, translations);
       size_t next = 0;
       for (const auto& job : batch) {
         std::vector<Translation> mine(std::make_move_iterator(translations.begin() + static_cast<std::ptrdiff_t>(next)),
@@ -198,7 +200,13 @@ void TranslationService::decode_loop() {
       // One request's bad prefix must not fail the others: decode them one by one.
       for (const auto& job : batch) {
         try {
-          job->result.set_value(job->model->translator->translate_batch(job->sentences, job->options));
+          std::vector<Translation> translations = job->model->translator->translate_batch(job->sentences, job->options);
+          warn_about_limits(*job->model, translations);
+          job->result.set_value(std::move(translations));
+        } catch (const UnusableGuide& e) {
+          // Decoded alone, its line is the sentence's number in the request: name the field.
+          job->result.set_exception(std::make_exception_ptr(
+              std::invalid_argument(fmt::format("field '{}' item {}: {}", e.field, e.line, e.problem))));
         } catch (...) {
           job->result.set_exception(std::current_exception());
         }
@@ -209,6 +217,19 @@ void TranslationService::decode_loop() {
     ++stats_.batches;
     stats_.sentences += static_cast<int64_t>(sentences.size());
     stats_.batch_sentences.observe(static_cast<double>(sentences.size()));
+  }
+}
+
+void TranslationService::warn_about_limits(const ServedModel& model, const std::vector<Translation>& translations) {
+  if (warned_about_limits_) return;
+  for (const Translation& t : translations) {
+    std::string warning = min_len_warning(t);
+    if (warning.empty()) warning = empty_output_warning(t);
+    if (warning.empty()) continue;
+    std::cerr << fmt::format("warning: model {}: {} (said once; each answer lists its own in \"warnings\")\n",
+                             model.name, warning);
+    warned_about_limits_ = true;
+    return;
   }
 }
 

@@ -91,6 +91,9 @@ class TranslationService {
   void decode_loop();
   // Jobs decodable with `first` in one call, oldest first (first included).
   std::vector<std::shared_ptr<Job>> take_batch(const std::shared_ptr<Job>& first);
+  // Tells stderr, once per service, that a length limit lowered min_len or left an output empty
+  // (every answer carries its own in the JSON's "warnings"). Decoding thread only.
+  void warn_about_limits(const ServedModel& model, const std::vector<Translation>& translations);
 
   std::vector<ServedModel> models_;
   std::chrono::duration<double, std::milli> max_wait_;
@@ -103,6 +106,7 @@ class TranslationService {
   bool stopping_ = false;
   std::chrono::steady_clock::time_point decoder_free_since_{};
   ServiceStats stats_;
+  bool warned_about_limits_ = false;  // decoding thread only
   std::thread worker_;
 };
 

@@ -192,6 +192,46 @@ TEST_F(TranslateDecoding, BadCombinationsAreClearErrors) {
   EXPECT_NE(err().find("--alignment needs cross-attention, but model rnn_encdec"), std::string::npos) << err();
 }
 
+// Each of these once gave empty translations with rc 0 and no word: refused when it cannot work,
+// lowered with a warning when it can.
+TEST_F(TranslateDecoding, LimitsThatLeftOutputsEmptyAreRefusedOrLoweredWithAWarning) {
+  // A temperature that overflows float32.
+  EXPECT_EQ(translate({"--sampling", "--temperature", "1e39"}, input_), 1);
+  EXPECT_NE(err().find("--temperature: decoding.temperature "), std::string::npos) << err();
+  EXPECT_NE(err().find("out of range"), std::string::npos) << err();
+  EXPECT_EQ(out(), "");
+  // min_len above the short lines' length limits: lowered to each line's limit, said once.
+  ASSERT_EQ(translate({"--min-len", "60", "--beam", "2"}, input_), 0) << err();
+  EXPECT_EQ(lines_of(out()).size(), 4u);
+  const std::string said = err();
+  EXPECT_NE(said.find("warning: stdin:1: decoding.min_len was lowered to "), std::string::npos) << said;
+  size_t warnings = 0;
+  for (size_t at = said.find("min_len was lowered"); at != std::string::npos; at = said.find("min_len was lowered", at + 1)) {
+    ++warnings;
+  }
+  EXPECT_EQ(warnings, 1u) << "once per run: " << said;
+  // In jsonl every lowered line says so, and has an output as long as its limit allows.
+  ASSERT_EQ(translate({"--min-len", "60", "--format", "jsonl"}, input_), 0) << err();
+  const auto objects = lines_of(out());
+  ASSERT_EQ(objects.size(), 4u);
+  for (size_t i : {0u, 2u, 3u}) {
+    const auto object = nlohmann::json::parse(objects[i]);
+    EXPECT_FALSE(object["tokens"].empty()) << objects[i];
+    ASSERT_TRUE(object.contains("warnings")) << objects[i];
+    EXPECT_NE(object["warnings"][0].get<std::string>().find("min_len was lowered"), std::string::npos)
+        << objects[i];
+  }
+  EXPECT_FALSE(nlohmann::json::parse(objects[1]).contains("warnings")) << objects[1];
+  // A prefix longer than the model can output: refused naming the file and line, nothing written.
+  std::string long_prefix = "alpha";
+  for (int i = 0; i < 1500; ++i) long_prefix += " alpha";
+  const std::string input = run_.path("input.txt");
+  EXPECT_EQ(translate({"-i", input, "--input-format", "tsv"}, "bravo\t\ncharlie\t" + long_prefix + "\n"), 1);
+  EXPECT_NE(err().find(input + ": line 2: the prefix has "), std::string::npos) << err();
+  EXPECT_NE(err().find("the model can output"), std::string::npos) << err();
+  EXPECT_EQ(out(), "");
+}
+
 TEST_F(TranslateDecoding, QuietSilencesStderrAndProgressIsLoggedOffATerminal) {
   ASSERT_EQ(translate({"--quiet"}, input_), 0);
   EXPECT_EQ(err(), "");

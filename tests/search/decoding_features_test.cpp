@@ -150,6 +150,28 @@ TEST(Sampling, TheNucleusOfTheTopTokensEqualsTheNucleusOfTheSortedVocabulary) {
   }
 }
 
+// The log-probabilities are float32: a temperature whose T or 1/T overflows there made every
+// weight 0 or NaN, so nothing could be sampled and every output was empty. The strategy refuses
+// those (the schema bounds decoding.temperature to [1e-6, 1e6]); the bounds sample normally.
+TEST(Sampling, TemperaturesAtTheBoundsSampleAndThoseThatOverflowFloat32AreRefused) {
+  EXPECT_THROW(SamplingStrategy(1, 1e39, 0, 1.0, 1, {1}), c10::Error);
+  EXPECT_THROW(SamplingStrategy(1, 1e-39, 0, 1.0, 1, {1}), c10::Error);
+  EXPECT_THROW(SamplingStrategy(1, 0.0, 0, 1.0, 1, {1}), c10::Error);
+  auto model = tiny_model("transformer_post");
+  auto batch = random_batch({5, 3}, {1, 1}, 46);
+  for (double temperature : {1e-6, 1e6}) {
+    SearchOptions options = sampling_options(3);
+    options.temperature = temperature;
+    for (const auto& list : run(*model, batch, options, guides_for_lines({1, 2}))) {
+      ASSERT_EQ(list.size(), 3u) << "temperature " << temperature;
+      for (const auto& h : list) {
+        EXPECT_FALSE(h.tokens.empty()) << "temperature " << temperature;
+        EXPECT_TRUE(std::isfinite(h.log_prob)) << "temperature " << temperature;
+      }
+    }
+  }
+}
+
 TEST(TargetPrefix, EveryHypothesisStartsWithThePrefixVerbatim) {
   for (const auto& variant : testing::tiny_variants()) {
     auto model = tiny_model(variant);
@@ -199,6 +221,15 @@ TEST(Penalties, UnkPenaltyKeepsUnkOutAndCoveragePenaltyFollowsGnmt) {
   for (const auto& list : beam_search(*model, batch.src_tokens, batch.src_pad_mask, options)) {
     for (const auto& h : list) {
       EXPECT_EQ(std::count(h.tokens.begin(), h.tokens.end(), kUnkId), 0);
+    }
+  }
+  // The schema's bounds, +-1e6: scores stay finite in float32 (a reward of 1e39 made <unk> +inf,
+  // a score no hypothesis survived), and every sentence still ends.
+  for (double penalty : {-1e6, 1e6}) {
+    options.unk_penalty = penalty;
+    for (const auto& list : beam_search(*model, batch.src_tokens, batch.src_pad_mask, options)) {
+      ASSERT_EQ(list.size(), 4u) << penalty;
+      for (const auto& h : list) EXPECT_TRUE(std::isfinite(h.score)) << penalty;
     }
   }
   options.unk_penalty = 0;

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "core/search/prefix_recomputing_model.h"
+#include "core/search/search_strategy.h"
 #include "models/encoder_decoder.h"
 #include "tests/models/model_fixtures.h"
 #include "tokenizer/special_tokens.h"
@@ -188,6 +189,79 @@ TEST(BeamSearch, LengthLimitsAreRespected) {
     EXPECT_EQ(results[1][0].tokens.size(), 2u);  // limit 0.5 * 2 + 1 = 2 = min_len
     for (const auto& nbest : results) EXPECT_GE(nbest[0].tokens.size(), 2u);
   }
+}
+
+// A min_len above a sentence's length limit could never be met: the limit forces EOS, min_len
+// forbade it, and every hypothesis died (an empty output). It is lowered to the limit.
+TEST(BeamSearch, AMinLenAboveTheLengthLimitIsLoweredToIt) {
+  for (const std::string variant : {"transformer_post", "rnn_bahdanau"}) {
+    auto model = tiny_model(variant);
+    auto batch = random_batch({4, 2, 30}, {1, 1, 1}, 19);
+    SearchOptions options;
+    options.max_len_a = 1;
+    options.max_len_b = 1;
+    options.min_len = 20;  // limits 4 + 1, 2 + 1 and 30 + 1
+    for (int64_t beam : {1, 3}) {
+      options.beam = beam;
+      options.nbest = beam;
+      const auto results = beam_search(*model, batch.src_tokens, batch.src_pad_mask, options);
+      const std::vector<size_t> expected_lengths{5, 3};
+      for (size_t b = 0; b < 2; ++b) {
+        ASSERT_EQ(results[b].size(), static_cast<size_t>(beam)) << variant << " sentence " << b;
+        for (const auto& hypothesis : results[b]) {
+          EXPECT_EQ(hypothesis.tokens.size(), expected_lengths[b]) << variant << " beam " << beam;
+          EXPECT_TRUE(std::isfinite(hypothesis.score)) << variant;
+        }
+      }
+      // A sentence whose limit allows min_len still gets it: at least 20 tokens.
+      ASSERT_FALSE(results[2].empty()) << variant;
+      EXPECT_GE(results[2][0].tokens.size(), 20u) << variant;
+      EXPECT_LE(results[2][0].tokens.size(), 31u) << variant;
+    }
+    options.beam = 1;
+    options.nbest = 1;
+    const auto greedy = greedy_search(*model, batch.src_tokens, batch.src_pad_mask, options);
+    EXPECT_EQ(greedy[0].tokens.size(), 5u) << variant;
+    EXPECT_EQ(greedy[1].tokens.size(), 3u) << variant;
+  }
+}
+
+TEST(BeamSearch, OutputLengthLimitsGrowByTheGuideAndStopAtTheModelsPositions) {
+  SearchOptions options;
+  options.max_len_a = 1.5;
+  options.max_len_b = 10;
+  SentenceGuide none;
+  SentenceGuide guided;
+  guided.prefix = {7, 8, 9};
+  guided.constraints = {{5, 6}};
+  // Source lengths count EOS: 3 tokens, 3 tokens + a 5-token guide, 60 tokens.
+  EXPECT_EQ(output_length_limits(64, {4, 4, 61}, options, {none, guided, none}),
+            (std::vector<int64_t>{14, 19, 63}));
+  EXPECT_EQ(output_length_limits(64, {4}, options), (std::vector<int64_t>{14}));
+  options.max_len_a = 0;
+  options.max_len_b = 0;
+  EXPECT_EQ(output_length_limits(64, {4}, options), (std::vector<int64_t>{1})) << "at least one token";
+  EXPECT_EQ(effective_min_len(60, 14), 14);
+  EXPECT_EQ(effective_min_len(2, 14), 2);
+}
+
+// A prefix forced past the model's positions left no allowed token at the limit: an empty output.
+// ModelTranslator refuses such lines naming them; the search itself refuses them too.
+TEST(BeamSearch, APrefixLongerThanTheModelsPositionsIsAnError) {
+  const int64_t vocab = 6;
+  MarkovModel model(torch::full({vocab, vocab}, -std::log(static_cast<double>(vocab)), torch::kFloat));
+  auto src = torch::full({1, 3}, 5, torch::kLong);
+  auto pad = torch::zeros({1, 3}, torch::kBool);
+  SearchOptions options;
+  options.beam = 2;
+  SentenceGuide guide;
+  guide.prefix.assign(static_cast<size_t>(model.max_positions()), 4);  // one more than fits
+  BeamStrategy strategy(2);
+  EXPECT_THROW(search(model, src, pad, options, strategy, {guide}), c10::Error);
+  guide.prefix.pop_back();  // exactly what fits: the output is the prefix
+  const auto results = search(model, src, pad, options, strategy, {guide});
+  ASSERT_FALSE(results[0].empty());
+  EXPECT_EQ(results[0][0].tokens, guide.prefix);
 }
 
 TEST(BeamSearch, RecordedAttentionHasARowPerOutputToken) {

@@ -76,6 +76,25 @@ TEST_F(TranslationJson, AnEmptyLineHasNoScoreAndATruncatedOneSaysSo) {
   EXPECT_EQ(translation_json(cut, *tokenizers_.tgt, {})["truncated"], true);
 }
 
+TEST_F(TranslationJson, WhatALengthLimitDidComesAsWarnings) {
+  EXPECT_FALSE(translation_json(two_best(), *tokenizers_.tgt, {}).contains("warnings"));
+  Translation lowered = two_best();
+  lowered.length_limit = 2;
+  lowered.min_len_lowered = true;
+  const json l = translation_json(lowered, *tokenizers_.tgt, {});
+  ASSERT_EQ(l["warnings"].size(), 1u);
+  EXPECT_EQ(l["warnings"][0], min_len_warning(lowered));
+  EXPECT_NE(l["warnings"][0].get<std::string>().find("min_len was lowered to 2 tokens"), std::string::npos) << l;
+  Translation empty;
+  empty.texts = {""};
+  empty.length_limit = 11;
+  empty.empty_by_limit = true;
+  const json e = translation_json(empty, *tokenizers_.tgt, {});
+  EXPECT_EQ(e["score"], nullptr);
+  ASSERT_EQ(e["warnings"].size(), 1u);
+  EXPECT_NE(e["warnings"][0].get<std::string>().find("output length limit of 11 tokens"), std::string::npos) << e;
+}
+
 TEST_F(TranslationJson, TheWriterGivesPlainNbestAndJsonLines) {
   const SentencePiece& target = *tokenizers_.tgt;
   std::ostringstream plain;

@@ -51,6 +51,31 @@ TEST(Translator, SearchOptionsAreTheCheckpointsDecodingSectionCheckedByTheSchema
                ConfigError);
 }
 
+// Values the range check once let through that overflow float32 in the search (every output
+// then empty, rc 0): refused by the schema, naming the flag and the key.
+TEST(Translator, SearchOptionsThatWouldOverflowFloat32AreRefusedNamingTheKey) {
+  testing::TinyRun run("transformer");
+  Translator translator({run.save_untrained_checkpoint()});
+  const std::vector<std::pair<KeyValue, std::string>> cases{
+      {{"decoding.temperature", "1e39", "--temperature"}, "--temperature: decoding.temperature "},
+      {{"decoding.temperature", "1e7", "--temperature"}, "--temperature: decoding.temperature "},
+      {{"decoding.unk_penalty", "-1e39", "--unk-penalty"}, "--unk-penalty: decoding.unk_penalty "},
+      {{"decoding.unk_penalty", "1e39", "--unk-penalty"}, "--unk-penalty: decoding.unk_penalty "},
+  };
+  for (const auto& [value, message] : cases) {
+    try {
+      translator.search_options({value});
+      FAIL() << value.key << " " << value.yaml_value << " was accepted";
+    } catch (const ConfigError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(message), std::string::npos) << what;
+      EXPECT_NE(what.find("out of range"), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(translator.search_options({{"decoding.temperature", "1e6", "--temperature"}}).temperature, 1e6);
+  EXPECT_EQ(translator.search_options({{"decoding.unk_penalty", "-1e6", "--unk-penalty"}}).unk_penalty, -1e6);
+}
+
 TEST(Translator, AnEnsembleOfAModelWithItselfTranslatesAndScoresAsTheModel) {
   testing::TinyRun run("transformer");
   const std::string checkpoint = run.save_untrained_checkpoint();
