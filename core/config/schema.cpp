@@ -557,14 +557,17 @@ std::vector<OptionSpec> build_schema() {
                "nmtzoo-serve's address (0.0.0.0: every interface; the default serves this machine only)");
   serve.integer("port", &ServeConfig::port, 8080, Range{0, 65535}, "TCP port; 0 = any free port");
   serve.integer("http_threads", &ServeConfig::http_threads, 64, Range{1, 4096},
-                "connections served at once (a keep-alive connection holds one); decoding has its "
-                "own queue and thread, so this does not cap the batch");
+                "requests handled at once (idle keep-alive connections and clients still sending "
+                "their request hold none); decoding has its own queue and thread, so this does not "
+                "cap the batch");
   serve.real("max_wait_ms", &ServeConfig::max_wait_ms, 10.0, Range{0, 60000},
              "a request waits at most this long for others to share its batch");
   serve.real("read_timeout_s", &ServeConfig::read_timeout_s, 10.0, Range{0.1, 3600},
-             "a client that sends nothing for this long is disconnected");
+             "a request's head and body must arrive within this of its first byte (else 408), its "
+             "answer be written within as long; an idle connection is closed after it");
   serve.integer("max_body_bytes", &ServeConfig::max_body_bytes, 1 << 20, positive,
-                "larger request bodies are refused (413)");
+                "larger request bodies, counted after decompression, are refused as soon as the "
+                "bound is passed (413)");
   serve.integer("max_lines", &ServeConfig::max_lines, 1000, positive,
                 "sentences per request (lines of every q together)");
   serve.integer("max_line_chars", &ServeConfig::max_line_chars, 5000, positive,

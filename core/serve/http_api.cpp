@@ -11,6 +11,7 @@
 
 #include "core/search/translation_json.h"
 #include "core/serve/connection_watch.h"
+#include "core/serve/http_server.h"
 #include "core/serve/metrics.h"
 #include "core/serve/request_fields.h"
 #include "core/serve/translation_service.h"
@@ -37,14 +38,23 @@ struct ClientGone : std::runtime_error {
   ClientGone() : std::runtime_error("the client closed the connection") {}
 };
 
+// serve.read_timeout_s bounds a whole request (its head and body, from its first byte), its
+// answer, and an idle connection; the bounds on connections are http_server.h's defaults.
+ConnectionLimits connection_limits(const ServeConfig& s) {
+  ConnectionLimits limits;
+  limits.threads = static_cast<size_t>(s.http_threads);
+  limits.request_timeout_s = limits.idle_timeout_s = s.read_timeout_s;
+  limits.max_body_bytes = static_cast<size_t>(s.max_body_bytes);
+  return limits;
+}
+
 }  // namespace
 
 struct TranslationServer::Impl {
   TranslationService& service;
   const RunConfig& config;
   DisconnectWatcher disconnects{[this](uint64_t id) { service.withdraw(id); }};
-  httplib::Server http;
-  socket_t listen_socket = -1;
+  HttpServer http{connection_limits(config.serve)};
   std::atomic<int64_t> requests{0};
   std::atomic<int64_t> errors{0};
   std::mutex latency_mutex;
@@ -54,8 +64,8 @@ struct TranslationServer::Impl {
 
   // The request's translations, once decoded. A client that hangs up meanwhile has its request
   // dropped from the queue, unless its decoding has begun.
-  std::vector<Translation> wait_for(PendingTranslation pending, const httplib::Request& req) {
-    const auto watch = disconnects.watch({req.local_addr, req.local_port}, {req.remote_addr, req.remote_port}, pending.id);
+  std::vector<Translation> wait_for(PendingTranslation pending) {
+    const auto watch = disconnects.watch(HttpServer::current_socket(), pending.id);
     try {
       return pending.result.get();
     } catch (const Withdrawn&) {
@@ -120,7 +130,7 @@ struct TranslationServer::Impl {
     const auto lines = split_lines(texts, config.serve, "q", lines_of);
     std::vector<TranslationRequest> sentences;
     for (const auto& line : lines) sentences.push_back({line, {}, {}});
-    const auto translations = wait_for(service.submit(model, options, std::move(sentences)), req);
+    const auto translations = wait_for(service.submit(model, options, std::move(sentences)));
     json translated = json::array();
     json all_alternatives = json::array();
     size_t next = 0;
@@ -169,7 +179,7 @@ struct TranslationServer::Impl {
     std::vector<TranslationRequest> sentences;
     for (const auto& line : lines) sentences.push_back({line, {}, {}});
     add_prefixes_and_constraints(fields, sentences, options);
-    const auto translations = wait_for(service.submit(*model, options, std::move(sentences)), req);
+    const auto translations = wait_for(service.submit(*model, options, std::move(sentences)));
     const TranslationJsonOptions shape{true, want_tokens,
                                        want_attention ? AlignmentOutput::kSoft : AlignmentOutput::kNone,
                                        want_attention};
@@ -234,9 +244,38 @@ struct TranslationServer::Impl {
     };
   }
 
+  // What an error status means here, for the answers without a message of their own.
+  std::string error_message(int status, const httplib::Request& req) const {
+    switch (status) {
+      case 400: return "malformed HTTP request";
+      case 404: return "no endpoint " + req.method + " " + req.path;
+      case 405: return "method " + req.method + " is not allowed: use GET, POST or OPTIONS";
+      case 408: return fmt::format("the request did not arrive whole within serve.read_timeout_s ({} s)", config.serve.read_timeout_s);
+      case 413: return fmt::format("the request body is over serve.max_body_bytes ({})", config.serve.max_body_bytes);
+      case 415: return "a multipart body is not supported: send JSON or form-encoded fields";
+      case 501: return "Transfer-Encoding '" + req.get_header_value("Transfer-Encoding") + "' is not supported: send chunked or a Content-Length";
+      default: return fmt::format("HTTP status {}", status);
+    }
+  }
+
+  // A POST route: its body is read first, within serve.max_body_bytes however it is sent
+  // (HttpServer::read_body), and any error of either is answered by guarded().
+  template <class Handler>
+  void post(const char* pattern, Handler handler) {
+    http.Post(pattern, [this, handler](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+      guarded([&](const httplib::Request&, httplib::Response& answer) {
+        httplib::Request whole = req;
+        const int status = http.read_body(whole, reader);
+        if (status == 400) throw RequestError(400, "malformed request body (its Content-Length, chunks or compressed data)");
+        if (status != 0) throw RequestError(status, error_message(status, whole));
+        handler(whole, answer);
+      })(req, res);
+    });
+  }
+
   void routes() {
-    http.Post("/translate", guarded([this](const auto& req, auto& res) { libre_translate(req, res); }));
-    http.Post("/v1/translate", guarded([this](const auto& req, auto& res) { nmtzoo_translate(req, res); }));
+    post("/translate", [this](const auto& req, auto& res) { libre_translate(req, res); });
+    post("/v1/translate", [this](const auto& req, auto& res) { nmtzoo_translate(req, res); });
     http.Get("/languages", guarded([this](const httplib::Request&, httplib::Response& res) {
       json list = json::array();
       for (const auto& m : service.models()) {
@@ -249,7 +288,7 @@ struct TranslationServer::Impl {
       }
       send_json(res, 200, list);
     }));
-    http.Post("/detect", guarded([this](const httplib::Request& req, httplib::Response& res) {
+    post("/detect", [this](const httplib::Request& req, httplib::Response& res) {
       check_key(request_fields(req));
       std::vector<std::string> sources;
       for (const auto& m : service.models()) {
@@ -257,7 +296,7 @@ struct TranslationServer::Impl {
       }
       if (sources.size() != 1) throw RequestError(501, "language detection is not available: the server's models read several languages");
       send_json(res, 200, json::array({{{"confidence", 100.0}, {"language", sources[0]}}}));
-    }));
+    });
     http.Get("/v1/models", guarded([this](const httplib::Request&, httplib::Response& res) { send_json(res, 200, models_json()); }));
     http.Get("/health", guarded([this](const httplib::Request&, httplib::Response& res) {
       send_json(res, 200, {{"status", "ok"}, {"models", service.models().size()},
@@ -269,44 +308,23 @@ struct TranslationServer::Impl {
     http.Get("/", guarded([](const httplib::Request&, httplib::Response& res) {
       res.set_content(web_page_html(), "text/html; charset=utf-8");
     }));
+    // Any other POST is answered without reading its body.
+    http.Post(".*", [](const httplib::Request&, httplib::Response& res, const httplib::ContentReader&) { res.status = 404; });
     http.Options(".*", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
-    http.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    http.on_response([](const httplib::Request&, httplib::Response& res) {
       res.set_header("Access-Control-Allow-Origin", "*");
       res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
       res.set_header("Access-Control-Allow-Headers", "Content-Type");
     });
-    // What httplib answers itself (no route, a body over the limit, a timeout) gets a JSON body too.
+    // What httplib answers itself (no route, a malformed request, a refused method) gets a JSON body too.
     http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return;
-      std::string message = fmt::format("HTTP status {}", res.status);
-      if (res.status == 404) message = "no endpoint " + req.method + " " + req.path;
-      if (res.status == 400) message = "malformed HTTP request";
-      if (res.status == 408) message = fmt::format("no request within serve.read_timeout_s ({} s)", config.serve.read_timeout_s);
-      if (res.status == 413) message = fmt::format("the request body is over serve.max_body_bytes ({})", config.serve.max_body_bytes);
-      send_json(res, res.status, {{"error", message}});
+      if (res.body.empty()) send_json(res, res.status, {{"error", error_message(res.status, req)}});
     });
   }
 };
 
 TranslationServer::TranslationServer(TranslationService& service, const RunConfig& config)
     : impl_(std::make_unique<Impl>(service, config)) {
-  const ServeConfig& s = config.serve;
-  const auto threads = static_cast<size_t>(s.http_threads);
-  impl_->http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  const auto timeout = std::chrono::duration<double>(s.read_timeout_s);
-  impl_->http.set_read_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
-  impl_->http.set_write_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
-  impl_->http.set_keep_alive_timeout(static_cast<time_t>(std::max(1.0, s.read_timeout_s)));
-  impl_->http.set_payload_max_length(static_cast<size_t>(s.max_body_bytes));
-  // httplib closes a keep-alive connection after 5 requests by default: clients would reconnect
-  // all the time under load.
-  impl_->http.set_keep_alive_max_count(100000);
-  // Remember the listening socket (httplib's default socket options are kept: SO_REUSEADDR).
-  impl_->http.set_socket_options([this](socket_t sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
-    impl_->listen_socket = sock;
-  });
   impl_->routes();
 }
 
@@ -314,12 +332,8 @@ TranslationServer::~TranslationServer() = default;
 
 int TranslationServer::bind() {
   const ServeConfig& s = impl_->config.serve;
-  const int port = s.port == 0 ? impl_->http.bind_to_any_port(s.host)
-                               : (impl_->http.bind_to_port(s.host, static_cast<int>(s.port)) ? static_cast<int>(s.port) : -1);
+  const int port = impl_->http.bind_listener(s.host, static_cast<int>(s.port));
   if (port < 0) throw std::runtime_error(fmt::format("cannot listen on {}:{} (in use, or not an address of this machine?)", s.host, s.port));
-  // Debian's library listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, fixed when it was
-  // built): 64 clients connecting at once saw resets. listen() again only raises the backlog.
-  if (impl_->listen_socket >= 0) ::listen(impl_->listen_socket, SOMAXCONN);
   return port;
 }
 

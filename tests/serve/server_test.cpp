@@ -5,11 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <torch/torch.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
@@ -23,6 +26,7 @@
 #include "core/search/shortlist.h"
 #include "core/search/translator.h"
 #include "core/serve/http_api.h"
+#include "core/serve/http_server.h"
 #include "core/serve/translation_service.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"
@@ -178,6 +182,34 @@ TEST_F(Server, V1TranslateTakesDecodingOptionsAndReturnsScoresTokensAttention) {
   EXPECT_EQ(json::parse(models->body)[0]["name"], "tiny");
 }
 
+// Each of these once answered 200 with empty translations and no word: a 400 naming the field
+// when it cannot work, a lowered min_len with a warning in the answer when it can.
+TEST_F(Server, LimitsThatLeftOutputsEmptyAre400sOrWarnings) {
+  start();
+  for (const auto& [field, value] : std::vector<std::pair<std::string, json>>{
+           {"temperature", 1e39}, {"temperature", 1e7}, {"unk_penalty", -1e39}}) {
+    const std::string error =
+        post_json("/v1/translate", {{"text", "a b"}, {"sampling", true}, {field, value}}, 400)["error"].get<std::string>();
+    EXPECT_EQ(error.rfind("field '" + field + "': ", 0), 0u) << error;
+    EXPECT_NE(error.find("out of range"), std::string::npos) << error;
+  }
+  std::string long_prefix = "a";
+  for (int i = 0; i < 200; ++i) long_prefix += " a";
+  const std::string error = post_json("/v1/translate", {{"text", json::array({"a b", "c d"})},
+                                                        {"prefix", json::array({"b", long_prefix})}},
+                                      400)["error"].get<std::string>();
+  EXPECT_EQ(error.rfind("field 'prefix' item 2: the prefix has ", 0), 0u) << error;
+  EXPECT_NE(error.find("the model can output"), std::string::npos) << error;
+  // The queue goes on: a request after it is answered.
+  const json lowered = post_json("/v1/translate",
+                                 {{"text", json::array({"a b", ""})}, {"min_len", 60}, {"return_tokens", true}}, 200);
+  const json& first = lowered["translations"][0];
+  EXPECT_FALSE(first["tokens"].empty()) << lowered;
+  ASSERT_TRUE(first.contains("warnings")) << lowered;
+  EXPECT_NE(first["warnings"][0].get<std::string>().find("min_len was lowered to"), std::string::npos) << lowered;
+  EXPECT_FALSE(lowered["translations"][1].contains("warnings")) << "an empty line: " << lowered;
+}
+
 // The per-sentence phrase lists are `constraints`; the schema's decoding.constraints (the order
 // they are met in) is `constraint_order` in a request, so the two never collide.
 TEST_F(Server, PerSentenceConstraintsAndTheirOrderHaveDistinctFields) {
@@ -285,11 +317,13 @@ TEST_F(Server, AFullQueueAnswers503AndOthersAreServed) {
   EXPECT_EQ(filling.get(), 200);
 }
 
-// A raw connection to the server that has sent `request` in full.
-int send_raw(int port, const std::string& request) {
+// A raw connection to the server (from the loopback address `from`) that has sent `request` in full.
+int send_raw(int port, const std::string& request, const char* from = "127.0.0.1") {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
+  ::inet_pton(AF_INET, from, &address.sin_addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return -1;
   address.sin_port = htons(static_cast<uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return -1;
@@ -311,6 +345,188 @@ TEST_F(Server, ASlowClientTimesOutWithoutStallingOthers) {
   EXPECT_EQ(post_json("/translate", {{"q", "a b"}, {"target", "tgt"}}, 200)["translatedText"], offline({"a b"})[0]);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count(), 5.0);
   for (int fd : slow) ::close(fd);
+}
+
+// The answers (status, body) that arrive on `fd` until there are `count`, the server closes, or
+// `timeout_s` passes. The server's answers all have a Content-Length.
+std::vector<std::pair<int, std::string>> read_answers(int fd, size_t count, double timeout_s) {
+  std::vector<std::pair<int, std::string>> answers;
+  std::string data;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (answers.size() < count) {
+    const size_t head_end = data.find("\r\n\r\n");
+    if (head_end != std::string::npos) {
+      std::smatch length;
+      const std::string head = data.substr(0, head_end);
+      std::regex_search(head, length, std::regex("Content-Length: ([0-9]+)", std::regex::icase));
+      const size_t size = length.empty() ? 0 : std::stoul(length[1]);
+      if (data.size() >= head_end + 4 + size) {
+        answers.emplace_back(std::stoi(data.substr(9, 3)), data.substr(head_end + 4, size));
+        data.erase(0, head_end + 4 + size);
+        continue;
+      }
+    }
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (wait.count() <= 0 || ::poll(&p, 1, static_cast<int>(wait.count())) <= 0) break;
+    char buffer[65536];
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    data.append(buffer, static_cast<size_t>(n));
+  }
+  return answers;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A chunked body is bounded as it arrives: 413 as soon as serve.max_body_bytes is passed, long
+// before the client is done (the server once read all 100 MB, buffered, before a 400).
+TEST_F(Server, AChunkedBodyOverTheBoundIsRefusedBeforeItIsAllSent) {
+  start({"serve.max_body_bytes=65536"});
+  const int fd = send_raw(port_, "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                 "Transfer-Encoding: chunked\r\n\r\n");
+  ASSERT_GE(fd, 0);
+  const std::string chunk = "10000\r\n" + std::string(0x10000, 'x') + "\r\n";
+  const size_t total = 1600 * chunk.size();  // 100 MiB of data
+  size_t sent = 0;
+  while (sent < total) {  // sends without waiting, and stops as soon as an answer comes
+    pollfd p{fd, POLLIN | POLLOUT, 0};
+    ASSERT_GT(::poll(&p, 1, 10000), 0) << "the server neither reads nor answers";
+    if ((p.revents & (POLLIN | POLLHUP | POLLERR)) != 0) break;
+    const size_t offset = sent % chunk.size();
+    const ssize_t n = ::send(fd, chunk.data() + offset, chunk.size() - offset, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0 && errno != EAGAIN) break;
+    sent += static_cast<size_t>(std::max<ssize_t>(n, 0));
+  }
+  if (sent == total) ::send(fd, "0\r\n\r\n", 5, MSG_NOSIGNAL);
+  const auto answers = read_answers(fd, 1, 30);
+  ::close(fd);
+  ASSERT_EQ(answers.size(), 1u);
+  EXPECT_EQ(answers[0].first, 413) << answers[0].second.substr(0, 200);
+  EXPECT_EQ(json::parse(answers[0].second)["error"], "the request body is over serve.max_body_bytes (65536)");
+  EXPECT_LT(sent, total / 4) << "the server read on past the bound";
+}
+
+// A compressed body is bounded by what it inflates to: 8 MB of JSON in a few KB of gzip once
+// passed the bound (which saw only the Content-Length) and was inflated whole.
+TEST_F(Server, ACompressedBodyIsBoundedAsItInflates) {
+  start({"serve.max_body_bytes=65536"});
+  httplib::Client c = client();
+  c.set_compress(true);  // gzip, Content-Encoding: gzip
+  std::string text;
+  for (int i = 0; i < (4 << 20); ++i) text += "a ";
+  auto bomb = c.Post("/translate", json{{"q", text}, {"target", "tgt"}}.dump(), "application/json");
+  ASSERT_TRUE(bomb);
+  EXPECT_EQ(bomb->status, 413) << bomb->body.substr(0, 200);
+  EXPECT_EQ(json::parse(bomb->body)["error"], "the request body is over serve.max_body_bytes (65536)");
+  // Within the bound, a compressed body is read as any other.
+  auto small = c.Post("/translate", json{{"q", "a b"}, {"target", "tgt"}}.dump(), "application/json");
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->status, 200) << small->body;
+  EXPECT_EQ(json::parse(small->body)["translatedText"], offline({"a b"})[0]);
+}
+
+// Clients sending their request a byte at a time hold no HTTP thread: with more of them than
+// threads, /health is answered at once, and each is cut with a 408 serve.read_timeout_s after its
+// first byte (a timeout per read never fired: every byte restarted it, and the threads stayed held).
+TEST_F(Server, SlowClientsHoldNoThreadAndAreCutAtTheRequestDeadline) {
+  start({"serve.read_timeout_s=2", "serve.http_threads=4"});
+  std::vector<int> slow;
+  for (int i = 0; i < 40; ++i) {
+    slow.push_back(send_raw(port_, "G"));
+    ASSERT_GE(slow.back(), 0);
+  }
+  const auto began = std::chrono::steady_clock::now();
+  struct Drip {  // a byte more from each slow client every 100 ms, until the test ends
+    std::atomic<bool> on{true};
+    std::thread thread;
+    ~Drip() {
+      on = false;
+      thread.join();
+    }
+  } drip;
+  drip.thread = std::thread([&] {
+    const std::string rest = "ET /health HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(300, 'a');
+    for (size_t i = 0; i < rest.size() && drip.on; ++i) {
+      for (int fd : slow) ::send(fd, &rest[i], 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  httplib::Client c("127.0.0.1", port_);
+  c.set_read_timeout(5, 0);
+  const auto asked = std::chrono::steady_clock::now();
+  auto health = c.Get("/health");
+  const double waited = seconds_since(asked);
+  EXPECT_TRUE(health && health->status == 200);
+  EXPECT_LT(waited, 1.0) << "/health waited behind the slow clients";
+  size_t cut = 0;
+  for (int fd : slow) {
+    const auto answers = read_answers(fd, 1, 6);
+    if (answers.size() != 1) break;
+    EXPECT_EQ(answers[0].first, 408);
+    EXPECT_EQ(answers[0].second, R"x({"error": "the request did not arrive whole within serve.read_timeout_s (2 s)"})x");
+    ++cut;
+  }
+  const double elapsed = seconds_since(began);
+  EXPECT_EQ(cut, slow.size()) << "slow clients were not cut";
+  EXPECT_GT(elapsed, 1.5) << "cut before the deadline";
+  EXPECT_LT(elapsed, 4.0);
+  for (int fd : slow) ::close(fd);
+}
+
+// Requests sent back to back in one packet are each answered, in order (the second once went
+// unanswered until the keep-alive timeout: httplib dropped what it had read past the first).
+TEST_F(Server, PipelinedRequestsAreAllAnsweredInOrder) {
+  start();
+  const std::string body = json{{"q", "a b"}, {"target", "tgt"}}.dump();
+  const auto sent = std::chrono::steady_clock::now();
+  const int fd = send_raw(port_, "GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n" +
+                                     fmt::format("POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                                 "Content-Length: {}\r\n\r\n{}", body.size(), body));
+  ASSERT_GE(fd, 0);
+  const auto answers = read_answers(fd, 3, 5);
+  ::close(fd);
+  ASSERT_EQ(answers.size(), 3u);
+  EXPECT_EQ(json::parse(answers[0].second)["status"], "ok");
+  EXPECT_EQ(json::parse(answers[1].second)[0]["name"], "tiny");
+  EXPECT_EQ(json::parse(answers[2].second)["translatedText"], offline({"a b"})[0]);
+  EXPECT_LT(seconds_since(sent), 3.0);
+}
+
+// At most max_per_client connections from one address (503 beyond, at once); other addresses
+// are served, and a closed connection frees its place.
+TEST(HttpServer, ConnectionsFromOneAddressAreBounded) {
+  ConnectionLimits limits;
+  limits.threads = 2;
+  limits.max_per_client = 4;
+  HttpServer http(limits);
+  http.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
+  const int port = http.bind_listener("127.0.0.1", 0);
+  ASSERT_GT(port, 0);
+  std::thread listening([&] { http.listen_after_bind(); });
+  std::vector<int> idle;
+  for (int i = 0; i < 4; ++i) idle.push_back(send_raw(port, ""));
+  auto status_from = [&](const char* from) {
+    const int fd = send_raw(port, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n", from);
+    const auto answers = read_answers(fd, 1, 5);
+    ::close(fd);
+    return answers.empty() ? -1 : answers[0].first;
+  };
+  EXPECT_EQ(status_from("127.0.0.1"), 503);
+  EXPECT_EQ(status_from("127.0.0.2"), 200);
+  ::close(idle[0]);
+  int status = -1;
+  for (int i = 0; i < 50 && status != 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    status = status_from("127.0.0.1");
+  }
+  EXPECT_EQ(status, 200);
+  for (size_t i = 1; i < idle.size(); ++i) ::close(idle[i]);
+  http.stop();
+  listening.join();
 }
 
 TEST_F(Server, ARequestWhoseClientDisconnectedIsDroppedFromTheQueue) {
