@@ -170,6 +170,8 @@ struct TranslationServer::Impl {
     } else {
       model = &service.models().front();
     }
+    check_field_names(fields, {"model", "source", "target", "text", "prefix", "constraints", "return_tokens",
+                               "return_attention", "api_key"});
     SearchOptions options = decoding_options(*model, fields);
     const bool want_tokens = bool_field(fields, "return_tokens", false);
     const bool want_attention = bool_field(fields, "return_attention", false);
@@ -252,7 +254,8 @@ struct TranslationServer::Impl {
       case 405: return "method " + req.method + " is not allowed: use GET, POST or OPTIONS";
       case 408: return fmt::format("the request did not arrive whole within serve.read_timeout_s ({} s)", config.serve.read_timeout_s);
       case 413: return fmt::format("the request body is over serve.max_body_bytes ({})", config.serve.max_body_bytes);
-      case 415: return "a multipart body is not supported: send JSON or form-encoded fields";
+      case 415: return req.is_multipart_form_data() ? "a multipart body is not supported: send JSON or form-encoded fields"
+                                                    : "Content-Encoding '" + req.get_header_value("Content-Encoding") + "' is not supported: send gzip, deflate, br or none";
       case 501: return "Transfer-Encoding '" + req.get_header_value("Transfer-Encoding") + "' is not supported: send chunked or a Content-Length";
       default: return fmt::format("HTTP status {}", status);
     }

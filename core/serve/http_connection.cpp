@@ -118,6 +118,14 @@ void parse_form(const std::string& body, httplib::Params& params) {
 
 int read_request_body(httplib::Request& req, const httplib::ContentReader& reader, size_t max) {
   if (req.is_multipart_form_data()) return 415;
+  // httplib decodes these (Debian builds it with zlib and brotli); any other coding would reach
+  // the handlers still encoded, as if it were the body.
+  const std::string content_coding = req.get_header_value("Content-Encoding");
+  if (!content_coding.empty() && ::strcasecmp(content_coding.c_str(), "identity") != 0 &&
+      ::strcasecmp(content_coding.c_str(), "gzip") != 0 && ::strcasecmp(content_coding.c_str(), "deflate") != 0 &&
+      ::strcasecmp(content_coding.c_str(), "br") != 0) {
+    return 415;
+  }
   const std::string coding = req.get_header_value("Transfer-Encoding");
   if (req.has_header("Transfer-Encoding") && ::strcasecmp(coding.c_str(), "chunked") != 0) return 501;
   if (!req.has_header("Transfer-Encoding") && req.has_header("Content-Length")) {

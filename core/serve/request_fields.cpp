@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/edit_distance.h"
 #include "core/config/schema.h"
 #include "core/io/text_file.h"
 #include "core/serve/translation_service.h"
@@ -158,6 +159,31 @@ void add_prefixes_and_constraints(const json& fields, std::vector<TranslationReq
 
 // The model's decoding options with the request's overrides: every decoding key the schema lets a
 // request set, each checked as the config key decoding.<name> would be (same ranges, same messages).
+void check_field_names(const json& fields, const std::vector<std::string>& own) {
+  std::vector<std::string> known = own;
+  for (const OptionSpec* option : section_options("decoding")) {
+    const std::string key = option->request_field.empty() ? option->key.substr(std::string("decoding.").size())
+                                                          : option->request_field;
+    if (option->per_request) {
+      known.push_back(key);
+    } else if (fields.contains(key)) {
+      throw RequestError(400, fmt::format("field '{}' is {}, fixed when the server starts; it cannot be set per request",
+                                          key, option->key));
+    }
+  }
+  for (const auto& [name, unused] : fields.items()) {
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::string closest;
+    size_t best = 3;
+    for (const auto& candidate : known) {
+      const size_t cost = edit_distance(name, candidate);
+      if (cost < best) best = cost, closest = candidate;
+    }
+    throw RequestError(400, fmt::format("unknown field '{}'{}", name,
+                                        closest.empty() ? "" : "; did you mean '" + closest + "'?"));
+  }
+}
+
 SearchOptions decoding_options(const ServedModel& model, const json& fields) {
   RunConfig config;
   config.decoding = model.defaults;

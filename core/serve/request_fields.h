@@ -25,6 +25,11 @@ struct RequestError : std::runtime_error {
       : std::runtime_error(message), status(status_code) {}
 };
 
+// Refuses a field that is neither one of `own` nor a decoding key a request may set, naming it
+// and the closest known name; a decoding key fixed when the server starts is refused saying so
+// (a typo such as "beem" was ignored, the request decoded with the default beam).
+void check_field_names(const nlohmann::json& fields, const std::vector<std::string>& own);
+
 // The fields of a body of Content-Type `type`: a JSON object, or else `params` (form-encoded or
 // query parameters; a repeated parameter becomes a list, each checked to be UTF-8). A number
 // beyond a double's range is an error naming its field.

@@ -231,6 +231,23 @@ TEST_F(Server, PerSentenceConstraintsAndTheirOrderHaveDistinctFields) {
             "field 'constraints' item 1: a NUL byte at byte 1");
 }
 
+// nmtzoo's own API names every field it reads: a typo was ignored, the request decoded with the
+// default. (LibreTranslate's /translate stays lenient: its clients send fields of their own.)
+TEST_F(Server, AnUnknownV1FieldOrAnUnsupportedEncodingIsRefusedNamingIt) {
+  start();
+  EXPECT_EQ(post_json("/v1/translate", {{"text", "a"}, {"beem", 4}}, 400)["error"],
+            "unknown field 'beem'; did you mean 'beam'?");
+  EXPECT_EQ(post_json("/v1/translate", {{"text", "a"}, {"batch_tokens", 64}}, 400)["error"],
+            "field 'batch_tokens' is decoding.batch_tokens, fixed when the server starts; it cannot be set per request");
+  post_json("/v1/translate", {{"text", "a"}, {"beam", 2}, {"return_tokens", true}, {"api_key", "k"}}, 200);
+  post_json("/translate", {{"q", "a"}, {"target", "tgt"}, {"format", "text"}, {"client_field", 1}}, 200);
+  httplib::Headers zstd{{"Content-Encoding", "zstd"}};
+  auto res = client().Post("/translate", zstd, R"({"q": "a", "target": "tgt"})", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 415);
+  EXPECT_NE(res->body.find("Content-Encoding 'zstd' is not supported"), std::string::npos) << res->body;
+}
+
 TEST_F(Server, AModelsShortlistServesItsRequestsAsTranslateDoes) {
   const Tokenizers tokenizers = load_tokenizers(run_.config());
   const auto task = testing::reversal_task(200, 9);
