@@ -37,7 +37,10 @@ std::string form_decode(const std::string& text) {
 
 }  // namespace
 
-thread_local Connection* current_connection = nullptr;
+Connection*& current_connection() {
+  thread_local Connection* connection = nullptr;
+  return connection;
+}
 
 bool Connection::read_available(size_t max_head, Clock::duration request_timeout) {
   in.erase(0, used);
@@ -146,9 +149,9 @@ int read_request_body(httplib::Request& req, const httplib::ContentReader& reade
       return !over;
     });
     if (over) return 413;
-    if (!read) return current_connection != nullptr && current_connection->timed_out ? 408 : 400;
+    if (!read) return current_connection() != nullptr && current_connection()->timed_out ? 408 : 400;
   }
-  if (current_connection != nullptr) current_connection->body_read = true;
+  if (current_connection() != nullptr) current_connection()->body_read = true;
   if (req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0) parse_form(req.body, req.params);
   return 0;
 }

@@ -247,9 +247,9 @@ struct HttpServer::Pool : httplib::TaskQueue {
       c->answer_deadline = {};
       ConnectionStream stream(*c, c->start + seconds_of(limits_.request_timeout_s), limits_.request_timeout_s);
       bool client_closes = false;
-      current_connection = c.get();
+      current_connection() = c.get();
       const bool answered = server_.process_request(stream, stopping(), client_closes, nullptr);
-      current_connection = nullptr;
+      current_connection() = nullptr;
       if (!answered || client_closes || c->close || stopping()) return finish(std::move(c));
       c->in.erase(0, c->used);
       c->used = 0;
@@ -297,7 +297,7 @@ HttpServer::HttpServer(const ConnectionLimits& limits) : limits_(limits) {
   set_payload_max_length(limits_.max_body_bytes);
   // Methods whose body httplib would read whole, unbounded, are refused before it does.
   set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (current_connection != nullptr) current_connection->parsed = true;
+    if (current_connection() != nullptr) current_connection()->parsed = true;
     if (req.method == "GET" || req.method == "HEAD" || req.method == "POST" || req.method == "OPTIONS") {
       return HandlerResponse::Unhandled;
     }
@@ -307,14 +307,14 @@ HttpServer::HttpServer(const ConnectionLimits& limits) : limits_(limits) {
   // Keep the connection only when the request was read whole: the next bytes start the next one.
   set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (on_response_) on_response_(req, res);
-    if (current_connection == nullptr) return;
-    current_connection->answer_deadline = Clock::now() + seconds_of(limits_.request_timeout_s);
+    if (current_connection() == nullptr) return;
+    current_connection()->answer_deadline = Clock::now() + seconds_of(limits_.request_timeout_s);
     const bool bodiless = !req.has_header("Transfer-Encoding") &&
                           (!req.has_header("Content-Length") || req.get_header_value("Content-Length") == "0");
-    if (!current_connection->parsed || !(current_connection->body_read || bodiless) || svr_sock_ == INVALID_SOCKET) {
-      current_connection->close = true;  // (INVALID_SOCKET: the server is stopping)
+    if (!current_connection()->parsed || !(current_connection()->body_read || bodiless) || svr_sock_ == INVALID_SOCKET) {
+      current_connection()->close = true;  // (INVALID_SOCKET: the server is stopping)
     }
-    if (current_connection->close) {
+    if (current_connection()->close) {
       res.headers.erase("Keep-Alive");
       res.headers.erase("Connection");
       res.set_header("Connection", "close");
@@ -337,7 +337,7 @@ bool HttpServer::process_and_close_socket(socket_t sock) {
   return true;
 }
 
-int HttpServer::current_socket() { return current_connection == nullptr ? -1 : current_connection->fd; }
+int HttpServer::current_socket() { return current_connection() == nullptr ? -1 : current_connection()->fd; }
 
 int HttpServer::read_body(httplib::Request& req, const httplib::ContentReader& reader) const {
   return read_request_body(req, reader, limits_.max_body_bytes);
