@@ -35,7 +35,8 @@ TEST(SubwordSampler, OffReturnsThePreparedSegmentation) {
   SubwordSampler sampler = fixture.sampler();
   EXPECT_FALSE(sampler.enabled());
   auto indices = fixture.all();
-  auto sampled = sampler.pairs(*fixture.data.train, indices, 3).pairs;
+  const SampledPairs result = sampler.pairs(*fixture.data.train, indices, 3);  // owns the sampled ids
+  const auto& sampled = result.pairs;
   for (size_t i = 0; i < indices.size(); ++i) {
     auto prepared = fixture.data.train->pairs({indices[i]})[0];
     EXPECT_EQ(ids(sampled[i].src), ids(prepared.src));
@@ -84,7 +85,8 @@ TEST(SubwordSampler, SamplesOnlyTheSidesAsked) {
   SamplingFixture fixture({"tokenizer.sampling_alpha=0.5", "tokenizer.sampling_sides=target"});
   SubwordSampler sampler = fixture.sampler();
   auto indices = fixture.all();
-  auto sampled = sampler.pairs(*fixture.data.train, indices, 0).pairs;
+  const SampledPairs result = sampler.pairs(*fixture.data.train, indices, 0);  // owns the sampled ids
+  const auto& sampled = result.pairs;
   size_t target_differs = 0;
   for (size_t i = 0; i < indices.size(); ++i) {
     auto prepared = fixture.data.train->pairs({indices[i]})[0];
