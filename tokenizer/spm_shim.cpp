@@ -4,6 +4,8 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <pthread.h>
+
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -66,6 +68,26 @@ class CallbackSentences : public sentencepiece::SentenceIterator {
   bool done_ = false;
   bool failed_ = false;
 };
+
+// glibc 2.36 frees a reused thread stack's dynamic TLS blocks with the free() of the libc that
+// creates the thread (allocatestack.c, get_cached_stack), but ld.so allocated them with the main
+// namespace's malloc. The trainer's threads live in this dlmopen'd namespace, whose libc is a second
+// copy: reusing a stack of the first training's threads in a second training handed a foreign
+// block to this copy's free (an abort under AddressSanitizer, a silent cross-heap free
+// otherwise). A default stack larger than glibc's stack cache (40 MiB unless the
+// glibc.pthread.stack_cache_size tunable raises it) is never cached, so its TLS is freed by ld.so
+// with the malloc that made it. The size is address space only: pages are touched as used.
+void never_cache_thread_stacks() {
+  constexpr size_t kStackBytes = size_t{256} << 20;
+  pthread_attr_t attr;
+  if (pthread_getattr_default_np(&attr) != 0) return;
+  size_t current = 0;
+  if (pthread_attr_getstacksize(&attr, &current) == 0 && current < kStackBytes &&
+      pthread_attr_setstacksize(&attr, kStackBytes) == 0) {
+    pthread_setattr_default_np(&attr);
+  }
+  pthread_attr_destroy(&attr);
+}
 
 }  // namespace
 
@@ -165,6 +187,7 @@ int nmtzoo_spm_id_to_piece(const NmtzooSpm* model, int id, NmtzooSpmTextSink sin
 int nmtzoo_spm_train(const char* args, NmtzooSpmSentenceSource source, void* context,
                      unsigned int seed, int quiet, char* error, size_t error_size) {
   try {
+    never_cache_thread_stacks();
     sentencepiece::logging::SetMinLogLevel(quiet ? 1 : 0);
     sentencepiece::SetRandomGeneratorSeed(seed);
     CallbackSentences sentences(source, context);
