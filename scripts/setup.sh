@@ -4,7 +4,8 @@
 # Usage: scripts/setup.sh [--with-python] [--with-fuzz] [--with-sacrebleu]
 #   python3-numpy is always installed: a test checks nmtzoo's port of numpy's generator against it;
 #   so are chromium, chromium-driver and python3-selenium: a test drives nmtzoo-serve's web page.
-#   --with-python adds python3-torch, for benchmarks only; --with-fuzz adds clang and its libFuzzer
+#   pybind11-dev, python3-dev and python3-torch are always installed: the Python package, and its
+#   test of `import torch` beside it. --with-python is kept for old callers; --with-fuzz adds clang and its libFuzzer
 #   runtime, for scripts/fuzz.sh only; --with-sacrebleu adds what sacreBLEU imports, to run it from
 #   its source in scripts/make_*goldens* (the goldens are committed; tests never run sacreBLEU).
 set -euo pipefail
@@ -21,10 +22,12 @@ packages=(
   # requires OpenCL's headers and library; libdnnl-dev only recommends them.
   ocl-icd-opencl-dev
   python3-numpy chromium chromium-driver python3-selenium
+  pybind11-dev python3-dev python3-torch
+  dpkg-dev lintian file  # cpack -G DEB (dpkg-shlibdeps, file) and tests/scripts/deb_package_test.sh
 )
 for option in "$@"; do
   case "$option" in
-    --with-python) packages+=(python3-torch) ;;
+    --with-python) ;;
     --with-fuzz) packages+=(clang libclang-rt-14-dev) ;;
     --with-sacrebleu)
       packages+=(python3-regex python3-tabulate python3-colorama python3-portalocker python3-lxml) ;;

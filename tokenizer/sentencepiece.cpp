@@ -46,6 +46,14 @@ std::vector<fs::path> shim_candidates() {
     candidates.push_back(exe_dir / kShimName);
     candidates.push_back(exe_dir / ".." / "lib" / "nmtzoo" / kShimName);
   }
+  // Where the install puts it, relative to this library (<libdir>/libnmtzoo_base.so.V and
+  // <libdir>/nmtzoo/libnmtzoo_spm.so): found from any program linking an installed nmtzoo,
+  // whatever the prefix and the libdir, and before the build folder's copy below.
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&shim_candidates), &self) != 0 && self.dli_fname != nullptr &&
+      fs::path(self.dli_fname).is_absolute()) {
+    candidates.push_back(fs::path(self.dli_fname).parent_path() / "nmtzoo" / kShimName);
+  }
 #ifdef NMTZOO_SPM_SHIM_BUILD_PATH
   candidates.emplace_back(NMTZOO_SPM_SHIM_BUILD_PATH);
 #endif

@@ -31,8 +31,9 @@ prose() {  # FILE: its lines outside code blocks, without code spans
   awk '/^ {0,3}```/ { fence = !fence; next } !fence && !/^(    |\t)/' "$1" | sed 's/`[^`]*`//g'
 }
 
-anchors() {  # FILE: the anchors of its headings, as GitHub makes them, one a line
-  prose "$1" | sed -nE 's/^#{1,6} +//p' | tr '[:upper:]' '[:lower:]' |
+anchors() {  # FILE: the anchors of its headings, as GitHub makes them (code spans keep their text)
+  awk '/^ {0,3}```/ { fence = !fence; next } !fence' "$1" | sed -nE 's/^#{1,6} +//p' | tr -d '`' |
+    tr '[:upper:]' '[:lower:]' |
     sed -E -e 's/[^[:alnum:] _-]//g' -e 's/ /-/g'
 }
 
