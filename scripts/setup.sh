@@ -5,7 +5,8 @@
 #   python3-numpy is always installed: a test checks nmtzoo's port of numpy's generator against it;
 #   so are chromium, chromium-driver and python3-selenium: a test drives nmtzoo-serve's web page.
 #   pybind11-dev, python3-dev and python3-torch are always installed: the Python package, and its
-#   test of `import torch` beside it. --with-python is kept for old callers; --with-fuzz adds clang and its libFuzzer
+#   test of `import torch` beside it; nodejs, npm and two LibreTranslate clients from npm: a test
+#   drives nmtzoo-serve through them. --with-python is kept for old callers; --with-fuzz adds clang and its libFuzzer
 #   runtime, for scripts/fuzz.sh only; --with-sacrebleu adds what sacreBLEU imports, to run it from
 #   its source in scripts/make_*goldens* (the goldens are committed; tests never run sacreBLEU).
 set -euo pipefail
@@ -36,6 +37,8 @@ for option in "$@"; do
   esac
 done
 
+command -v npm >/dev/null || packages+=(nodejs npm)
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -52,6 +55,18 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   as_root apt-get update -qq >/dev/null
   as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# LibreTranslate clients from npm for tests/serve/libretranslate_test.cpp, outside the work tree.
+npm_dir=${NMTZOO_NPM_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/nmtzoo/npm}
+npm_clients=(libretranslate@1.0.1 libretranslate-ts@0.5.12)
+npm_missing=0
+for client in "${npm_clients[@]}"; do
+  grep -qs "\"version\": \"${client##*@}\"" "$npm_dir/node_modules/${client%@*}/package.json" || npm_missing=1
+done
+if ((npm_missing)); then
+  echo "setup.sh: installing ${npm_clients[*]} into $npm_dir" >&2
+  npm install --prefix "$npm_dir" --save-exact --no-audit --no-fund --loglevel=error "${npm_clients[@]}" >/dev/null
 fi
 
 # LibTorch calls BLAS through the libblas.so.3 alternative; the reference BLAS is ~30x slower.

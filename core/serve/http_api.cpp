@@ -12,6 +12,7 @@
 #include "core/search/translation_json.h"
 #include "core/serve/connection_watch.h"
 #include "core/serve/http_server.h"
+#include "core/serve/libretranslate.h"
 #include "core/serve/metrics.h"
 #include "core/serve/request_fields.h"
 #include "core/serve/translation_service.h"
@@ -75,13 +76,13 @@ struct TranslationServer::Impl {
     }
   }
 
+  // As LibreTranslate: a missing key is the request's mistake (400), a wrong one is refused (403).
   void check_key(const json& fields) const {
     const auto& keys = config.serve.api_keys;
     if (keys.empty()) return;
     const std::string key = string_field(fields, "api_key", "");
-    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-      throw RequestError(403, key.empty() ? "this server needs an api_key" : "invalid api_key");
-    }
+    if (key.empty()) throw RequestError(400, "missing field 'api_key': this server needs an API key");
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) throw RequestError(403, "field 'api_key': invalid API key");
   }
 
   const ServedModel& model_for(const std::string& source, const std::string& target) const {
@@ -112,16 +113,7 @@ struct TranslationServer::Impl {
     if (target.empty()) throw RequestError(400, "missing field 'target'");
     const std::string format = string_field(fields, "format", "text");
     if (format != "text") throw RequestError(400, "format '" + format + "' is not supported: send text");
-    int64_t alternatives = 0;
-    if (fields.contains("alternatives")) {
-      const json& value = fields["alternatives"];
-      try {
-        alternatives = value.is_string() ? std::stoll(value.get<std::string>()) : value.get<int64_t>();
-      } catch (const std::exception&) {
-        throw RequestError(400, "field 'alternatives' must be an integer");
-      }
-      if (alternatives < 0 || alternatives > 16) throw RequestError(400, "field 'alternatives' must be in [0, 16]");
-    }
+    const int64_t alternatives = alternatives_field(fields);
     const ServedModel& model = model_for(source, target);
     SearchOptions options = model.defaults;
     options.nbest = alternatives + 1;
@@ -131,31 +123,13 @@ struct TranslationServer::Impl {
     std::vector<TranslationRequest> sentences;
     for (const auto& line : lines) sentences.push_back({line, {}, {}});
     const auto translations = wait_for(service.submit(model, options, std::move(sentences)));
-    json translated = json::array();
-    json all_alternatives = json::array();
-    size_t next = 0;
-    for (size_t count : lines_of) {
-      std::string text;
-      std::vector<std::string> alternative_texts(static_cast<size_t>(alternatives));
-      for (size_t i = 0; i < count; ++i, ++next) {
-        const Translation& t = translations[next];
-        text += (i ? "\n" : "") + (t.texts.empty() ? std::string() : t.texts[0]);
-        for (size_t a = 0; a < alternative_texts.size(); ++a) {
-          alternative_texts[a] += (i ? "\n" : "") + (a + 1 < t.texts.size() ? t.texts[a + 1] : std::string());
-        }
-      }
-      translated.push_back(text);
-      all_alternatives.push_back(alternative_texts);
-    }
-    const bool single = fields["q"].is_string();
-    json body{{"translatedText", single ? translated[0] : translated}};
-    if (alternatives > 0) body["alternatives"] = single ? all_alternatives[0] : all_alternatives;
-    if (source == "auto") body["detectedLanguage"] = {{"confidence", 100.0}, {"language", model.src_lang()}};
+    const json body = libretranslate_answer(fields, lines_of, translations, alternatives, model.src_lang());
     send_json(res, 200, body);
   }
 
   void nmtzoo_translate(const httplib::Request& req, httplib::Response& res) {
     const json fields = request_fields(req);
+    check_key(fields);
     const ServedModel* model = nullptr;
     if (fields.contains("model")) {
       const std::string name = string_field(fields, "model", "");
@@ -276,23 +250,29 @@ struct TranslationServer::Impl {
     });
   }
 
+  // A POST route answered with `status` and `message` without reading its body (a multipart file).
+  void refuse_unread(const char* pattern, int status, const char* message) {
+    http.Post(pattern, [this, status, message](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader&) {
+      guarded([&](const httplib::Request&, httplib::Response&) { throw RequestError(status, message); })(req, res);
+    });
+  }
+
   void routes() {
     post("/translate", [this](const auto& req, auto& res) { libre_translate(req, res); });
     post("/v1/translate", [this](const auto& req, auto& res) { nmtzoo_translate(req, res); });
     http.Get("/languages", guarded([this](const httplib::Request&, httplib::Response& res) {
-      json list = json::array();
-      for (const auto& m : service.models()) {
-        auto it = std::find_if(list.begin(), list.end(), [&](const json& l) { return l["code"] == m.src_lang(); });
-        if (it == list.end()) {
-          list.push_back({{"code", m.src_lang()}, {"name", m.src_lang()}, {"targets", json::array()}});
-          it = list.end() - 1;
-        }
-        (*it)["targets"].push_back(m.tgt_lang());
-      }
-      send_json(res, 200, list);
+      std::vector<std::pair<std::string, std::string>> pairs;
+      for (const auto& m : service.models()) pairs.emplace_back(m.src_lang(), m.tgt_lang());
+      send_json(res, 200, libretranslate_languages(pairs));
+    }));
+    http.Get("/frontend/settings", guarded([this](const httplib::Request&, httplib::Response& res) {
+      const ServedModel& first = service.models().front();
+      send_json(res, 200, libretranslate_settings(config.serve, first.src_lang(), first.tgt_lang()));
     }));
     post("/detect", [this](const httplib::Request& req, httplib::Response& res) {
-      check_key(request_fields(req));
+      const json fields = request_fields(req);
+      check_key(fields);
+      texts_of(fields, "q");  // required, as by LibreTranslate, though the answer does not depend on it
       std::vector<std::string> sources;
       for (const auto& m : service.models()) {
         if (std::find(sources.begin(), sources.end(), m.src_lang()) == sources.end()) sources.push_back(m.src_lang());
@@ -311,13 +291,19 @@ struct TranslationServer::Impl {
     http.Get("/", guarded([](const httplib::Request&, httplib::Response& res) {
       res.set_content(web_page_html(), "text/html; charset=utf-8");
     }));
+    // What LibreTranslate answers when files translation and suggestions are disabled.
+    refuse_unread("/translate_file", 403, "Files translation are disabled on this server.");
+    refuse_unread("/suggest", 403, "Suggestions are disabled on this server.");
+    http.Get("/download_file/.*", guarded([](const httplib::Request&, httplib::Response&) {
+      throw RequestError(400, "Files translation are disabled on this server.");
+    }));
     // Any other POST is answered without reading its body.
     http.Post(".*", [](const httplib::Request&, httplib::Response& res, const httplib::ContentReader&) { res.status = 404; });
     http.Options(".*", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
     http.on_response([](const httplib::Request&, httplib::Response& res) {
       res.set_header("Access-Control-Allow-Origin", "*");
       res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-      res.set_header("Access-Control-Allow-Headers", "Content-Type");
+      res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
     });
     // What httplib answers itself (no route, a malformed request, a refused method) gets a JSON body too.
     http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {

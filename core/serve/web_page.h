@@ -1,5 +1,7 @@
-// The page nmtzoo-serve shows at "/": a text box, the translation, the n-best list and each
-// sentence's attention heatmap, all through POST /v1/translate.
+// The page nmtzoo-serve shows at "/": LibreTranslate's layout (source and target panes, language
+// menus from GET /languages with a swap button, translation as you type or on Ctrl+Enter, copy
+// button, character count against /frontend/settings' charLimit), with each sentence's n-best
+// list and attention heatmap behind toggles, all through POST /v1/translate.
 #pragma once
 
 #include <string>

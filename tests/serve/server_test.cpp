@@ -28,6 +28,7 @@
 #include "core/serve/http_api.h"
 #include "core/serve/http_server.h"
 #include "core/serve/translation_service.h"
+#include "tests/serve/served_model_fixture.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"
 
@@ -36,35 +37,8 @@ namespace {
 
 using nlohmann::json;
 
-class Server : public ::testing::Test {
+class Server : public ServedTinyModel {
  protected:
-  void start(const std::vector<std::string>& serve_settings = {}) {
-    checkpoint_ = run_.save_untrained_checkpoint();
-    config_ = default_config();
-    apply_overrides(config_, {"serve.port=0", "serve.max_wait_ms=50"});
-    apply_overrides(config_, serve_settings);
-    ServedModel model;
-    model.name = "tiny";
-    model.translator = std::make_shared<Translator>(std::vector<std::string>{checkpoint_});
-    model.defaults = model.translator->search_options(decoding_settings());
-    std::vector<ServedModel> models;
-    models.push_back(std::move(model));
-    service_ = std::make_unique<TranslationService>(
-        std::move(models), std::chrono::duration<double, std::milli>(config_.serve.max_wait_ms),
-        config_.serve.max_queue);
-    server_ = std::make_unique<TranslationServer>(*service_, config_);
-    port_ = server_->bind();
-    thread_ = std::thread([this] { server_->listen(); });
-  }
-  void TearDown() override {
-    if (server_) server_->stop();
-    if (thread_.joinable()) thread_.join();
-  }
-  httplib::Client client() const {
-    httplib::Client c("127.0.0.1", port_);
-    c.set_read_timeout(30, 0);
-    return c;
-  }
   json post_json(const std::string& path, const json& body, int expected_status) const {
     auto res = client().Post(path.c_str(), body.dump(), "application/json");
     EXPECT_TRUE(res) << path;
@@ -73,35 +47,15 @@ class Server : public ::testing::Test {
     EXPECT_EQ(res->get_header_value("Access-Control-Allow-Origin"), "*");
     return json::parse(res->body);
   }
-  // What nmtzoo-translate's Translator gives for `sentences` with the model's own options.
-  std::vector<std::string> offline(const std::vector<std::string>& sentences, int64_t nbest = 1) const {
-    Translator translator({checkpoint_});
-    SearchOptions options = translator.search_options(decoding_settings());
-    options.nbest = nbest;
-    options.beam = std::max(options.beam, nbest);
-    std::vector<std::string> texts;
-    for (const auto& t : translator.translate_batch(sentences, options)) {
-      for (const auto& text : t.texts) texts.push_back(text);
-    }
-    return texts;
-  }
-
   // With a shortlist, one candidate per source token and no frequent tokens, so that it matters.
-  std::vector<KeyValue> decoding_settings() const {
+  std::vector<KeyValue> decoding_settings() const override {
     if (shortlist_path_.empty()) return {};
     return {{"decoding.shortlist", shortlist_path_, "test"},
             {"decoding.shortlist_top_k", "1", "test"},
             {"decoding.shortlist_frequent", "0", "test"}};
   }
 
-  testing::TinyRun run_{"transformer"};
   std::string shortlist_path_;  // the served model's shortlist file, set before start()
-  std::string checkpoint_;
-  RunConfig config_;
-  std::unique_ptr<TranslationService> service_;
-  std::unique_ptr<TranslationServer> server_;
-  std::thread thread_;
-  int port_ = 0;
 };
 
 TEST_F(Server, LibreTranslateAnswersJsonAndFormRequestsAsTranslateDoes) {
@@ -112,7 +66,7 @@ TEST_F(Server, LibreTranslateAnswersJsonAndFormRequestsAsTranslateDoes) {
   EXPECT_EQ(one["translatedText"], expected[0]);
   json many = post_json("/translate", {{"q", sentences}, {"source", "auto"}, {"target", "tgt"}}, 200);
   EXPECT_EQ(many["translatedText"], json(expected));
-  EXPECT_EQ(many["detectedLanguage"]["language"], "src");
+  EXPECT_EQ(many["detectedLanguage"][0]["language"], "src");
   json lines = post_json("/translate", {{"q", "a b c\nd e f g"}, {"target", "tgt"}}, 200);
   EXPECT_EQ(lines["translatedText"], expected[0] + "\n" + expected[1]);
 
@@ -126,7 +80,7 @@ TEST_F(Server, LibreTranslateAnswersJsonAndFormRequestsAsTranslateDoes) {
   EXPECT_EQ(answer["alternatives"], json({nbest[1], nbest[2]}));
 
   auto languages = client().Get("/languages");
-  EXPECT_EQ(json::parse(languages->body), json::parse(R"([{"code":"src","name":"src","targets":["tgt"]}])"));
+  EXPECT_EQ(json::parse(languages->body), json::parse(R"([{"code":"src","name":"src","targets":["tgt"]},{"code":"tgt","name":"tgt","targets":[]}])"));
   EXPECT_EQ(post_json("/detect", {{"q", "a b"}}, 200), json::parse(R"([{"confidence":100.0,"language":"src"}])"));
   EXPECT_EQ(post_json("/translate", {{"q", "a"}, {"target", "tgt"}, {"format", "html"}}, 400)["error"],
             "format 'html' is not supported: send text");
@@ -691,12 +645,14 @@ TEST(ServeApp, TheWebPageTranslatesInARealBrowser) {
   const std::string expected = answer["translations"][0]["text"].get<std::string>() + "\n" +
                                answer["translations"][1]["text"].get<std::string>();
   const std::string screenshot = std::string(NMTZOO_BIN_DIR) + "/../web_page_test.png";
+  const std::string phone_screenshot = std::string(NMTZOO_BIN_DIR) + "/../web_page_test_phone.png";
   testing::write_text(run.path("text.txt"), "a b c\nd e f");
   testing::write_text(run.path("expected.txt"), expected);
   const std::string command = "/usr/bin/python3 " + std::string(NMTZOO_SOURCE_DIR) +
                               "/tests/serve/browser_test.py --port " + std::to_string(port) +
                               " --text-file " + run.path("text.txt") + " --expect-file " +
-                              run.path("expected.txt") + " --screenshot " + screenshot;
+                              run.path("expected.txt") + " --screenshot " + screenshot +
+                              " --phone-screenshot " + phone_screenshot;
   const int status = std::system(command.c_str());
   server.signal(SIGTERM);
   EXPECT_EQ(server.wait(), 0);
@@ -705,6 +661,7 @@ TEST(ServeApp, TheWebPageTranslatesInARealBrowser) {
   }
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command;
   EXPECT_TRUE(std::filesystem::exists(screenshot));
+  EXPECT_TRUE(std::filesystem::exists(phone_screenshot));
 }
 
 }  // namespace
