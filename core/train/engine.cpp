@@ -19,6 +19,7 @@
 #include "core/train/loss.h"
 #include "core/train/training_data.h"
 #include "core/train/weight_ema.h"
+#include "kernels/fused_adam.h"
 #include "models/encoder_decoder.h"
 #include "tokenizer/special_tokens.h"
 
@@ -30,13 +31,9 @@ using Clock = std::chrono::steady_clock;
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& c,
                                                         std::vector<at::Tensor> parameters) {
   const std::tuple<double, double> betas{c.betas[0], c.betas[1]};
-  if (c.optimizer == OptimizerKind::kAdamW) {
-    return std::make_unique<torch::optim::AdamW>(
-        parameters,
-        torch::optim::AdamWOptions(1e-3).betas(betas).eps(c.eps).weight_decay(c.weight_decay));
-  }
-  return std::make_unique<torch::optim::Adam>(
-      parameters, torch::optim::AdamOptions(1e-3).betas(betas).eps(c.eps).weight_decay(c.weight_decay));
+  return make_adam(std::move(parameters),
+                   torch::optim::AdamOptions(1e-3).betas(betas).eps(c.eps).weight_decay(c.weight_decay),
+                   /*decoupled_weight_decay=*/c.optimizer == OptimizerKind::kAdamW);
 }
 
 // Teacher-forced loss of one batch, projecting only the real (non-pad) target positions.

@@ -1,0 +1,207 @@
+#include "kernels/fused_adam.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/cpu/vec/vec.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "kernels/kernels.h"
+
+namespace nmtzoo {
+namespace {
+
+using Vec = at::vec::Vectorized<float>;
+using LossClosure = torch::optim::Optimizer::LossClosure;
+
+// Elements per parallel work unit: 16,384 floats of each of the four streams (parameter,
+// gradient, two moments) make 256 KiB, about one core's L2. Smaller tensors run on the caller's
+// thread. Each element's result depends on that element alone, so any thread count gives the
+// same bits.
+constexpr int64_t kChunk = 16384;
+
+// One parameter's step constants, each rounded to float where LibTorch 1.13 rounds it: the
+// optimizer computes them in double and the ATen kernel converts the Scalar (or the wrapped
+// double scalar tensor) to float.
+struct StepScalars {
+  bool decoupled_decay = false;     // AdamW with weight_decay != 0: p.mul_(1 - lr * wd) first
+  float decay = 1;                  //   (float)(1 - lr * wd)
+  bool coupled_decay = false;       // Adam with weight_decay != 0: grad = grad.add(p, wd)
+  float weight_decay = 0;           //   (float)wd
+  float beta1 = 0, one_minus_beta1 = 0, beta2 = 0, one_minus_beta2 = 0;
+  float sqrt_bias_correction2 = 1;  // (float)sqrt(1 - beta2^step)
+  float eps = 0;
+  float neg_step_size = 0;          // (float)(-lr / (1 - beta1^step))
+};
+
+// The step of one contiguous float32 parameter, LibTorch 1.13's operators in LibTorch's order
+// and association (ATen's CPU kernels, aten/src/ATen/native/cpu: mul = a * b, add with alpha =
+// fmadd(other, alpha, self), addcmul = self + value * t1 * t2, div = a / b, addcdiv = self +
+// value * t1 / t2), one element at a time instead of one operator at a time. at::vec::fmadd is
+// one rounding in LibTorch's AVX2/AVX-512 kernels but two here (this file is built for the
+// baseline ISA): the one source of difference.
+void fused_adam_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
+                       const StepScalars& s) {
+  at::parallel_for(0, n, kChunk, [&](int64_t begin, int64_t end) {
+    const Vec decay(s.decay), weight_decay(s.weight_decay), beta1(s.beta1), one_minus_beta1(s.one_minus_beta1),
+        beta2(s.beta2), one_minus_beta2(s.one_minus_beta2), sqrt_bias_correction2(s.sqrt_bias_correction2),
+        eps(s.eps), neg_step_size(s.neg_step_size);
+    auto update = [&](int64_t i, int64_t count) {
+      Vec p = Vec::loadu(param + i, count);
+      Vec g = Vec::loadu(grad + i, count);
+      if (s.decoupled_decay) p = p * decay;                          // p.mul_(1 - lr * wd)
+      if (s.coupled_decay) g = at::vec::fmadd(p, weight_decay, g);   // grad.add(p, wd)
+      Vec m = Vec::loadu(exp_avg + i, count) * beta1;                // exp_avg.mul_(beta1)
+      m = at::vec::fmadd(g, one_minus_beta1, m);                     //   .add_(grad, 1 - beta1)
+      Vec v = Vec::loadu(exp_avg_sq + i, count) * beta2;             // exp_avg_sq.mul_(beta2)
+      v = v + one_minus_beta2 * g * g;                               //   .addcmul_(grad, grad, 1 - beta2)
+      const Vec denom = v.sqrt() / sqrt_bias_correction2 + eps;      // (v.sqrt() / sqrt(bc2)).add_(eps)
+      p = p + neg_step_size * m / denom;                             // p.addcdiv_(m, denom, -step_size)
+      p.store(param + i, static_cast<int>(count));
+      m.store(exp_avg + i, static_cast<int>(count));
+      v.store(exp_avg_sq + i, static_cast<int>(count));
+    };
+    int64_t i = begin;
+    for (; i + Vec::size() <= end; i += Vec::size()) update(i, Vec::size());
+    if (i < end) update(i, end - i);  // the same vector code on a partial load: same rounding
+  });
+}
+
+bool is_dense_cpu_float(const at::Tensor& t) {
+  return t.defined() && t.layout() == at::kStrided && t.device().is_cpu() && t.scalar_type() == at::kFloat &&
+         t.is_contiguous();
+}
+
+// Whether the fused step handles `p` (which has a gradient) given its state, if any.
+template <typename ParamState>
+bool fusable(const at::Tensor& p, const ParamState* state) {
+  const at::Tensor& grad = p.grad();
+  if (!is_dense_cpu_float(p) || !is_dense_cpu_float(grad) || !grad.sizes().equals(p.sizes())) return false;
+  if (state == nullptr) return true;  // the state made below is zeros_like(p): contiguous like p
+  return is_dense_cpu_float(state->exp_avg()) && is_dense_cpu_float(state->exp_avg_sq()) &&
+         state->exp_avg().numel() == p.numel() && state->exp_avg_sq().numel() == p.numel();
+}
+
+// The fused step of Adam (decoupled = false) or AdamW (decoupled = true). `base_step` is the base
+// class's own step(), run without a closure over the parameters the fused kernel does not take.
+//
+// Those parameters go through the base implementation itself rather than a rewrite of its math
+// in ATen operators: the fallback is then LibTorch's step by construction (bitwise, with the same
+// checks and errors, e.g. for sparse gradients, and amsgrad's max_exp_avg_sq), and stays so if
+// LibTorch's step changes. It is run over temporary parameter groups holding only them, with
+// copies of their groups' options; parameters are independent, so the order does not matter,
+// and the state lives in the optimizer keyed by parameter, not by group.
+template <typename Options, typename ParamState>
+torch::Tensor fused_step(torch::optim::Optimizer& optimizer, bool decoupled, const LossClosure& closure,
+                         const std::function<void()>& base_step) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor loss;
+  if (closure != nullptr) {
+    at::AutoGradMode enable_grad(true);
+    loss = closure();
+  }
+  std::vector<torch::optim::OptimizerParamGroup> fallback_groups;
+  auto& states = optimizer.state();
+  for (auto& group : optimizer.param_groups()) {
+    auto& options = static_cast<Options&>(group.options());
+    std::vector<at::Tensor> fallback;
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      const std::string key = c10::guts::to_string(p.unsafeGetTensorImpl());
+      auto found = states.find(key);
+      const auto* existing = found == states.end() ? nullptr : static_cast<const ParamState*>(found->second.get());
+      if (options.amsgrad() || !fusable(p, existing)) {
+        fallback.push_back(p);
+        continue;
+      }
+      if (existing == nullptr) {  // as LibTorch initialises it
+        auto state = std::make_unique<ParamState>();
+        state->step(0);
+        state->exp_avg(torch::zeros_like(p, at::MemoryFormat::Preserve));
+        state->exp_avg_sq(torch::zeros_like(p, at::MemoryFormat::Preserve));
+        states[key] = std::move(state);
+      }
+      auto& state = static_cast<ParamState&>(*states[key]);
+      state.step(state.step() + 1);
+      // LibTorch's scalars, computed in double exactly as its step does.
+      const double beta1 = std::get<0>(options.betas());
+      const double beta2 = std::get<1>(options.betas());
+      const double bias_correction1 = 1 - std::pow(beta1, state.step());
+      const double bias_correction2 = 1 - std::pow(beta2, state.step());
+      const double step_size = options.lr() / bias_correction1;
+      StepScalars s;
+      s.decoupled_decay = decoupled && options.weight_decay() != 0;
+      s.decay = static_cast<float>(1 - options.lr() * options.weight_decay());
+      s.coupled_decay = !decoupled && options.weight_decay() != 0;
+      s.weight_decay = static_cast<float>(options.weight_decay());
+      s.beta1 = static_cast<float>(beta1);
+      s.one_minus_beta1 = static_cast<float>(1 - beta1);
+      s.beta2 = static_cast<float>(beta2);
+      s.one_minus_beta2 = static_cast<float>(1 - beta2);
+      s.sqrt_bias_correction2 = static_cast<float>(std::sqrt(bias_correction2));
+      s.eps = static_cast<float>(options.eps());
+      s.neg_step_size = static_cast<float>(-step_size);
+      at::Tensor& exp_avg = state.exp_avg();
+      at::Tensor& exp_avg_sq = state.exp_avg_sq();
+      fused_adam_update(p.data_ptr<float>(), p.grad().data_ptr<float>(), exp_avg.data_ptr<float>(),
+                        exp_avg_sq.data_ptr<float>(), p.numel(), s);
+      // In-place operators bump the version counter (autograd's check that a tensor saved for
+      // backward was not modified since); so does this.
+      for (auto* t : {&p, &exp_avg, &exp_avg_sq}) t->unsafeGetTensorImpl()->bump_version();
+    }
+    if (!fallback.empty()) fallback_groups.emplace_back(std::move(fallback), group.options().clone());
+  }
+  if (!fallback_groups.empty()) {
+    auto& groups = optimizer.param_groups();
+    std::swap(groups, fallback_groups);
+    try {
+      base_step();
+    } catch (...) {
+      std::swap(groups, fallback_groups);
+      throw;
+    }
+    std::swap(groups, fallback_groups);
+  }
+  return loss;
+}
+
+bool all_on_cpu(const std::vector<at::Tensor>& parameters) {
+  return std::all_of(parameters.begin(), parameters.end(), [](const at::Tensor& p) { return p.device().is_cpu(); });
+}
+
+}  // namespace
+
+torch::Tensor FusedAdam::step(LossClosure closure) {
+  if (!fast_kernels_enabled()) return torch::optim::Adam::step(std::move(closure));
+  return fused_step<torch::optim::AdamOptions, torch::optim::AdamParamState>(
+      *this, /*decoupled=*/false, closure, [this] { torch::optim::Adam::step(nullptr); });
+}
+
+torch::Tensor FusedAdamW::step(LossClosure closure) {
+  if (!fast_kernels_enabled()) return torch::optim::AdamW::step(std::move(closure));
+  return fused_step<torch::optim::AdamWOptions, torch::optim::AdamWParamState>(
+      *this, /*decoupled=*/true, closure, [this] { torch::optim::AdamW::step(nullptr); });
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_adam(std::vector<at::Tensor> parameters,
+                                                   const torch::optim::AdamOptions& options,
+                                                   bool decoupled_weight_decay) {
+  const bool fused = fast_kernels_enabled() && all_on_cpu(parameters);
+  if (decoupled_weight_decay) {
+    const auto adamw = torch::optim::AdamWOptions(options.lr())
+                           .betas(options.betas())
+                           .eps(options.eps())
+                           .weight_decay(options.weight_decay())
+                           .amsgrad(options.amsgrad());
+    if (fused) return std::make_unique<FusedAdamW>(std::move(parameters), adamw);
+    return std::make_unique<torch::optim::AdamW>(std::move(parameters), adamw);
+  }
+  if (fused) return std::make_unique<FusedAdam>(std::move(parameters), options);
+  return std::make_unique<torch::optim::Adam>(std::move(parameters), options);
+}
+
+}  // namespace nmtzoo
