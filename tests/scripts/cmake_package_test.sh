@@ -20,31 +20,13 @@
 # --sanitize=LIST: the -fsanitize= list the build used (NMTZOO_SANITIZE), which the examples need
 # too; --keep: keep the scratch folder (printed). Exit status 1 when anything failed.
 set -euo pipefail
-if [[ $# -lt 2 ]]; then
-  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
-  exit 2
-fi
-project="$(cd "$1" && pwd)"
-build="$(cd "$2" && pwd)"
-shift 2
-checkpoint=""
-sanitize=""
-keep=0
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --checkpoint) checkpoint="$(realpath "$2")"; shift 2 ;;
-    --sanitize) sanitize="$2"; shift 2 ;;
-    --sanitize=*) sanitize="${1#--sanitize=}"; shift ;;
-    --keep) keep=1; shift ;;
-    *) echo "cmake_package_test.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
+# ok, fail, check, run_logged, dynamic, runpath, parse_package_test_args and build_and_run_examples.
+source "$(dirname "${BASH_SOURCE[0]}")/package_examples.sh"
+parse_package_test_args "$@"
 scratch="$(mktemp -d)"
 if ((keep)); then echo "scratch folder: $scratch"; else trap 'rm -rf "$scratch"' EXIT; fi
 # The examples must find everything through the prefix, not through this environment.
 unset NMTZOO_SPM_SHIM LD_LIBRARY_PATH CMAKE_PREFIX_PATH
-# ok, fail, check, run_logged, dynamic, runpath and build_and_run_examples.
-source "$(dirname "${BASH_SOURCE[0]}")/package_examples.sh"
 
 # The prefix.
 prefix="$scratch/prefix"

@@ -22,25 +22,9 @@
 # Exit status 77 (skipped) when dpkg-deb, dpkg-shlibdeps or lintian is missing, 1 instead under
 # NMTZOO_REQUIRE_ALL=1 (scripts/setup.sh installs them: dpkg-dev, lintian); 1 when anything failed.
 set -euo pipefail
-if [[ $# -lt 2 ]]; then
-  sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
-  exit 2
-fi
-project="$(cd "$1" && pwd)"
-build="$(cd "$2" && pwd)"
-shift 2
-checkpoint=""
-sanitize=""
-keep=0
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --checkpoint) checkpoint="$(realpath "$2")"; shift 2 ;;
-    --sanitize) sanitize="$2"; shift 2 ;;
-    --sanitize=*) sanitize="${1#--sanitize=}"; shift ;;
-    --keep) keep=1; shift ;;
-    *) echo "deb_package_test.sh: unknown argument '$1'" >&2; exit 2 ;;
-  esac
-done
+# ok, fail, check, run_logged, dynamic, runpath, parse_package_test_args and build_and_run_examples.
+source "$(dirname "${BASH_SOURCE[0]}")/package_examples.sh"
+parse_package_test_args "$@"
 
 missing_tools=()
 for tool in cpack dpkg-deb dpkg-shlibdeps dpkg-parsechangelog lintian file readelf; do
@@ -64,8 +48,6 @@ scratch="$(mktemp -d)"
 if ((keep)); then echo "scratch folder: $scratch"; else trap 'rm -rf "$scratch"' EXIT; fi
 # Everything must come from the package, not from this environment or the build.
 unset NMTZOO_SPM_SHIM LD_LIBRARY_PATH CMAKE_PREFIX_PATH PYTHONPATH
-# ok, fail, check, run_logged, dynamic, runpath and build_and_run_examples.
-source "$(dirname "${BASH_SOURCE[0]}")/package_examples.sh"
 
 # The package.
 run_logged "$scratch/cpack.log" cpack --config "$cpack_config" -G DEB -B "$scratch/cpack"

@@ -13,6 +13,34 @@
 # The caller sets project (the source tree), scratch (an empty scratch folder), sanitize (the
 # -fsanitize= list of the build, or empty) and checkpoint (a checkpoint, or empty), and exits 1
 # when $failures is not 0 at the end.
+#   parse_package_test_args "$@"
+# reads a package test's arguments (PROJECT_ROOT BUILD_DIR [--checkpoint CKPT] [--sanitize=LIST]
+# [--keep]) into project, build, checkpoint, sanitize and keep, or prints the caller's usage (its
+# header comment) and exits 2.
+source "$(dirname "${BASH_SOURCE[0]}")/tiny_checkpoint.sh"
+
+parse_package_test_args() {
+  if [[ $# -lt 2 ]]; then
+    sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+    exit 2
+  fi
+  project="$(cd "$1" && pwd)"
+  build="$(cd "$2" && pwd)"
+  shift 2
+  checkpoint=""
+  sanitize=""
+  keep=0
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --checkpoint) checkpoint="$(realpath "$2")"; shift 2 ;;
+      --sanitize) sanitize="$2"; shift 2 ;;
+      --sanitize=*) sanitize="${1#--sanitize=}"; shift ;;
+      --keep) keep=1; shift ;;
+      *) echo "$(basename "$0"): unknown argument '$1'" >&2; exit 2 ;;
+    esac
+  done
+}
+
 failures=0
 ok() { echo "ok: $*"; }
 fail() { echo "FAILED: $*" >&2; failures=$((failures + 1)); }
@@ -69,60 +97,7 @@ EOF
   # While they build: a checkpoint for translate_batch, by the installed nmtzoo-train.
   train_pid=""
   if [[ -z "$checkpoint" ]]; then
-    data="$scratch/data"
-    mkdir -p "$data"
-    make_split() {  # SPLIT PAIRS SEED: sentences of 2 to 6 words, the target in reverse order
-      awk -v pairs="$2" -v seed="$3" -v src="$data/$1.src" -v tgt="$data/$1.tgt" 'BEGIN {
-        n_words = split("alpha bravo charlie delta echo foxtrot golf hotel india juliet", words, " ")
-        srand(seed)
-        for (i = 0; i < pairs; i++) {
-          n = 2 + int(rand() * 5)
-          for (w = 1; w <= n; w++) sentence[w] = words[1 + int(rand() * n_words)]
-          s = sentence[1]; t = sentence[n]
-          for (w = 2; w <= n; w++) { s = s " " sentence[w]; t = t " " sentence[n + 1 - w] }
-          print s > src; print t > tgt
-        }
-      }'
-    }
-    make_split train 400 1
-    make_split valid 40 2
-    make_split test 20 3
-    cat >"$scratch/tiny.yaml" <<EOF
-data:
-  dir: $data
-  src_lang: src
-  tgt_lang: tgt
-  train: train
-  valid: valid
-  test: [test]
-  max_len: 40
-tokenizer:
-  vocab_size: 40
-model:
-  arch: transformer
-  d_model: 32
-  heads: 2
-  ffn_dim: 64
-  encoder_layers: 1
-  decoder_layers: 1
-  dropout: 0.0
-  max_positions: 64
-training:
-  output_dir: $scratch/tiny-run
-  device: cpu
-  threads: 1
-  max_tokens: 400
-  lr: 0.003
-  warmup_steps: 10
-  max_steps: 30
-  valid_every: 0
-  log_every: 10
-decoding:
-  beam: 3
-  max_len_a: 1.2
-  max_len_b: 5
-EOF
-    "$prefix/bin/nmtzoo-train" --config "$scratch/tiny.yaml" >"$scratch/train.log" 2>&1 &
+    train_tiny_checkpoint "$prefix/bin/nmtzoo-train" "$scratch" 1 30 &
     train_pid=$!
     checkpoint="$scratch/tiny-run/checkpoints/checkpoint_last.pt"
   fi
