@@ -4,6 +4,7 @@ The numbers come from nmtzoo's C++ port (`nmtzoo._core.metrics`); this module ke
 classes, argument checks, reference handling and formatting around them.
 """
 
+import abc
 import json
 import logging
 import os
@@ -159,7 +160,7 @@ class Signature:
         return self.format()
 
 
-class Metric:
+class Metric(abc.ABC):
     """What BLEU, CHRF and TER share, as sacreBLEU's `Metric`: reference caching, corpus and
     sentence scores from per-segment statistics, bootstrap confidence intervals, signatures.
     Subclasses set `self._native` (an `nmtzoo._core.metrics.Metric`) and `_make_score`."""
@@ -246,8 +247,9 @@ class Metric:
         """The score of the summed statistics."""
         return self._make_score(self._native.score(stats))
 
+    @abc.abstractmethod
     def _make_score(self, fields: Dict[str, Any]) -> Score:
-        raise NotImplementedError
+        """The metric's score object from the C++ score's fields."""
 
     def sentence_score(self, hypothesis: str, references: Sequence[str]) -> Score:
         """One hypothesis against its reference(s).
