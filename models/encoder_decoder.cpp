@@ -96,8 +96,10 @@ void DecoderState::repeat_rows(int64_t times) {
   reorder(torch::arange(tensor->size(0), tensor->options().dtype(torch::kLong)).repeat_interleave(times));
 }
 
-Tensor EncoderDecoder::step_logits(const Tensor& features, const Tensor& weight, const Tensor& bias,
+Tensor EncoderDecoder::step_logits(const Tensor& features, const OutputProjection& projection,
                                    DecoderState& state) {
+  const Tensor& weight = projection.weight;
+  const Tensor& bias = projection.bias;
   if (!state.vocabulary.defined()) return apply_linear(features, weight, bias);
   static const std::string kWeightSlot = "shortlist_weight";
   static const std::string kBiasSlot = "shortlist_bias";

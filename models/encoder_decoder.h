@@ -101,17 +101,25 @@ class EncoderDecoder : public torch::nn::Module {
   // (..., F) features -> (..., V) logits. Separate so the loss can project real tokens only.
   virtual Tensor output_layer(const Tensor& features) = 0;
 
+  // The vocabulary projection behind output_layer, when it is one linear layer: weight (V, F)
+  // and bias (V, or undefined). Training's loss then fuses it with the cross entropy
+  // (core/train/loss.h); a model without one (undefined weight) gets output_layer + the loss.
+  struct OutputProjection {
+    Tensor weight;
+    Tensor bias;
+  };
+  virtual OutputProjection output_projection() { return {}; }
+
   // (B, T, V) logits; output_layer(features(...)).
   Tensor forward(const Tensor& src_tokens, const Tensor& src_pad_mask, const Tensor& tgt_in);
 
   virtual int64_t max_positions() const = 0;  // longest source or target sequence, in tokens
 
  protected:
-  // features (B, F) -> logits (B, V) through the output weight (V, F) and bias (V, or undefined),
-  // or (B, V') over state.vocabulary's rows only when a shortlist is set (the rows are gathered
-  // once per state, into kShared entries).
-  static Tensor step_logits(const Tensor& features, const Tensor& weight, const Tensor& bias,
-                            DecoderState& state);
+  // features (B, F) -> logits (B, V) through the output projection, or (B, V') over
+  // state.vocabulary's rows only when a shortlist is set (the rows are gathered once per state,
+  // into kShared entries).
+  static Tensor step_logits(const Tensor& features, const OutputProjection& projection, DecoderState& state);
 };
 
 }  // namespace nmtzoo

@@ -229,8 +229,7 @@ Tensor RnnSeq2SeqImpl::decode_step(const Tensor& prev_tokens, DecoderState& stat
     state.layer_attention = {weights.unsqueeze(1)};
   }
   ++state.step;
-  return step_logits(dropout(t), output_proj ? output_proj->weight : target_table()->weight,
-                     output_proj ? output_proj->bias : Tensor(), state)
+  return step_logits(dropout(t), output_projection(), state)
       .log_softmax(-1);
 }
 
@@ -250,7 +249,13 @@ Tensor RnnSeq2SeqImpl::features(const Tensor& src_tokens, const Tensor& src_pad_
 }
 
 Tensor RnnSeq2SeqImpl::output_layer(const Tensor& features) {
-  return output_proj ? apply_linear(features, *output_proj) : apply_linear(features, target_table()->weight);
+  OutputProjection projection = output_projection();
+  return apply_linear(features, projection.weight, projection.bias);
+}
+
+EncoderDecoder::OutputProjection RnnSeq2SeqImpl::output_projection() {
+  if (output_proj) return {output_proj->weight, output_proj->bias};
+  return {target_table()->weight, Tensor()};
 }
 
 }  // namespace nmtzoo

@@ -169,8 +169,7 @@ Tensor TransformerImpl::decode_step(const Tensor& prev_tokens, DecoderState& sta
     state.attention = torch::stack(state.layer_attention).mean(std::vector<int64_t>{0, 2});
   }
   ++state.step;
-  return step_logits(h.squeeze(1), output_proj ? output_proj->weight : target_table()->weight,
-                     output_proj ? output_proj->bias : Tensor(), state)
+  return step_logits(h.squeeze(1), output_projection(), state)
       .log_softmax(-1);
 }
 
@@ -182,7 +181,13 @@ Tensor TransformerImpl::features(const Tensor& src_tokens, const Tensor& src_pad
 }
 
 Tensor TransformerImpl::output_layer(const Tensor& features) {
-  return output_proj ? apply_linear(features, *output_proj) : apply_linear(features, target_table()->weight);
+  OutputProjection projection = output_projection();
+  return apply_linear(features, projection.weight, projection.bias);
+}
+
+EncoderDecoder::OutputProjection TransformerImpl::output_projection() {
+  if (output_proj) return {output_proj->weight, output_proj->bias};
+  return {target_table()->weight, Tensor()};
 }
 
 }  // namespace nmtzoo

@@ -60,6 +60,7 @@ class TransformerImpl : public EncoderDecoder {
   Tensor features(const Tensor& src_tokens, const Tensor& src_pad_mask,
                   const Tensor& tgt_in) override;
   Tensor output_layer(const Tensor& features) override;
+  OutputProjection output_projection() override;
   int64_t max_positions() const override { return options.max_positions(); }
 
   TransformerOptions options;

@@ -20,6 +20,7 @@
 #include "core/train/training_data.h"
 #include "core/train/weight_ema.h"
 #include "kernels/fused_adam.h"
+#include "kernels/kernels.h"
 #include "models/encoder_decoder.h"
 #include "tokenizer/special_tokens.h"
 
@@ -38,14 +39,30 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& c,
 
 // Teacher-forced loss of one batch, projecting only the real (non-pad) target positions.
 LossSums batch_loss(EncoderDecoder& model, const Batch& batch, double epsilon, bool bf16) {
-  at::Tensor logits;
   at::Tensor real = batch.tgt_out.ne(kPadId);
+  at::Tensor target = batch.tgt_out.index({real});
+  at::Tensor features;
   {
     CpuAutocast autocast(bf16);
-    at::Tensor features = model.features(batch.src_tokens, batch.src_pad_mask, batch.tgt_in);
-    logits = model.output_layer(features.index({real}));
+    features = model.features(batch.src_tokens, batch.src_pad_mask, batch.tgt_in).index({real});
   }
-  return label_smoothed_nll(logits, batch.tgt_out.index({real}), epsilon);
+  EncoderDecoder::OutputProjection projection = model.output_projection();
+  if (projection.weight.defined()) {
+    return projected_label_smoothed_nll(features, projection.weight, projection.bias, target, epsilon, bf16);
+  }
+  at::Tensor logits;
+  {
+    CpuAutocast autocast(bf16);
+    logits = model.output_layer(features);
+  }
+  return label_smoothed_nll(logits, target, epsilon);
+}
+
+// Gradients are dropped rather than zeroed (PyTorch 2's zero_grad(set_to_none=True)): the first
+// backward then hands each parameter its gradient instead of adding it to zeros, which saves a
+// fill and an add over every gradient per update.
+void drop_gradients(torch::nn::Module& model) {
+  for (auto& parameter : model.parameters()) parameter.mutable_grad() = at::Tensor();
 }
 
 }  // namespace
@@ -60,6 +77,7 @@ TrainingEngine::TrainingEngine(const RunConfig& config, const TrainingData& data
   // Training only: decoding measured 4-9% slower with it, in 29% more memory, as its short-lived
   // tensors gain nothing from cached blocks.
   install_caching_cpu_allocator();
+  set_flush_denormals(true);  // training only: decoding keeps its outputs bit for bit
   torch::manual_seed(static_cast<uint64_t>(config_.training.seed));
   model_ = build_model(config_.model, vocab_sizes(data_.tokenizers));
   model_->to(device_);
@@ -76,7 +94,7 @@ TrainingEngine::~TrainingEngine() = default;
 StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& batches,
                                      double budget_fraction) {
   model_->train();
-  optimizer_->zero_grad();
+  drop_gradients(*model_);
   StepStats stats;
   at::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().device(device_));
   at::Tensor nll_sum = torch::zeros({}, torch::TensorOptions().device(device_));
@@ -113,7 +131,7 @@ StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& ba
     stats.finite = std::isfinite(norm);
   }
   if (!stats.finite) {
-    optimizer_->zero_grad();
+    drop_gradients(*model_);
     ++bad_steps_in_row_;
     log_ << fmt::format("warning: non-finite loss or gradient at step {}; update skipped ({} in a "
                         "row)\n",

@@ -1,12 +1,33 @@
 #include "core/train/loss.h"
 
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/torch.h>
+
+#include <algorithm>
+#include <cfloat>
+
+#include "core/runtime/runtime.h"
+#include "kernels/kernels.h"
 
 namespace nmtzoo {
 namespace {
 
-// Label-smoothed cross-entropy in one autograd node. With q the smoothed target distribution,
-// loss_i = -sum_v q_v log p_iv, whose gradient is p_i - q: the forward pass is one log_softmax and
+// The smoothed target distribution q: `on_target` + `other` on the reference, `other` on each of
+// the V - 1 other tokens, so that loss_i = -sum_v q_v log p_iv = on_target * nll_i
+// - other * sum_v log p_iv, and its gradient with respect to the logits is p_i - q.
+struct Smoothing {
+  double other = 0;
+  double on_target = 1;
+};
+
+Smoothing smoothing(int64_t vocab, double epsilon) {
+  Smoothing s;
+  s.other = epsilon > 0 ? epsilon / (static_cast<double>(vocab) - 1) : 0.0;
+  s.on_target = 1.0 - epsilon - s.other;
+  return s;
+}
+
+// Label-smoothed cross-entropy in one autograd node. The forward pass is one log_softmax and
 // two reductions, the backward pass one in-place exp over the saved log-probabilities, instead of
 // LibTorch's chain of log_softmax, gather, sum and their backwards (each a pass over the N x V
 // logits, plus an N x V zero-filled scatter). Broadcast (N, V) - (N, 1) arithmetic is avoided: in
@@ -17,16 +38,14 @@ class SmoothedCrossEntropy : public torch::autograd::Function<SmoothedCrossEntro
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
                                                 const at::Tensor& logits, const at::Tensor& target,
                                                 double epsilon) {
-    const double vocab = static_cast<double>(logits.size(1));
-    const double other = epsilon > 0 ? epsilon / (vocab - 1) : 0.0;
-    const double on_target = 1.0 - epsilon - other;
+    const Smoothing s = smoothing(logits.size(1), epsilon);
     at::Tensor log_probs = logits.log_softmax(1);  // (N, V)
     at::Tensor nll = log_probs.gather(1, target.unsqueeze(1)).sum().neg();
-    at::Tensor loss = nll * on_target;  // a tensor of its own: nll is not differentiable
-    if (epsilon > 0) loss -= other * log_probs.sum();
+    at::Tensor loss = nll * s.on_target;  // a tensor of its own: nll is not differentiable
+    if (s.other > 0) loss -= s.other * log_probs.sum();
     ctx->save_for_backward({log_probs, target});
-    ctx->saved_data["other"] = other;
-    ctx->saved_data["on_target"] = on_target;
+    ctx->saved_data["other"] = s.other;
+    ctx->saved_data["on_target"] = s.on_target;
     ctx->mark_non_differentiable({nll});
     return {loss, nll};
   }
@@ -47,6 +66,132 @@ class SmoothedCrossEntropy : public torch::autograd::Function<SmoothedCrossEntro
   }
 };
 
+// Rows of logits per chunk of the fused projection and loss: a chunk's float32 logits fill about
+// 2 MiB, so the softmax and the gradient read them from cache right after the product wrote them.
+int64_t chunk_rows(int64_t vocab) { return std::max<int64_t>(16, (int64_t{2} << 20) / (4 * vocab)); }
+
+struct ChunkedLoss {
+  at::Tensor loss, nll;  // float32 scalars
+  at::Tensor grad_logits;  // (N, V) p - q in the products' dtype, when asked for
+  at::Tensor grad_bias;    // (V) float32, sum over rows of p - q, when asked for and there is a bias
+};
+
+// loss and nll of logits = h w^T + b (h, w, b in the products' dtype), a chunk of rows at a
+// time, and with `keep_gradient` the gradient with respect to the logits, p - q. Per chunk: one
+// product, then in cache: the target logit, the row sums of the logits, one softmax (one exp per
+// logit) and the in-place p - q. The log-likelihood comes from the softmax itself:
+// nll = -log p_target, and log-sum-exp = target logit + nll; a row whose p_target is below
+// FLT_MIN (a logit gap over ~87) gets its log-sum-exp recomputed, as -log would lose it.
+ChunkedLoss chunked_projected_loss(const at::Tensor& h, const at::Tensor& w, const at::Tensor& b,
+                                   const at::Tensor& target, const Smoothing& s, bool keep_gradient) {
+  const int64_t n = h.size(0);
+  const int64_t vocab = w.size(0);
+  const at::Tensor wt = w.t();
+  const auto float_options = h.options().dtype(at::kFloat);
+  at::Tensor row_loss = at::empty({n}, float_options.dtype(at::kDouble));
+  at::Tensor row_nll = at::empty({n}, float_options.dtype(at::kDouble));
+  ChunkedLoss out;
+  const bool float_products = h.scalar_type() == at::kFloat;
+  if (keep_gradient) {
+    out.grad_logits = at::empty({n, vocab}, h.options());
+    if (b.defined()) out.grad_bias = at::zeros({vocab}, float_options);
+  }
+  at::Tensor probs_buffer;  // the chunk's p when it is not written straight into grad_logits
+  for (int64_t r0 = 0, rows = chunk_rows(vocab); r0 < n; r0 += rows) {
+    const int64_t c = std::min(rows, n - r0);
+    const at::Tensor hc = h.narrow(0, r0, c);
+    at::Tensor logits = b.defined() ? at::addmm(b, hc, wt) : at::mm(hc, wt);
+    if (!float_products) logits = logits.to(at::kFloat);
+    const at::Tensor tc = target.narrow(0, r0, c).unsqueeze(1);
+    const at::Tensor target_logit = logits.gather(1, tc).squeeze(1).to(at::kDouble);
+    const at::Tensor logit_sum = logits.sum(1).to(at::kDouble);
+    at::Tensor p;
+    if (keep_gradient && float_products) {
+      p = out.grad_logits.narrow(0, r0, c);
+    } else {
+      if (!probs_buffer.defined()) probs_buffer = at::empty({rows, vocab}, float_options);
+      p = probs_buffer.narrow(0, 0, c);
+    }
+    at::_softmax_out(p, logits, 1, false);
+    const at::Tensor p_target = p.gather(1, tc).squeeze(1);
+    at::Tensor nll = p_target.to(at::kDouble).log_().neg_();
+    const at::Tensor tiny = (p_target < FLT_MIN).nonzero().squeeze(1);
+    if (tiny.numel() > 0) {
+      nll.index_put_({tiny}, logits.index_select(0, tiny).logsumexp(1).to(at::kDouble) -
+                                 target_logit.index_select(0, tiny));
+    }
+    at::Tensor loss = nll * s.on_target;
+    // sum_v log p_v = sum_v logit_v - V * log-sum-exp
+    if (s.other > 0) loss -= s.other * (logit_sum - static_cast<double>(vocab) * (target_logit + nll));
+    row_loss.narrow(0, r0, c).copy_(loss);
+    row_nll.narrow(0, r0, c).copy_(nll);
+    if (!keep_gradient) continue;
+    if (s.other > 0) p.sub_(s.other);
+    p.scatter_add_(1, tc, at::full({c, 1}, -s.on_target, p.options()));
+    if (out.grad_bias.defined()) out.grad_bias.add_(p.sum(0));
+    if (!float_products) out.grad_logits.narrow(0, r0, c).copy_(p);
+  }
+  out.loss = row_loss.sum().to(at::kFloat);
+  out.nll = row_nll.sum().to(at::kFloat);
+  return out;
+}
+
+// The products' dtype of the fused loss: bf16 under training.bf16 (as CPU autocast would run the
+// output layer), else the weight's.
+at::ScalarType products_dtype(const at::Tensor& weight, bool bf16) { return bf16 ? at::kBFloat16 : weight.scalar_type(); }
+
+at::Tensor cast_or_undefined(const at::Tensor& t, at::ScalarType dtype) { return t.defined() ? t.to(dtype) : t; }
+
+// The vocabulary projection and the label-smoothed cross-entropy in one autograd node
+// (Liger-Kernel's and Cut Cross-Entropy's "fused linear cross-entropy", done for CPU caches):
+// the (N, V) logits are never written to memory, and the forward pass leaves behind only the
+// gradient p - q, which the backward pass multiplies into the two products of the layer's
+// gradient. Replaces the unfused path's writes and reads of the logits, its log_softmax, sums and
+// the backward's exp, subtraction and scaling (each a pass over 100+ MB at 3,000-token batches).
+class ProjectedSmoothedCrossEntropy : public torch::autograd::Function<ProjectedSmoothedCrossEntropy> {
+ public:
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
+                                                const at::Tensor& features, const at::Tensor& weight,
+                                                const at::Tensor& bias, const at::Tensor& target,
+                                                double epsilon, bool bf16) {
+    const at::ScalarType dtype = products_dtype(weight, bf16);
+    const at::Tensor h = features.to(dtype).contiguous();
+    const at::Tensor w = weight.to(dtype);
+    const at::Tensor b = bias.numel() > 0 ? bias.to(dtype) : at::Tensor();  // empty: no bias
+    ChunkedLoss r = chunked_projected_loss(h, w, b, target, smoothing(weight.size(0), epsilon),
+                                           /*keep_gradient=*/true);
+    ctx->save_for_backward({r.grad_logits, h, w, r.grad_bias});
+    ctx->saved_data["features_dtype"] = static_cast<int64_t>(features.scalar_type());
+    ctx->saved_data["weight_dtype"] = static_cast<int64_t>(weight.scalar_type());
+    ctx->mark_non_differentiable({r.nll});
+    return {r.loss, r.nll};
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const at::Tensor& grad_logits = saved[0];
+    const at::Tensor& grad_loss = grads[0];
+    at::Tensor grad_features, grad_weight, grad_bias;
+    if (ctx->needs_input_grad(0)) {
+      const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["features_dtype"].toInt());
+      grad_features = at::mm(grad_logits, saved[2]).to(dtype).mul_(grad_loss);
+    }
+    if (ctx->needs_input_grad(1)) {
+      const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["weight_dtype"].toInt());
+      grad_weight = at::mm(grad_logits.t(), saved[1]).to(dtype).mul_(grad_loss);
+    }
+    if (ctx->needs_input_grad(2) && saved[3].defined()) grad_bias = saved[3] * grad_loss;
+    return {grad_features, grad_weight, grad_bias, at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+bool fused_projection_applies(const at::Tensor& features, const at::Tensor& weight, const at::Tensor& bias) {
+  auto cpu_float = [](const at::Tensor& t) { return t.device().is_cpu() && t.scalar_type() == at::kFloat; };
+  return fast_kernels_enabled() && features.dim() == 2 && cpu_float(features) && cpu_float(weight) &&
+         (!bias.defined() || cpu_float(bias));
+}
+
 }  // namespace
 
 LossSums label_smoothed_nll(const at::Tensor& logits, const at::Tensor& target, double epsilon) {
@@ -59,6 +204,47 @@ LossSums label_smoothed_nll(const at::Tensor& logits, const at::Tensor& target, 
   sums.loss = outputs[0];
   sums.nll = outputs[1];
   sums.tokens = target.size(0);
+  return sums;
+}
+
+LossSums projected_label_smoothed_nll(const at::Tensor& features, const at::Tensor& weight,
+                                      const at::Tensor& bias, const at::Tensor& target, double epsilon,
+                                      bool bf16) {
+  TORCH_CHECK(features.dim() == 2 && weight.dim() == 2 && target.dim() == 1 &&
+                  features.size(0) == target.size(0) && features.size(1) == weight.size(1) &&
+                  (!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0))),
+              "features must be (N, F), weight (V, F), bias (V) and target (N), but got ", features.sizes(),
+              ", ", weight.sizes(), ", ", bias.defined() ? bias.sizes() : at::IntArrayRef{}, " and ", target.sizes());
+  if (!fused_projection_applies(features, weight, bias)) {
+    at::Tensor logits;
+    {
+      CpuAutocast autocast(bf16);
+      logits = at::linear(features, weight, bias);
+    }
+    return label_smoothed_nll(logits, target, epsilon);
+  }
+  // The products' dtypes are chosen here, not by an enclosing autocast.
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCPU);
+  LossSums sums;
+  sums.tokens = target.size(0);
+  const bool needs_gradient =
+      at::GradMode::is_enabled() && (features.requires_grad() || weight.requires_grad() ||
+                                     (bias.defined() && bias.requires_grad()));
+  if (!needs_gradient) {  // validation: no (N, V) gradient kept
+    const at::ScalarType dtype = products_dtype(weight, bf16);
+    ChunkedLoss r = chunked_projected_loss(features.to(dtype).contiguous(), weight.to(dtype),
+                                           cast_or_undefined(bias, dtype), target,
+                                           smoothing(weight.size(0), epsilon), /*keep_gradient=*/false);
+    sums.loss = r.loss;
+    sums.nll = r.nll;
+    return sums;
+  }
+  // An undefined tensor cannot be an input of a custom autograd function in LibTorch 1.13: no
+  // bias is passed as an empty one.
+  const at::Tensor bias_or_empty = bias.defined() ? bias : at::empty({0}, weight.options());
+  auto outputs = ProjectedSmoothedCrossEntropy::apply(features, weight, bias_or_empty, target, epsilon, bf16);
+  sums.loss = outputs[0];
+  sums.nll = outputs[1];
   return sums;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "tests/support/kernel_scopes.h"
 
 namespace nmtzoo {
 namespace {
@@ -30,24 +31,8 @@ double relative_error(const at::Tensor& ours, const at::Tensor& reference) {
   return (ours - reference).abs().max().item<double>() / scale;
 }
 
-// Switches the hand-written kernels on or off for one scope.
-class KernelSwitch {
- public:
-  explicit KernelSwitch(bool enabled) : before_(fast_kernels_enabled()) { set_fast_kernels_enabled(enabled); }
-  ~KernelSwitch() { set_fast_kernels_enabled(before_); }
-
- private:
-  bool before_;
-};
-
-class ThreadCount {
- public:
-  explicit ThreadCount(int threads) : before_(at::get_num_threads()) { at::set_num_threads(threads); }
-  ~ThreadCount() { at::set_num_threads(before_); }
-
- private:
-  int before_;
-};
+using testing::KernelSwitch;
+using testing::ThreadCount;
 
 const std::vector<std::vector<int64_t>> kShapes{{1}, {7}, {1000003}, {33, 65}};
 
