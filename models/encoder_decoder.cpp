@@ -24,9 +24,10 @@ void DecoderState::set(const std::string& name, Tensor value, SlotKind kind) {
   if (Slot* slot = find(name)) {
     slot->value = std::move(value);
     slot->kind = kind;
+    slot->pending_rows = Tensor();
     return;
   }
-  slots_.push_back({name, std::move(value), kind});
+  slots_.push_back({name, std::move(value), kind, Tensor()});
 }
 
 DecoderState::Slot* DecoderState::find(const std::string& name) {
@@ -42,10 +43,48 @@ const DecoderState::Slot* DecoderState::find(const std::string& name) const {
 
 bool DecoderState::contains(const std::string& name) const { return find(name) != nullptr; }
 
-Tensor& DecoderState::operator[](const std::string& name) {
+DecoderState::Slot& DecoderState::existing(const std::string& name) {
   Slot* slot = find(name);
   TORCH_CHECK(slot != nullptr, "the decoder state has no entry '", name, "'");
-  return slot->value;
+  return *slot;
+}
+
+void DecoderState::gather_pending(Slot& slot) {
+  if (!slot.pending_rows.defined()) return;
+  select_rows(slot.value, slot.pending_rows);
+  slot.pending_rows = Tensor();
+}
+
+Tensor& DecoderState::operator[](const std::string& name) {
+  Slot& slot = existing(name);
+  gather_pending(slot);
+  return slot.value;
+}
+
+const Tensor& DecoderState::append(const std::string& name, const Tensor& value, int64_t dim) {
+  Slot& slot = existing(name);
+  TORCH_CHECK(dim > 0, "append to the decoder state entry '", name, "' along dim ", dim, ": rows (dim 0) cannot grow");
+  if (!slot.value.defined()) {
+    slot.value = value;
+    slot.pending_rows = Tensor();
+    return slot.value;
+  }
+  const Tensor& old = slot.value;
+  std::vector<int64_t> sizes = old.sizes().vec();
+  if (slot.pending_rows.defined()) sizes[0] = slot.pending_rows.size(0);
+  const int64_t old_length = sizes.at(dim);
+  sizes[dim] += value.size(dim);
+  Tensor grown = at::empty(sizes, old.options());
+  Tensor head = grown.narrow(dim, 0, old_length);
+  if (slot.pending_rows.defined()) {
+    at::index_select_out(head, old, 0, slot.pending_rows);
+  } else {
+    head.copy_(old);
+  }
+  grown.narrow(dim, old_length, value.size(dim)).copy_(value);
+  slot.value = std::move(grown);
+  slot.pending_rows = Tensor();
+  return slot.value;
 }
 
 const Tensor& DecoderState::operator[](const std::string& name) const {
@@ -66,8 +105,10 @@ std::vector<std::string> DecoderState::names() const {
 
 void DecoderState::reorder(const Tensor& rows, bool source_rows_changed) {
   for (auto& slot : slots_) {
+    if (!slot.value.defined()) continue;
     if (slot.kind == SlotKind::kStep || (source_rows_changed && slot.kind == SlotKind::kSource)) {
-      select_rows(slot.value, rows);
+      // Row i is then old row pending[rows[i]]: the permutations compose on the (B) indices.
+      slot.pending_rows = slot.pending_rows.defined() ? slot.pending_rows.index_select(0, rows) : rows;
     }
   }
   select_rows(attention, rows);
@@ -75,25 +116,26 @@ void DecoderState::reorder(const Tensor& rows, bool source_rows_changed) {
   for (auto& child : children) child.reorder(rows, source_rows_changed);
 }
 
-const Tensor* DecoderState::first_defined() const {
+const DecoderState::Slot* DecoderState::first_defined() const {
   for (const auto& slot : slots_) {
-    if (slot.value.defined() && slot.kind != SlotKind::kShared) return &slot.value;
+    if (slot.value.defined() && slot.kind != SlotKind::kShared) return &slot;
   }
   for (const auto& child : children) {
-    if (const Tensor* tensor = child.first_defined()) return tensor;
+    if (const Slot* slot = child.first_defined()) return slot;
   }
   return nullptr;
 }
 
 int64_t DecoderState::rows() const {
-  const Tensor* tensor = first_defined();
-  return tensor != nullptr ? tensor->size(0) : -1;
+  const Slot* slot = first_defined();
+  if (slot == nullptr) return -1;
+  return slot->pending_rows.defined() ? slot->pending_rows.size(0) : slot->value.size(0);
 }
 
 void DecoderState::repeat_rows(int64_t times) {
-  const Tensor* tensor = first_defined();
-  if (times == 1 || tensor == nullptr) return;
-  reorder(torch::arange(tensor->size(0), tensor->options().dtype(torch::kLong)).repeat_interleave(times));
+  const Slot* slot = first_defined();
+  if (times == 1 || slot == nullptr) return;
+  reorder(torch::arange(rows(), slot->value.options().dtype(torch::kLong)).repeat_interleave(times));
 }
 
 Tensor EncoderDecoder::step_logits(const Tensor& features, const OutputProjection& projection,

@@ -37,12 +37,17 @@ class DecoderState {
   // The entry's value, assignable in place; TORCH_CHECK-fails naming the entry when absent.
   Tensor& operator[](const std::string& name);
   const Tensor& operator[](const std::string& name) const;
+  // Concatenates `value` to the entry along `dim` (not 0) and returns the result: a cache that
+  // grows by a position per step. The rows a reorder() left pending are gathered in the same
+  // copy, so a step's self-attention cache is copied once rather than twice (gather, then cat).
+  const Tensor& append(const std::string& name, const Tensor& value, int64_t dim);
   SlotKind kind(const std::string& name) const;
   std::vector<std::string> names() const;  // in insertion order
 
   // Keeps rows `rows` (B') of every entry (and of every child's): new row i is old row rows[i].
   // When only hypotheses of the same sentences are permuted (beam search without finished
-  // sentences leaving), `source_rows_changed` may be false and kSource entries are kept.
+  // sentences leaving), `source_rows_changed` may be false and kSource entries are kept. The
+  // entries' rows are gathered when they are next read (operator[]) or appended to (append).
   void reorder(const Tensor& rows, bool source_rows_changed = true);
   // Repeats every row `times` times (row b becomes rows b*times ... b*times+times-1).
   void repeat_rows(int64_t times);
@@ -67,10 +72,13 @@ class DecoderState {
     std::string name;
     Tensor value;
     SlotKind kind;
+    Tensor pending_rows;  // when defined, the entry is value.index_select(0, pending_rows)
   };
   Slot* find(const std::string& name);
   const Slot* find(const std::string& name) const;
-  const Tensor* first_defined() const;  // of the entries, then of the children's
+  Slot& existing(const std::string& name);  // TORCH_CHECK-fails naming the entry when absent
+  static void gather_pending(Slot& slot);
+  const Slot* first_defined() const;  // of the entries, then of the children's
   std::vector<Slot> slots_;
 };
 

@@ -155,8 +155,7 @@ Tensor TransformerImpl::decode_step(const Tensor& prev_tokens, DecoderState& sta
   caches.reserve(n_layers);
   for (size_t i = 0; i < n_layers; ++i) {
     const LayerSlots& slots = layer_slots_[i];
-    caches.push_back({&state[slots.self_k], &state[slots.self_v], &state[slots.memory_k],
-                      &state[slots.memory_v]});
+    caches.push_back({&state, &slots.self_k, &slots.self_v, &state[slots.memory_k], &state[slots.memory_v]});
   }
   Tensor x = embed(prev_tokens.view({-1, 1}), target_table(), tgt_positions, state.step,
                    options.target_word_dropout());

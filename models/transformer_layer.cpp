@@ -93,10 +93,8 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& x, const Tensor& memor
   auto self_attention = [&](const Tensor& in) {
     auto [q, k, v] = self_attn->project_qkv(in);
     if (cache == nullptr) return std::get<0>(self_attn->attend(q, k, v, causal, {}, false));
-    Tensor& self_k = *cache->self_k;
-    Tensor& self_v = *cache->self_v;
-    self_k = self_k.defined() ? torch::cat({self_k, k}, 2) : k;
-    self_v = self_v.defined() ? torch::cat({self_v, v}, 2) : v;
+    const Tensor& self_k = cache->state->append(*cache->self_k, k, 2);
+    const Tensor& self_v = cache->state->append(*cache->self_v, v, 2);
     // The cache holds only positions up to the newest one(s); `causal` covers several at once.
     return std::get<0>(self_attn->attend(q, self_k, self_v, causal, {}, false,
                                          /*query_offset=*/self_k.size(2) - q.size(2)));

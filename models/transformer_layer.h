@@ -8,6 +8,9 @@
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
+#include <string>
+
+#include "models/encoder_decoder.h"
 #include "models/multihead_attention.h"
 #include "models/options/transformer_options.h"
 
@@ -47,10 +50,11 @@ TORCH_MODULE(TransformerEncoderLayer);
 // Where one decoder layer keeps what it needs between incremental steps: entries of the caller's
 // DecoderState, batch-major, updated in place.
 struct DecoderLayerCache {
-  Tensor* self_k;          // (B, H, t, D) keys of the target positions so far; grows each step
-  Tensor* self_v;          // (B, H, t, D)
-  const Tensor* memory_k;  // (B, H, S, D) the encoder output's keys, computed once per sentence
-  const Tensor* memory_v;  // (B, H, S, D)
+  DecoderState* state;         // holds the self-attention cache, which grows each step:
+  const std::string* self_k;   //   the entry of the (B, H, t, D) keys of the target positions so far
+  const std::string* self_v;   //   (B, H, t, D)
+  const Tensor* memory_k;      // (B, H, S, D) the encoder output's keys, computed once per sentence
+  const Tensor* memory_v;      // (B, H, S, D)
 };
 
 class TransformerDecoderLayerImpl : public torch::nn::Cloneable<TransformerDecoderLayerImpl>,

@@ -7,7 +7,9 @@
 #     beam 5, int8, sampling with a seed (jsonl, 2 samples), lexical constraints and a prefix
 #     (tsv in, jsonl out), hard alignments, soft alignments (jsonl), and the ensemble of the two
 #     architectures (jsonl, 2-best);
-#   - AFTER translating the checkpoints BEFORE wrote gives the same lines (old checkpoints load);
+#   - AFTER translating the checkpoints BEFORE wrote, in every mode above, gives the same lines
+#     (old checkpoints load, and decoding is compared on the same weights even when a change of
+#     training makes each build's own checkpoints differ);
 #   - nmtzoo-evaluate's output (BLEU, chrF, TER with a paired bootstrap test, text and JSON) equal;
 #   - nmtzoo-serve's answers equal: LibreTranslate's /translate byte for byte, /v1/translate's
 #     texts, scores and tokens for every hypothesis.
@@ -18,7 +20,7 @@
 # Exit status 0 when everything is identical, 1 otherwise (the differences are printed).
 set -euo pipefail
 if [[ $# -ne 3 ]]; then
-  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -150,10 +152,13 @@ if [[ ! -f "$work/before/done" ]]; then
 fi
 echo "behaviour_freeze: running AFTER ($after_bin)"
 run "$after_bin" "$work/after"
+# AFTER decoding BEFORE's checkpoints in every mode: the decoding is compared on the same weights
+# even when a change of training (a fused kernel) makes AFTER's own checkpoints differ.
 for arch in "${archs[@]}"; do
-  "$after_bin/nmtzoo-translate" -c "$work/before/$arch/checkpoints/checkpoint_last.pt" \
-    -i "$work/inputs/test.de" -o "$work/after/$arch.old_checkpoint.beam5" --beam 5 --threads $threads -q
+  translate "$after_bin" "$work/after/$arch.old_checkpoint" "$work/before/$arch/checkpoints/checkpoint_last.pt"
 done
+translate "$after_bin" "$work/after/mixed.old_checkpoint" "$work/before/transformer/checkpoints/checkpoint_last.pt" \
+  "$work/before/rnn/checkpoints/checkpoint_last.pt"
 
 status=0
 compare() {
@@ -172,11 +177,15 @@ for arch in "${archs[@]}"; do
   for mode in "${modes[@]}"; do
     compare "$arch: test_2016_flickr $mode" "$work/before/$arch.$mode" "$work/after/$arch.$mode"
   done
-  compare "$arch: test_2016_flickr beam5, BEFORE's checkpoint read by AFTER" \
-    "$work/before/$arch.beam5" "$work/after/$arch.old_checkpoint.beam5"
+  for mode in "${modes[@]}"; do
+    compare "$arch: test_2016_flickr $mode, BEFORE's checkpoint decoded by AFTER" \
+      "$work/before/$arch.$mode" "$work/after/$arch.old_checkpoint.$mode"
+  done
 done
 compare "transformer + rnn ensemble: test_2016_flickr beam 5, 2-best jsonl" \
   "$work/before/mixed.ensemble" "$work/after/mixed.ensemble"
+compare "transformer + rnn ensemble, BEFORE's checkpoints decoded by AFTER" \
+  "$work/before/mixed.ensemble" "$work/after/mixed.old_checkpoint.ensemble"
 compare "nmtzoo-evaluate: BLEU, chrF, TER and paired bootstrap (text)" \
   "$work/before/evaluate.txt" "$work/after/evaluate.txt"
 compare "nmtzoo-evaluate: BLEU, chrF, TER with confidence intervals (JSON)" \

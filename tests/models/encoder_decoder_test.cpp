@@ -228,5 +228,34 @@ TEST(DecoderState, ChildrenAreReorderedWithTheirParent) {
   EXPECT_EQ(state.children[0]["keys"].size(0), 6);
 }
 
+TEST(DecoderState, AppendGathersThePendingRowsOfReorders) {
+  // A self-attention cache (B, H, t, D) grown a position per step while the beam reorders rows:
+  // the same values as gathering at every reorder and concatenating after.
+  DecoderState state;
+  state.set("self_k.0", at::Tensor(), SlotKind::kStep);
+  at::Tensor reference = torch::arange(3 * 2 * 1 * 4, torch::kFloat).view({3, 2, 1, 4});
+  EXPECT_TRUE(state.append("self_k.0", reference, 2).equal(reference));
+  for (const auto& rows : {torch::tensor({2, 0, 1}), torch::tensor({1, 1, 0})}) {  // not read between
+    state.reorder(rows);
+    reference = reference.index_select(0, rows);
+  }
+  EXPECT_EQ(state.rows(), 3);
+  at::Tensor step = torch::full({3, 2, 1, 4}, -1.0f);
+  reference = torch::cat({reference, step}, 2);
+  EXPECT_TRUE(state.append("self_k.0", step, 2).equal(reference));
+
+  state.reorder(torch::tensor({2, 0}));  // a sentence left the batch
+  EXPECT_EQ(state.rows(), 2);
+  reference = torch::cat({reference.index_select(0, torch::tensor({2, 0})), torch::zeros({2, 2, 1, 4})}, 2);
+  EXPECT_TRUE(state.append("self_k.0", torch::zeros({2, 2, 1, 4}), 2).equal(reference));
+  EXPECT_TRUE(state["self_k.0"].equal(reference));
+
+  state.reorder(torch::tensor({1, 1}));
+  EXPECT_TRUE(state["self_k.0"].equal(reference.index_select(0, torch::tensor({1, 1}))))
+      << "a read gathers the pending rows";
+  EXPECT_THROW(state.append("self_k.0", reference, 0), c10::Error);
+  EXPECT_THROW(state.append("self_v.0", reference, 2), c10::Error);
+}
+
 }  // namespace
 }  // namespace nmtzoo
