@@ -102,6 +102,7 @@ class TrainingEngine {
   TrainingProgress progress_;
   int64_t bad_steps_in_row_ = 0;
   double current_lr_ = 0;
+  bool flushes_denormals_ = false;  // set by this engine, undone by its destructor
 };
 
 }  // namespace nmtzoo
