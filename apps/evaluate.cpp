@@ -10,11 +10,11 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "apps/cli_checks.h"
 #include "apps/common.h"
+#include "common/cpu_cores.h"
 #include "core/io/text_file.h"
 #include "core/metrics/evaluation_input.h"
 #include "core/metrics/metric_options.h"
@@ -169,7 +169,7 @@ int run(const Cli& cli) {
   options.samples = format.paired_samples;
   options.seed = seed;
   options.threads =
-      cli.paired_jobs > 0 ? cli.paired_jobs : static_cast<int>(std::thread::hardware_concurrency());
+      cli.paired_jobs > 0 ? cli.paired_jobs : static_cast<int>(available_cores());
   const PairedTestReport report = paired_test(hypotheses, references, tested, options);
   print_results_table(paired_table(system_names, report, format), format, std::cout);
   return 0;

@@ -14,8 +14,8 @@
 #include <future>
 #include <optional>
 #include <ostream>
-#include <thread>
 
+#include "common/cpu_cores.h"
 #include "core/data/binary_dataset.h"
 #include "core/io/atomic_file.h"
 #include "core/io/progress.h"
@@ -292,7 +292,7 @@ DatasetManifest prepare_dataset(const RunConfig& config, const Tokenizers& token
   manifest.inputs = dataset_inputs(config);
   manifest.threads = options.threads > 0
                          ? options.threads
-                         : std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency()));
+                         : available_cores();
   int64_t bytes_total = 0;
   for (const auto& input : manifest.inputs) bytes_total += input.size;
 

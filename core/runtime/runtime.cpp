@@ -9,14 +9,14 @@
 #include <limits>
 #include <thread>
 
+#include "common/cpu_cores.h"
 #include "core/io/atomic_file.h"
 #include "kernels/onednn_matmul.h"
 
 namespace nmtzoo {
 
 void configure_threads(int64_t threads) {
-  const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
-  torch::set_num_threads(static_cast<int>(threads > 0 ? threads : cores));
+  torch::set_num_threads(static_cast<int>(threads > 0 ? threads : available_cores()));
   keep_freed_memory_for_reuse();
   install_onednn_matmul();
 }

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <numeric>
 #include <ostream>
-#include <thread>
 
+#include "common/cpu_cores.h"
 #include "core/data/batching.h"
 #include "core/runtime/run_start.h"
 #include "core/train/distributed.h"
@@ -126,7 +126,7 @@ std::vector<std::vector<int64_t>> epoch_batches(const TrainingData& data, int64_
   std::vector<int32_t> sampled_src;
   std::vector<int32_t> sampled_tgt;
   if (data.sampler && data.sampler->enabled()) {
-    const auto threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const auto threads = static_cast<int>(available_cores());
     std::tie(sampled_src, sampled_tgt) =
         data.sampler->epoch_lengths(*data.train, static_cast<int64_t>(epoch), threads);
   }

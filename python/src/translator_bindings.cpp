@@ -20,9 +20,9 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "common/cpu_cores.h"
 #include "core/config/aliases.h"
 #include "core/config/loader.h"
 #include "core/config/schema.h"
@@ -180,8 +180,7 @@ class PyTranslator {
     py::gil_scoped_release release;
     // As the apps' configure_threads, without their process-wide malloc policy.
     if (threads) {
-      const auto cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
-      at::set_num_threads(static_cast<int>(*threads > 0 ? *threads : cores));
+      at::set_num_threads(static_cast<int>(*threads > 0 ? *threads : available_cores()));
     }
     install_onednn_matmul();
     const TranslatorOptions options =

@@ -1,0 +1,19 @@
+#include "common/cpu_cores.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace nmtzoo {
+
+int64_t available_cores() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+    return std::max(1, CPU_COUNT(&allowed));
+  }
+  return std::max<int64_t>(1, std::thread::hardware_concurrency());
+}
+
+}  // namespace nmtzoo
