@@ -2,7 +2,13 @@
 # The zoo's comparative experiment on Multi30k, end to end, in one command:
 #   experiments/compare.sh [--pair de_en|en_de] [--models "transformer rnn rnn_encdec rnn_luong"]
 #                          [--seeds N] [--ensemble "transformer rnn"] [--fresh]
-# For each model: trains from scratch with configs/multi30k_<pair>_<model>.yaml (an interrupted
+#                          [--tests "test_2016_flickr ..."] [--baseline MODEL]
+#                          [--config MODEL=FILE ...] [--set MODEL:KEY=VALUE ...]
+# One direction of an experiment plan: experiments/run_plan.sh runs it for each direction of a
+# plan file, with the plan's configs (--config; default configs/multi30k_<pair>_<model>.yaml) and
+# overrides (--set, for one model's runs: languages, tokenizer, budget, test sets; they are part
+# of the recipe a kept folder is checked against).
+# For each model: trains from scratch with its config (an interrupted
 # run in runs/ is resumed), averages the last 5 checkpoints and the 5 best-validated ones, picks
 # on val the checkpoint (an average or the best one) and length penalty
 # (experiments/tune_decoding.sh), translates the three test sets with beam 5, draws attention
@@ -24,11 +30,25 @@ source "$(dirname "$0")/lib/common.sh"
 pair=de_en
 models="transformer rnn rnn_encdec rnn_luong"
 seeds=1
-parse_args "pair: models: seeds: ensemble: fresh" "$@"
+parse_args "pair: models: seeds: ensemble: fresh tests: baseline: config+ set+" "$@"
 expect_args 0
 positive_integer --seeds "$seeds"
+declare -A model_config model_sets
+for model in $models; do model_config[$model]="configs/multi30k_${pair}_${model}.yaml"; done
+for ((i = 1; i < ${#config_args[@]}; i += 2)); do
+  value="${config_args[i]}"
+  [[ "$value" == *=* && -v "model_config[${value%%=*}]" ]] || usage_error "--config expects MODEL=FILE for one of the models ($models), got '$value'"
+  model_config[${value%%=*}]="${value#*=}"
+done
+for ((i = 1; i < ${#set_args[@]}; i += 2)); do
+  value="${set_args[i]}"
+  [[ "$value" == *:*=* && -v "model_config[${value%%:*}]" ]] || usage_error "--set expects MODEL:KEY=VALUE for one of the models ($models), got '$value'"
+  model_sets[${value%%:*}]+="${value#*:}"$'\n'
+done
+test_sets="$tests"  # start_experiment sets tests to Multi30k's test sets
 source "$root/experiments/lib/model_run.sh"
 start_experiment
+[[ -z "$test_sets" ]] || read -ra tests <<< "$test_sets"
 bin=build/bin
 mkdir -p "$report"
 gzip -dc "data/multi30k/test_2016_flickr.$src.gz" | sed -n 1,3p > "$report/attention_sources.txt"
@@ -43,14 +63,15 @@ done
 for folder in "${folders[@]}"; do
   model="${folder%_seed*}"
   seed="${folder#"$model"}"
-  run_model "$folder" "configs/multi30k_${pair}_${model}.yaml" "${seed#_seed}"
+  mapfile -t overrides < <(printf '%s' "${model_sets[$model]:-}")
+  run_model "$folder" "${model_config[$model]}" "${seed#_seed}" "${overrides[@]}"
 done
 # Every model's test outputs are scored again, so kept folders get today's metrics too.
 for folder in "${folders[@]}"; do score_folder "$folder"; done
 # shellcheck disable=SC2086  # $models is a list
 "$bin/nmtzoo-report" --out "$report" --models $models --tests "${tests[@]}" \
-  --src "$src" --tgt "$tgt" --seeds "$seeds" \
-  --title "Multi30k $src→$tgt: the attention RNN (Bahdanau et al. 2015), its no-attention and Luong variants, and the Transformer (Vaswani et al. 2017)"
+  --src "$src" --tgt "$tgt" --seeds "$seeds" ${baseline:+--baseline "$baseline"} \
+  --title "Multi30k $src→$tgt: ${models// /, }"
 {
   echo
   echo "## Decoding choices on val (tuned on val only; the chosen one decodes the test sets)"
@@ -88,7 +109,7 @@ if [[ -n "$ensemble" ]]; then
     ensemble_settings "$kept_choice"
     echo "== ensemble ${ensemble// / + }: results kept in $folder (its members are unchanged)"
   fi
-  baseline="${ensemble%% *}"
+  first_member="${ensemble%% *}"
   {
     echo
     echo "## Ensemble of the seed-1 models: ${ensemble// / + }"
@@ -96,7 +117,7 @@ if [[ -n "$ensemble" ]]; then
     echo "Each model's seed-1 checkpoint chosen on val (${members[*]}),"
     echo "$ensemble_combination, beam 5, length penalty $penalty (alpha $alpha);"
     echo "weights, combination and length penalty chosen on val for the ensemble. Paired bootstrap"
-    echo "(1,000 resamples, seed 12345) against $baseline alone:"
+    echo "(1,000 resamples, seed 12345) against $first_member alone:"
     echo
     echo '```'
   } >> "$report/results.md"
@@ -104,7 +125,7 @@ if [[ -n "$ensemble" ]]; then
   for test in "${tests[@]}"; do
     {
       echo "$test:"
-      "$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$baseline/$test.hyp" \
+      "$bin/nmtzoo-evaluate" "data/multi30k/$test.$tgt.gz" -i "$report/$first_member/$test.hyp" \
         "$folder/$test.hyp" -m bleu chrf ter --paired-bs -w 2
     } >> "$report/results.md"
   done

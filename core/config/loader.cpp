@@ -179,6 +179,10 @@ void apply_key_values(RunConfig& config, const std::vector<KeyValue>& values) {
   if (!problems.empty()) throw ConfigError(problems);
 }
 
+YAML::Node load_yaml_file(const std::string& path) {
+  return parse_yaml(path, [&] { return YAML::LoadFile(path); });
+}
+
 RunConfig parse_config(const std::string& yaml, const std::string& source_name) {
   RunConfig config = default_config();
   config.source = source_name;
@@ -193,7 +197,7 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
   RunConfig config = default_config();
   config.source = path;
   std::vector<std::string> problems;
-  read_yaml(parse_yaml(path, [&] { return YAML::LoadFile(path); }), path, config, problems);
+  read_yaml(load_yaml_file(path), path, config, problems);
   try {
     apply_overrides(config, overrides);
   } catch (const ConfigError& e) {

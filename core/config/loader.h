@@ -12,6 +12,10 @@ namespace nmtzoo {
 
 RunConfig default_config();
 
+// The YAML file at `path`; a file that cannot be read or parsed is a ConfigError naming it (and
+// the line and column of a syntax error).
+YAML::Node load_yaml_file(const std::string& path);
+
 // Reads `path` and applies `overrides` ("training.lr=0.0005", the value in YAML syntax). Throws
 // ConfigError listing every problem found (file and line, or the override), with suggestions.
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});

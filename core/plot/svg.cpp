@@ -34,6 +34,47 @@ std::string format_tick(double value) {
   return fmt::format("{:g}", std::round(value * 1000) / 1000);
 }
 
+const char* colour_of(size_t k) { return kPalette[k % (sizeof kPalette / sizeof kPalette[0])]; }
+
+std::string chart_start(double width, double height, double title_x, const std::string& title) {
+  return fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"{}\" y=\"22\" font-size=\"14\" text-anchor=\"middle\">{}</text>\n",
+      width, height, title_x, xml_escape(title));
+}
+
+struct PlotArea {
+  double left, top, right, bottom;  // pixel edges
+};
+
+// Horizontal grid lines with their values, the frame, and the axis labels.
+template <class ToPixel>
+std::string y_grid_and_frame(const std::vector<double>& y_ticks, ToPixel&& py, const PlotArea& area,
+                             const std::string& x_label, const std::string& y_label) {
+  std::string svg;
+  for (double t : y_ticks) {
+    svg += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#ddd\"/>"
+                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+                       area.left, area.right, py(t), area.left - 6, py(t) + 4, format_tick(t));
+  }
+  svg += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n"
+      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n"
+      "<text transform=\"translate(18,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
+      area.left, area.top, area.right - area.left, area.bottom - area.top, (area.left + area.right) / 2,
+      area.bottom + 41, xml_escape(x_label), (area.top + area.bottom) / 2, xml_escape(y_label));
+  return svg;
+}
+
+std::string legend_entry(size_t k, double x, double top, const std::string& name) {
+  const double y = top + 10 + 20 * static_cast<double>(k);
+  return fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"{3}\" "
+                     "stroke-width=\"3\"/><text x=\"{4}\" y=\"{5}\">{6}</text>\n",
+                     x + 12, x + 36, y, colour_of(k), x + 42, y + 4, xml_escape(name));
+}
+
 }  // namespace
 
 std::string xml_escape(const std::string& text) {
@@ -114,30 +155,16 @@ std::string line_chart_svg(const std::vector<PlotSeries>& series, const std::str
   auto px = [&](double x) { return left + (x - x_min) / (x_max - x_min) * (width - left - right); };
   auto py = [&](double y) { return height - bottom - (y - y_min) / (y_max - y_min) * (height - top - bottom); };
 
-  std::string svg = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n"
-      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      "<text x=\"{}\" y=\"22\" font-size=\"14\" text-anchor=\"middle\">{}</text>\n",
-      width, height, (left + width - right) / 2, xml_escape(title));
+  std::string svg = chart_start(width, height, (left + width - right) / 2, title);
   for (double t : ticks(x_min, x_max)) {
     svg += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#ddd\"/>"
                        "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
                        px(t), top, height - bottom, height - bottom + 16, format_tick(t));
   }
-  for (double t : ticks(y_min, y_max)) {
-    svg += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#ddd\"/>"
-                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-                       left, width - right, py(t), left - 6, py(t) + 4, format_tick(t));
-  }
-  svg += fmt::format(
-      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n"
-      "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n"
-      "<text transform=\"translate(18,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
-      left, top, width - left - right, height - top - bottom, (left + width - right) / 2,
-      height - 14, xml_escape(x_label), (top + height - bottom) / 2, xml_escape(y_label));
+  svg += y_grid_and_frame(ticks(y_min, y_max), py, {left, top, width - right, height - bottom},
+                          x_label, y_label);
   for (size_t k = 0; k < series.size(); ++k) {
-    const char* colour = kPalette[k % (sizeof kPalette / sizeof kPalette[0])];
+    const char* colour = colour_of(k);
     std::string points;
     for (size_t i = 0; i < series[k].x.size() && i < series[k].y.size(); ++i) {
       if (!std::isfinite(series[k].x[i]) || !std::isfinite(series[k].y[i])) continue;
@@ -145,12 +172,52 @@ std::string line_chart_svg(const std::vector<PlotSeries>& series, const std::str
     }
     svg += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n",
                        points, colour);
-    double legend_y = top + 10 + 20 * static_cast<double>(k);
-    svg += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"{3}\" "
-                       "stroke-width=\"3\"/><text x=\"{4}\" y=\"{5}\">{6}</text>\n",
-                       width - right + 12, width - right + 36, legend_y, colour,
-                       width - right + 42, legend_y + 4, xml_escape(series[k].name));
+    svg += legend_entry(k, width - right, top, series[k].name);
   }
+  return svg + "</svg>\n";
+}
+
+std::string bar_chart_svg(const std::vector<std::string>& groups, const std::vector<BarSeries>& series,
+                          const std::string& title, const std::string& y_label) {
+  const double left = 70, right_margin = 170, top = 40, bottom = 55, height = 420;
+  const double group_width = std::max(60.0, 24.0 * static_cast<double>(series.size()) + 24);
+  const double width = left + right_margin + group_width * static_cast<double>(std::max<size_t>(groups.size(), 1));
+  const PlotArea area{left, top, width - right_margin, height - bottom};
+  double y_max = 0;
+  for (const auto& s : series) {
+    for (size_t g = 0; g < s.values.size(); ++g) {
+      const double error = g < s.errors.size() && std::isfinite(s.errors[g]) ? s.errors[g] : 0;
+      if (std::isfinite(s.values[g])) y_max = std::max(y_max, s.values[g] + error);
+    }
+  }
+  if (y_max <= 0) y_max = 1;
+  y_max *= 1.05;
+  auto py = [&](double y) { return area.bottom - y / y_max * (area.bottom - area.top); };
+  std::string svg = chart_start(width, height, (area.left + area.right) / 2, title);
+  svg += y_grid_and_frame(ticks(0, y_max), py, area, "", y_label);
+  const double bar = (group_width - 24) / static_cast<double>(std::max<size_t>(series.size(), 1));
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const double x0 = left + group_width * static_cast<double>(g) + 12;
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                       x0 + (group_width - 24) / 2, area.bottom + 16, xml_escape(groups[g]));
+    for (size_t k = 0; k < series.size(); ++k) {
+      if (g >= series[k].values.size() || !std::isfinite(series[k].values[g])) continue;
+      const double value = series[k].values[g];
+      const double x = x0 + bar * static_cast<double>(k);
+      svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+                         "fill=\"{}\"><title>{} {}: {:.2f}</title></rect>\n",
+                         x, py(value), bar - 2, area.bottom - py(value), colour_of(k),
+                         xml_escape(groups[g]), xml_escape(series[k].name), value);
+      if (g < series[k].errors.size() && std::isfinite(series[k].errors[g])) {
+        const double centre = x + (bar - 2) / 2;
+        const double error = series[k].errors[g];
+        svg += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\" "
+                           "stroke=\"#222\"/>\n",
+                           centre, py(value - error), py(value + error));
+      }
+    }
+  }
+  for (size_t k = 0; k < series.size(); ++k) svg += legend_entry(k, area.right, top, series[k].name);
   return svg + "</svg>\n";
 }
 

@@ -1,5 +1,5 @@
-// Plots as SVG text: attention heatmaps and line charts. No plotting library is needed for
-// these two chart kinds, and SVG keeps them diffable and viewable in any browser.
+// Plots as SVG text: attention heatmaps, line charts and grouped bar charts. No plotting library
+// is needed for these chart kinds, and SVG keeps them diffable and viewable in any browser.
 #pragma once
 
 #include <string>
@@ -22,6 +22,17 @@ struct PlotSeries {
 // One chart with shared axes; each series a coloured polyline with markers and a legend entry.
 std::string line_chart_svg(const std::vector<PlotSeries>& series, const std::string& title,
                            const std::string& x_label, const std::string& y_label);
+
+struct BarSeries {
+  std::string name;
+  std::vector<double> values;  // one per group; NaN: no bar
+  std::vector<double> errors;  // half-widths of whiskers (a 95% CI), one per group; empty: none
+};
+
+// Bars from zero, one group per label, one coloured bar per series in each group, a legend entry
+// per series.
+std::string bar_chart_svg(const std::vector<std::string>& groups, const std::vector<BarSeries>& series,
+                          const std::string& title, const std::string& y_label);
 
 std::string xml_escape(const std::string& text);
 

@@ -112,6 +112,12 @@ train_run() {
   local run="$1" progress="$2" config="$3"
   shift 3
   [[ -f "$run/training_summary.json" ]] && return 0
+  # One trainer a run: a second process (another plan runner) stops instead of writing the same
+  # checkpoints; nmtzoo-plan status shows a held lock as running. The trainer inherits it.
+  local lock
+  mkdir -p "$(dirname "$run")"
+  exec {lock}> "$run.lock"
+  flock -n "$lock" || { echo "$script: $run is being trained by another process" >&2; exit 1; }
   local resume=() status=0
   [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && resume=(--resume)
   mkdir -p "$run"
@@ -126,6 +132,7 @@ train_run() {
     echo "$script: $run was interrupted before it finished (see $run.log); the same command resumes it" >&2
     exit 1
   }
+  exec {lock}>&-
 }
 
 run_model() {

@@ -5,9 +5,12 @@
 # scores, speed). What is checked is what the scripts decide: the order of the runs, seeds,
 # resume, the length penalty chosen on val reaching the test sets, kept folders, a changed recipe
 # stopping the script, the distilled corpus and the student's data override.
-#   tests/scripts/experiment_scripts_test.sh PROJECT_ROOT
+# Experiment plans (run_plan.sh) run with the real nmtzoo-plan, which checks the plan and writes
+# the grid's report from the stand-ins' outputs.
+#   tests/scripts/experiment_scripts_test.sh PROJECT_ROOT NMTZOO_PLAN
 set -euo pipefail
 project="$(cd "${1:-$(dirname "$0")/../..}" && pwd)"
+nmtzoo_plan="${2:-$project/build/bin/nmtzoo-plan}"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
 failures=0
@@ -18,13 +21,13 @@ check() {  # DESCRIPTION COMMAND...
 }
 
 mkdir -p "$scratch"/{scripts,experiments,build/bin,configs,data/multi30k}
-cp -r "$project"/experiments/{lib,compare.sh,distill.sh,tune_decoding.sh,promote_recipe.sh,try_recipe.sh} "$scratch/experiments/"
+cp -r "$project"/experiments/{lib,compare.sh,run_plan.sh,distill.sh,tune_decoding.sh,promote_recipe.sh,try_recipe.sh} "$scratch/experiments/"
 cp "$project"/configs/multi30k_de_en_{transformer,rnn}.yaml "$scratch/configs/"
 printf '#!/usr/bin/env bash\n' > "$scratch/scripts/build.sh"
 printf ': # Multi30k stand-in: made below\n' > "$scratch/scripts/data-dir.sh"
 chmod +x "$scratch"/scripts/*.sh "$scratch"/experiments/*.sh
 for split in train val test_2016_flickr test_2017_flickr test_2017_mscoco; do
-  for lang in de en; do seq 1 5 | sed "s/^/$split $lang /" | gzip > "$scratch/data/multi30k/$split.$lang.gz"; done
+  for lang in de en fr; do seq 1 5 | sed "s/^/$split $lang /" | gzip > "$scratch/data/multi30k/$split.$lang.gz"; done
 done
 
 calls="$scratch/calls.log"
@@ -119,6 +122,7 @@ echo "report \$*" >> "$calls"
 echo "# report" > reports/multi30k_de_en/results.md
 EOF
 chmod +x "$scratch"/build/bin/*
+ln -s "$(realpath "$nmtzoo_plan")" "$scratch/build/bin/nmtzoo-plan"
 cd "$scratch"
 
 # distill.sh before its teachers exist: a clear error, nothing made.
@@ -365,5 +369,79 @@ experiments/compare.sh --models rnn --seeds 3 > compare_kept.out 2>&1 ||
 check "compare.sh keeps the promoted results: nothing trained or decoded" \
   test -z "$(trained)" -a "$(grep -c '^translate' "$calls")" -eq 0
 check "and scores them" test -s reports/multi30k_de_en/rnn_seed3/test_2016_flickr.scores.json
+
+# An experiment plan: two directions of a new pair, both models, an ensemble, a budget.
+cat > plan.yaml <<'PLAN'
+title: "fr and en both ways"
+name: grid
+tokenizer_prefix: runs/spm_{languages}
+budget: 30m
+models:
+  transformer: configs/multi30k_de_en_transformer.yaml
+  rnn: configs/multi30k_de_en_rnn.yaml
+ensemble: [transformer, rnn]
+directions:
+  - fr-en
+  - en-fr: {tests: [test_2016_flickr], set: {rnn: [model.dropout=0.4]}}
+PLAN
+sed 's/^budget: 30m/budget: 30m\nseed: 2/' plan.yaml > plan_typo.yaml
+if experiments/run_plan.sh plan_typo.yaml > plan_typo.out 2>&1; then
+  check "a plan with an unknown key fails" false
+else
+  check "a plan's unknown key is named with its line and the key meant" \
+    grep -q "plan_typo.yaml:5: seed: unknown key 'seed'; did you mean 'seeds'?" plan_typo.out
+fi
+check "a plan with errors trains nothing" test -z "$(trained)"
+: > "$calls"
+experiments/run_plan.sh plan.yaml > plan.out 2>&1 || { cat plan.out >&2; check "run_plan.sh runs a plan" false; }
+plan_trained() { grep '^train ' "$calls" | grep -oE 'output_dir=runs/[^ ]+' | sed 's#output_dir=runs/multi30k_##' | tr '\n' ' '; }
+check "the plan trains its directions in order, each model once" test "$(plan_trained)" == "fr_en_transformer fr_en_rnn en_fr_transformer en_fr_rnn "
+check "a direction's runs get its languages, tokenizer and the plan's budget" \
+  grep -q 'output_dir=runs/multi30k_en_fr_rnn .*data.src_lang=en --set data.tgt_lang=fr --set data.test=\[test_2016_flickr\] --set tokenizer.prefix=runs/spm_en_fr --set training.max_time=30m --set model.dropout=0.4' "$calls"
+check "the direction's own override is only its model's" \
+  test "$(grep '^train .*output_dir=runs/multi30k_en_fr_transformer' "$calls" | grep -c 'model.dropout')" -eq 0
+check "a direction decodes only its test sets" \
+  test -f reports/multi30k_en_fr/rnn/test_2016_flickr.hyp -a ! -e reports/multi30k_en_fr/rnn/test_2017_flickr.hyp
+check "each direction has its ensemble" test -f reports/multi30k_fr_en/ensemble_transformer+rnn/ensemble.txt -a -f reports/multi30k_en_fr/ensemble_transformer+rnn/ensemble.txt
+check "the progress of the grid is shown before each direction" \
+  grep -q '^4 runs: 2 done, 0 running, 0 started or trained, 2 left' plan.out
+check "the grid's summary names every direction and system" \
+  grep -q '^| en→fr | .* | .* | .* |$' reports/plans/grid/results.md
+check "its significance marks say which correction over how many comparisons" \
+  grep -q "after Holm's correction over all 8 BLEU comparisons" reports/plans/grid/results.md
+check "the grid's CSV has a row per direction, test set and system" test "$(tail -n +2 reports/plans/grid/results.csv | wc -l)" -eq 12
+check "the grid's plot of BLEU by direction" grep -q '<title>fr→en ensemble (transformer + rnn)' reports/plans/grid/bleu_by_direction.svg
+: > "$calls"
+experiments/run_plan.sh plan.yaml > plan_again.out 2>&1 || { cat plan_again.out >&2; check "run_plan.sh reruns a finished plan" false; }
+check "a finished plan trains and decodes nothing again" test -z "$(plan_trained)" -a "$(grep -c '^translate' "$calls")" -eq 0
+check "and says the grid is done" grep -q '^4 runs: 4 done' plan_again.out
+sed -i 's/^budget: 30m/budget: 45m/' plan.yaml
+if experiments/run_plan.sh plan.yaml > plan_changed.out 2>&1; then
+  check "a changed budget stops the plan" false
+else
+  check "a changed budget stops the plan, showing the change" grep -q 'training.max_time=45m' plan_changed.out
+fi
+sed -i 's/^budget: 45m/budget: 30m/' plan.yaml
+rm -rf reports/multi30k_en_fr/rnn runs/multi30k_en_fr_rnn/training_summary.json
+if STUB_INTERRUPTED=1 experiments/run_plan.sh plan.yaml > plan_interrupted.out 2>&1; then
+  check "an interrupted plan fails" false
+else
+  check "an interrupted plan says the same command resumes it" grep -q 'the same command resumes it' plan_interrupted.out
+fi
+experiments/run_plan.sh plan.yaml --status > plan_status.out
+check "the status shows the interrupted run as started" grep -q '^en_fr    rnn  *1  started' plan_status.out
+exec {held}> runs/multi30k_en_fr_rnn.lock
+flock -n "$held"
+experiments/run_plan.sh plan.yaml --status > plan_running.out
+check "a run another process trains shows as running" grep -q '^en_fr    rnn  *1  running' plan_running.out
+if experiments/run_plan.sh plan.yaml > plan_locked.out 2>&1; then
+  check "a run being trained elsewhere stops the plan" false
+else
+  check "a run being trained elsewhere is not trained twice" grep -q 'being trained by another process' plan_locked.out
+fi
+exec {held}>&-
+: > "$calls"
+experiments/run_plan.sh plan.yaml > plan_resumed.out 2>&1 || { cat plan_resumed.out >&2; check "run_plan.sh resumes" false; }
+check "the rerun resumes the interrupted run only" test "$(plan_trained)" == "en_fr_rnn " -a "$(grep -c -- '--resume' "$calls")" -eq 1
 ((failures == 0)) || { echo "$failures checks failed" >&2; exit 1; }
 echo "all checks passed"

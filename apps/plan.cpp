@@ -1,0 +1,221 @@
+// nmtzoo-plan: an experiment plan (core/config/experiment_plan.h) for experiments/run_plan.sh:
+//   runs PLAN     checks the plan, then prints one line per direction: experiments/compare.sh's
+//                 arguments for it, tab-separated
+//   status PLAN   the state of every run of the grid and the training time left
+//   report PLAN   the grid's report in reports/plans/<name>/ (core/metrics/grid_report.h)
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "apps/common.h"
+#include "core/config/experiment_plan.h"
+#include "core/config/loader.h"
+#include "core/io/atomic_file.h"
+#include "core/io/progress.h"
+#include "core/metrics/grid_report.h"
+#include "core/plot/svg.h"
+#include "models/registry.h"
+
+namespace {
+
+using namespace nmtzoo;
+namespace fs = std::filesystem;
+
+std::string joined(const std::vector<std::string>& items, const std::string& separator) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : separator) + item;
+  return text;
+}
+
+int print_runs(const ExperimentPlan& plan) {
+  std::vector<std::string> models;
+  for (const auto& model : plan.models) models.push_back(model.name);
+  for (const auto& direction : plan.directions) {
+    std::vector<std::string> args = {"--pair", direction.pair(), "--models", joined(models, " "),
+                                     "--seeds", std::to_string(direction.seeds),
+                                     "--tests", joined(direction.tests, " "),
+                                     "--baseline", plan.baseline};
+    if (!plan.ensemble.empty()) args.insert(args.end(), {"--ensemble", joined(plan.ensemble, " ")});
+    for (const auto& model : plan.models) {
+      args.insert(args.end(), {"--config", model.name + "=" + model.config});
+      for (const auto& value : run_overrides(plan, direction, model.name)) {
+        args.insert(args.end(), {"--set", model.name + ":" + value});
+      }
+    }
+    std::cout << joined(args, "\t") << "\n";
+  }
+  return 0;
+}
+
+// True while another process holds the lock experiments/lib/model_run.sh takes to train `run`.
+bool locked(const std::string& run) {
+  const int fd = ::open((run + ".lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0;
+  ::close(fd);
+  return held;
+}
+
+// The last "a second here counts S s of training.max_time" of a run's log: its budget scale.
+double last_scale(const std::string& log) {
+  std::ifstream in(log);
+  static const std::regex counts(R"(a second here counts ([0-9.]+) s of training\.max_time)");
+  double scale = std::numeric_limits<double>::quiet_NaN();
+  std::smatch match;
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, match, counts)) scale = std::stod(match[1]);
+  }
+  return scale;
+}
+
+double last_wall_seconds(const std::string& metrics) {
+  std::ifstream in(metrics);
+  double seconds = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto record = nlohmann::json::parse(line, nullptr, false);
+    if (record.is_object() && record.contains("wall_seconds")) seconds = record["wall_seconds"].get<double>();
+  }
+  return seconds;
+}
+
+int print_status(const ExperimentPlan& plan) {
+  int done = 0, running = 0, started = 0, left = 0, runs = 0;
+  double budget_left = 0;  // seconds of the reference machine
+  double scale = std::numeric_limits<double>::quiet_NaN();
+  auto newest_log = fs::file_time_type::min();
+  fmt::print("{:<8} {:<26} {:>4}  {}\n", "pair", "model", "seed", "state");
+  for (const auto& direction : plan.directions) {
+    for (int64_t seed = 1; seed <= direction.seeds; ++seed) {
+      for (const auto& model : plan.models) {
+        ++runs;
+        const std::string folder = seed_folder(model.name, seed);
+        const std::string results = direction_report(direction) + "/" + folder;
+        const std::string run = "runs/multi30k_" + direction.pair() + "_" + folder;
+        const RunConfig config = load_config(model.config, run_overrides(plan, direction, model.name));
+        const double budget = config.training.max_time;
+        std::error_code ignored;
+        if (fs::exists(run + ".log", ignored) && fs::last_write_time(run + ".log", ignored) > newest_log) {
+          newest_log = fs::last_write_time(run + ".log", ignored);
+          if (const double s = last_scale(run + ".log"); std::isfinite(s)) scale = s;
+        }
+        std::string state;
+        if (fs::exists(results + "/training_summary.json")) {
+          state = "done", ++done;
+        } else if (fs::exists(run + "/training_summary.json")) {
+          state = "trained, to decode", ++started;
+        } else {
+          const double run_scale = last_scale(run + ".log");
+          const double used = std::isfinite(run_scale) ? last_wall_seconds(run + "/metrics.jsonl") * run_scale : 0;
+          budget_left += std::max(0.0, budget - used);
+          const std::string share = budget > 0 ? fmt::format(" ({:.0f}% of {})", 100 * std::min(1.0, used / budget),
+                                                             format_duration(budget)) : "";
+          if (locked(run)) state = "running" + share, ++running;
+          else if (fs::exists(run + "/checkpoints/checkpoint_last.pt")) state = "started" + share, ++started;
+          else state = "left", ++left;
+        }
+        fmt::print("{:<8} {:<26} {:>4}  {}\n", direction.pair(), model.name, seed, state);
+      }
+    }
+    if (!plan.ensemble.empty()) {
+      const std::string folder = "ensemble_" + joined(plan.ensemble, "+");
+      const bool complete = fs::exists(direction_report(direction) + "/" + folder + "/ensemble.txt");
+      fmt::print("{:<8} {:<26} {:>4}  {}\n", direction.pair(), folder, "", complete ? "done" : "left");
+    }
+  }
+  fmt::print("{} runs: {} done, {} running, {} started or trained, {} left", runs, done, running, started, left);
+  if (budget_left <= 0) fmt::print("\n");
+  else if (std::isfinite(scale) && scale > 0) {
+    fmt::print("; training left: {} of the reference machine, ~{} here at the last measured speed "
+               "(decoding not counted)\n", format_duration(budget_left), format_duration(budget_left / scale));
+  } else {
+    fmt::print("; training left: {} of the reference machine\n", format_duration(budget_left));
+  }
+  return 0;
+}
+
+int write_report(const ExperimentPlan& plan, int64_t samples) {
+  std::vector<GridDirection> directions;
+  for (const auto& direction : plan.directions) {
+    const RunConfig config = load_config(plan.models.front().config, run_overrides(plan, direction, plan.models.front().name));
+    directions.push_back({direction.arrow(), direction_report(direction),
+                          config.data.dir + "/{test}." + direction.tgt + ".gz", direction.tests});
+  }
+  std::vector<GridSystem> systems{{plan.baseline, plan.baseline}};
+  for (const auto& model : plan.models) {
+    if (model.name != plan.baseline) systems.push_back({model.name, model.name});
+  }
+  if (!plan.ensemble.empty()) {
+    systems.push_back({"ensemble (" + joined(plan.ensemble, " + ") + ")", "ensemble_" + joined(plan.ensemble, "+")});
+  }
+  const MultipleComparisons correction = parse_multiple_comparisons(plan.correction);
+  const GridResults results = grid_results(directions, systems, correction, samples);
+  const std::string primary = plan.directions.front().tests.front();
+  const GridTables tables = grid_tables(directions, systems, results, primary, correction);
+  std::vector<std::string> labels;
+  for (const auto& direction : directions) labels.push_back(direction.label);
+  std::vector<BarSeries> bars;
+  for (size_t s = 0; s < systems.size(); ++s) {
+    BarSeries series{systems[s].name, {}, {}};
+    for (size_t d = 0; d < directions.size(); ++d) {
+      const auto& tests = directions[d].tests;
+      const auto at = std::find(tests.begin(), tests.end(), primary) - tests.begin();
+      const bool present = at < static_cast<long>(tests.size()) && results.cells[d][at][s].present;
+      series.values.push_back(present ? results.cells[d][at][s].bleu : std::nan(""));
+      series.errors.push_back(present ? results.cells[d][at][s].bleu_ci : std::nan(""));
+    }
+    bars.push_back(std::move(series));
+  }
+  const std::string out = "reports/plans/" + plan.name;
+  fs::create_directories(out);
+  auto save = [&](const std::string& name, const std::string& text) {
+    write_file_atomically(out + "/" + name, [&](std::ostream& stream) { stream << text; });
+  };
+  save("bleu_by_direction.svg", bar_chart_svg(labels, bars, "BLEU on " + primary + " by direction (95% CI)", "BLEU"));
+  save("results.csv", tables.csv);
+  std::string links;
+  for (const auto& direction : plan.directions) {
+    links += fmt::format("[{}](../../multi30k_{}/results.md) ", direction.arrow(), direction.pair());
+  }
+  save("results.md", fmt::format("# {}\n\nMade by `experiments/run_plan.sh {}` from the outputs kept in each "
+                                 "direction's folder (each direction's full report: {}).\n\n"
+                                 "![BLEU by direction](bleu_by_direction.svg)\n\n{}",
+                                 plan.title.empty() ? plan.name : plan.title, plan.path, links, tables.markdown));
+  std::cout << tables.markdown.substr(0, tables.markdown.find("\n## ", 1)) << "report: " << out << "/results.md\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Check, follow and report an experiment plan (a YAML grid of models, directions and "
+               "seeds) that experiments/run_plan.sh runs."};
+  app.require_subcommand(1);
+  std::string path;
+  int64_t samples = 1000;
+  for (auto* command : {app.add_subcommand("runs", "check the plan; print each direction's compare.sh arguments"),
+                        app.add_subcommand("status", "show every run's state and the training time left"),
+                        app.add_subcommand("report", "write reports/plans/<name>/ from the kept outputs")}) {
+    command->add_option("plan", path, "the plan file")->required()->check(CLI::ExistingFile);
+  }
+  app.get_subcommand("report")->add_option("--samples", samples, "bootstrap resamples")->capture_default_str()->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+  return run_app([&] {
+    register_builtin_models();  // the architectures' own model keys, which the configs use
+    const ExperimentPlan plan = load_plan(path);
+    if (app.got_subcommand("runs")) return print_runs(plan);
+    if (app.got_subcommand("status")) return print_status(plan);
+    return write_report(plan, samples);
+  });
+}

@@ -1,0 +1,343 @@
+#include "core/config/experiment_plan.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <set>
+
+#include "common/edit_distance.h"
+#include "core/config/loader.h"
+
+namespace nmtzoo {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kPlanKeys = {"title",     "name",     "tokenizer_prefix", "baseline",
+                                            "correction", "budget",  "seeds",            "tests",
+                                            "models",    "ensemble", "directions"};
+const std::vector<std::string> kDirectionKeys = {"budget", "seeds", "tests", "set"};
+
+std::string unknown_key(const std::string& key, const std::vector<std::string>& known) {
+  std::string nearest;
+  size_t best = 3;
+  for (const auto& candidate : known) {
+    const size_t cost = edit_distance(key, candidate);
+    if (cost < best) best = cost, nearest = candidate;
+  }
+  std::string message = "unknown key '" + key + "'";
+  if (!nearest.empty()) return message + "; did you mean '" + nearest + "'?";
+  std::string all;
+  for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
+  return message + " (keys: " + all + ")";
+}
+
+// Collects problems as "<path>:<line>: <key>: <what>" and reads typed values, each checked.
+class PlanReader {
+ public:
+  explicit PlanReader(std::string path) : path_(std::move(path)) {}
+
+  std::string where(const YAML::Node& node) const {
+    return fmt::format("{}:{}", path_, node.Mark().line + 1);
+  }
+  void problem(const YAML::Node& node, const std::string& key, const std::string& what) {
+    problems_.push_back(fmt::format("{}: {}: {}", where(node), key, what));
+  }
+  std::vector<std::string>& problems() { return problems_; }
+
+  bool text(const YAML::Node& node, const std::string& key, std::string& out) {
+    if (!node.IsScalar() || node.Scalar().empty()) {
+      problem(node, key, "expects a non-empty text");
+      return false;
+    }
+    out = node.Scalar();
+    return true;
+  }
+  void texts(const YAML::Node& node, const std::string& key, std::vector<std::string>& out) {
+    if (!node.IsSequence() || node.size() == 0) {
+      problem(node, key, "expects a non-empty list, e.g. [a, b]");
+      return;
+    }
+    out.clear();
+    for (const auto& item : node) {
+      std::string value;
+      if (text(item, key, value)) out.push_back(value);
+    }
+  }
+  void positive(const YAML::Node& node, const std::string& key, int64_t& out) {
+    int64_t value = 0;
+    if (!node.IsScalar() || !YAML::convert<int64_t>::decode(node, value) || value < 1) {
+      problem(node, key, "expects a positive integer");
+      return;
+    }
+    out = value;
+  }
+  // A training.max_time value, checked by the config schema's own parser.
+  void budget(const YAML::Node& node, const std::string& key, std::string& out) {
+    if (!text(node, key, out)) return;
+    try {
+      apply_overrides(*scratch_, {"training.max_time=" + out});
+    } catch (const ConfigError& e) {
+      problem(node, key, "is not a duration like 30m or 1h (" + e.problems.front() + ")");
+    }
+  }
+  // Keys of a mapping, each once; a key that is not a name is a problem.
+  template <class Visit>
+  void mapping(const YAML::Node& node, const std::string& what, Visit&& visit) {
+    if (!node.IsMap()) {
+      problem(node, what, "expects a mapping");
+      return;
+    }
+    std::set<std::string> seen;
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar()) {
+        problem(entry.first, what, "a key must be a name");
+        continue;
+      }
+      const std::string key = entry.first.Scalar();
+      if (!seen.insert(key).second) {
+        problem(entry.first, what, "'" + key + "' appears twice");
+        continue;
+      }
+      visit(key, entry.first, entry.second);
+    }
+  }
+
+ private:
+  std::string path_;
+  std::vector<std::string> problems_;
+  std::unique_ptr<RunConfig> scratch_ = std::make_unique<RunConfig>(default_config());
+};
+
+bool is_language(const std::string& code) {
+  return !code.empty() && code.size() <= 8 &&
+         std::all_of(code.begin(), code.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
+}
+
+void read_direction_settings(PlanReader& reader, const YAML::Node& node, const std::string& name,
+                             PlanDirection& direction) {
+  reader.mapping(node, name, [&](const std::string& key, const YAML::Node& key_node,
+                                 const YAML::Node& value) {
+    const std::string dotted = name + "." + key;
+    if (key == "budget") {
+      reader.budget(value, dotted, direction.budget);
+    } else if (key == "seeds") {
+      reader.positive(value, dotted, direction.seeds);
+    } else if (key == "tests") {
+      reader.texts(value, dotted, direction.tests);
+    } else if (key == "set") {
+      reader.mapping(value, dotted, [&](const std::string& model, const YAML::Node&,
+                                        const YAML::Node& sets) {
+        std::vector<std::string> overrides;
+        reader.texts(sets, dotted + "." + model, overrides);
+        direction.overrides[model] = overrides;
+      });
+    } else {
+      reader.problem(key_node, dotted, unknown_key(key, kDirectionKeys));
+    }
+  });
+}
+
+void read_directions(PlanReader& reader, const YAML::Node& node, const ExperimentPlan& plan,
+                     std::vector<PlanDirection>& directions, const std::string& budget,
+                     int64_t seeds, const std::vector<std::string>& tests) {
+  if (!node.IsSequence() || node.size() == 0) {
+    reader.problem(node, "directions", "expects a non-empty list of pairs: [de-en, en-de]");
+    return;
+  }
+  std::set<std::string> seen;
+  for (size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node item = node[i];
+    const std::string key = fmt::format("directions[{}]", i + 1);
+    PlanDirection direction;
+    direction.budget = budget;
+    direction.seeds = seeds;
+    direction.tests = tests;
+    direction.where = reader.where(item);
+    std::string name;
+    YAML::Node settings;
+    if (item.IsScalar()) {
+      name = item.Scalar();
+    } else if (item.IsMap() && item.size() == 1 && item.begin()->first.IsScalar()) {
+      name = item.begin()->first.Scalar();
+      settings = item.begin()->second;
+    } else {
+      reader.problem(item, key, "expects a pair (de-en) or one pair with its settings ({de-en: {seeds: 3}})");
+      continue;
+    }
+    const size_t dash = name.find('-');
+    direction.src = name.substr(0, dash);
+    direction.tgt = dash == std::string::npos ? "" : name.substr(dash + 1);
+    if (!is_language(direction.src) || !is_language(direction.tgt) || direction.src == direction.tgt) {
+      reader.problem(item, key, "'" + name + "' is not a pair of two language codes like de-en");
+      continue;
+    }
+    if (!seen.insert(name).second) {
+      reader.problem(item, key, "'" + name + "' is listed twice");
+      continue;
+    }
+    if (settings && !settings.IsNull()) read_direction_settings(reader, settings, key + " " + name, direction);
+    for (const auto& [model, overrides] : direction.overrides) {
+      const bool known = std::any_of(plan.models.begin(), plan.models.end(),
+                                     [&](const PlanModel& m) { return m.name == model; });
+      if (!known) reader.problem(item, key + " " + name + ".set", "'" + model + "' is not one of the plan's models");
+    }
+    directions.push_back(std::move(direction));
+  }
+}
+
+// Every file a run of `config` in `direction` reads: training corpora, validation, test sets.
+void check_data(PlanReader& reader, const YAML::Node& item, const RunConfig& config,
+                const PlanDirection& direction) {
+  std::vector<std::pair<std::string, std::string>> splits;
+  for (const auto& corpus : config.data.train) splits.emplace_back(corpus.split, "training corpus");
+  splits.emplace_back(config.data.valid, "validation set");
+  for (const auto& test : direction.tests) splits.emplace_back(test, "test set");
+  for (const auto& [split, what] : splits) {
+    for (const auto& lang : {direction.src, direction.tgt}) {
+      const std::string path = config.corpus_path(split, lang);
+      if (!fs::exists(path)) {
+        reader.problem(item, "directions " + direction.src + "-" + direction.tgt,
+                       fmt::format("the {} '{}' has no {} file: {}{}", what, split, lang, path,
+                                   what == "test set" ? " (list the test sets it has with tests:)" : ""));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string seed_folder(const std::string& model, int64_t seed) {
+  return seed == 1 ? model : fmt::format("{}_seed{}", model, seed);
+}
+
+std::string direction_report(const PlanDirection& direction) {
+  return "reports/multi30k_" + direction.pair();
+}
+
+std::vector<std::string> run_overrides(const ExperimentPlan& plan, const PlanDirection& direction,
+                                       const std::string& model) {
+  std::string tests;
+  for (const auto& test : direction.tests) tests += (tests.empty() ? "" : ", ") + test;
+  const auto [first, second] = std::minmax(direction.src, direction.tgt);
+  std::string prefix = plan.tokenizer_prefix;
+  const std::string placeholder = "{languages}";
+  if (const size_t at = prefix.find(placeholder); at != std::string::npos) {
+    prefix.replace(at, placeholder.size(), first + "_" + second);
+  }
+  std::vector<std::string> overrides = {"data.src_lang=" + direction.src,
+                                        "data.tgt_lang=" + direction.tgt,
+                                        "data.test=[" + tests + "]",
+                                        "tokenizer.prefix=" + prefix};
+  if (!direction.budget.empty()) overrides.push_back("training.max_time=" + direction.budget);
+  if (auto own = direction.overrides.find(model); own != direction.overrides.end()) {
+    overrides.insert(overrides.end(), own->second.begin(), own->second.end());
+  }
+  return overrides;
+}
+
+ExperimentPlan load_plan(const std::string& path) {
+  const YAML::Node root = load_yaml_file(path);
+  ExperimentPlan plan;
+  plan.path = path;
+  plan.name = fs::path(path).stem().string();
+  PlanReader reader(path);
+  if (!root.IsMap()) throw ConfigError({path + ":1: a plan is a mapping of keys (models, directions, ...)"});
+  std::string budget;
+  int64_t seeds = 1;
+  std::vector<std::string> tests = {"test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"};
+  // Null until the plan sets them (a default-constructed YAML::Node is a defined null).
+  YAML::Node directions, baseline, ensemble, models;
+  reader.mapping(root, "plan", [&](const std::string& key, const YAML::Node& key_node,
+                                   const YAML::Node& value) {
+    if (key == "title") {
+      reader.text(value, key, plan.title);
+    } else if (key == "name") {
+      reader.text(value, key, plan.name);
+    } else if (key == "tokenizer_prefix") {
+      reader.text(value, key, plan.tokenizer_prefix);
+    } else if (key == "baseline") {
+      baseline = value;
+    } else if (key == "correction") {
+      if (!reader.text(value, key, plan.correction)) return;
+      if (plan.correction != "holm" && plan.correction != "bonferroni" && plan.correction != "none") {
+        reader.problem(value, key, "'" + plan.correction + "' is not one of holm, bonferroni, none");
+      }
+    } else if (key == "budget") {
+      reader.budget(value, key, budget);
+    } else if (key == "seeds") {
+      reader.positive(value, key, seeds);
+    } else if (key == "tests") {
+      reader.texts(value, key, tests);
+    } else if (key == "models") {
+      models = value;
+      reader.mapping(value, key, [&](const std::string& name, const YAML::Node&, const YAML::Node& config) {
+        PlanModel model{name, ""};
+        if (reader.text(config, "models." + name, model.config)) plan.models.push_back(model);
+      });
+    } else if (key == "ensemble") {
+      ensemble = value;
+    } else if (key == "directions") {
+      directions = value;
+    } else {
+      reader.problem(key_node, key, unknown_key(key, kPlanKeys));
+    }
+  });
+  auto is_model = [&](const std::string& name) {
+    return std::any_of(plan.models.begin(), plan.models.end(), [&](const PlanModel& m) { return m.name == name; });
+  };
+  if (plan.models.empty()) reader.problem(root, "models", "is required: name: config file, one a model");
+  if (plan.tokenizer_prefix.empty()) {
+    reader.problem(root, "tokenizer_prefix",
+                   "is required: each direction's tokenizer, e.g. runs/spm_multi30k_{languages}_bpe8k "
+                   "({languages}: the pair's codes, sorted, so de-en and en-de share one)");
+  }
+  if (!baseline.IsNull() && reader.text(baseline, "baseline", plan.baseline) && !is_model(plan.baseline)) {
+    reader.problem(baseline, "baseline", "'" + plan.baseline + "' is not one of the plan's models");
+  }
+  if (baseline.IsNull() && !plan.models.empty()) plan.baseline = plan.models.front().name;
+  if (!ensemble.IsNull()) {
+    reader.texts(ensemble, "ensemble", plan.ensemble);
+    for (const auto& member : plan.ensemble) {
+      if (!is_model(member)) reader.problem(ensemble, "ensemble", "'" + member + "' is not one of the plan's models");
+    }
+    if (plan.ensemble.size() == 1) reader.problem(ensemble, "ensemble", "needs two members or more");
+  }
+  if (directions.IsNull()) {
+    reader.problem(root, "directions", "is required: a list of pairs such as [de-en, en-de]");
+  } else {
+    read_directions(reader, directions, plan, plan.directions, budget, seeds, tests);
+  }
+  // Each config alone first, so a broken one is named once, then with each direction's overrides.
+  std::set<std::string> loadable;
+  if (reader.problems().empty()) {
+    for (const auto& model : plan.models) {
+      try {
+        load_config(model.config);
+        loadable.insert(model.name);
+      } catch (const ConfigError& e) {
+        for (const auto& problem : e.problems) reader.problem(models[model.name], "models." + model.name, problem);
+      }
+    }
+  }
+  for (size_t i = 0; i < plan.directions.size() && loadable.size() == plan.models.size(); ++i) {
+    const PlanDirection& direction = plan.directions[i];
+    for (const auto& model : plan.models) {
+      try {
+        const RunConfig config = load_config(model.config, run_overrides(plan, direction, model.name));
+        if (model.name == plan.models.front().name) check_data(reader, directions[i], config, direction);
+      } catch (const ConfigError& e) {
+        for (const auto& problem : e.problems) {
+          reader.problem(directions[i], fmt::format("directions {}-{} models.{}", direction.src, direction.tgt, model.name), problem);
+        }
+      }
+    }
+  }
+  if (!reader.problems().empty()) throw ConfigError(reader.problems());
+  return plan;
+}
+
+}  // namespace nmtzoo

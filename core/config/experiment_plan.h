@@ -1,0 +1,59 @@
+// An experiment plan: the grid of runs a comparison trains, decodes and reports (models by their
+// configs, translation directions, seeds, the budget of a run, test sets, an ensemble), as one
+// YAML file that experiments/run_plan.sh runs. docs/experiments.md documents the keys.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nmtzoo {
+
+struct PlanModel {
+  std::string name;    // its results folder in each direction's report
+  std::string config;  // the recipe, a run config file
+};
+
+struct PlanDirection {
+  std::string src;
+  std::string tgt;
+  int64_t seeds = 1;
+  std::string budget;  // training.max_time of its runs ("30m"); empty: each config's own
+  std::vector<std::string> tests;
+  std::map<std::string, std::vector<std::string>> overrides;  // model -> "key=value" (YAML value)
+  std::string where;                                          // file:line of its entry
+  std::string pair() const { return src + "_" + tgt; }        // "de_en", as runs are named
+  std::string arrow() const { return src + "→" + tgt; }
+};
+
+struct ExperimentPlan {
+  std::string path;
+  std::string title;
+  std::string name;              // the grid report's folder: reports/plans/<name>
+  std::string tokenizer_prefix;  // every run's tokenizer.prefix; {languages}: the pair, sorted
+  std::string baseline;          // the model every other system is tested against
+  std::string correction = "holm";  // of the p-values across the grid: holm, bonferroni, none
+  std::vector<PlanModel> models;
+  std::vector<std::string> ensemble;  // models whose seed-1 runs are ensembled in each direction
+  std::vector<PlanDirection> directions;
+};
+
+// Reads and checks the plan at `path`: unknown or misspelt keys, wrong types, directions named
+// twice, models, baseline or ensemble members that are not the plan's, configs that do not load
+// with a direction's overrides, and data files a direction lacks. Throws ConfigError listing every
+// problem as "<path>:<line>: <key>: <what is wrong>".
+ExperimentPlan load_plan(const std::string& path);
+
+// The --set overrides a run of `model` in `direction` is trained with on top of its config: the
+// languages, the tokenizer, the test sets, the budget, then the direction's own for the model.
+std::vector<std::string> run_overrides(const ExperimentPlan& plan, const PlanDirection& direction,
+                                       const std::string& model);
+
+// The results folder of a model's seed: <model> for seed 1, else <model>_seed<seed>.
+std::string seed_folder(const std::string& model, int64_t seed);
+
+// The report folder of one direction (its per-model folders): reports/multi30k_<pair>.
+std::string direction_report(const PlanDirection& direction);
+
+}  // namespace nmtzoo

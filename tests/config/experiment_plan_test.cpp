@@ -1,0 +1,117 @@
+#include "core/config/experiment_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "core/config/loader.h"
+#include "tests/support/test_support.h"
+
+namespace nmtzoo {
+namespace {
+
+using testing::TempDir;
+
+// A scratch project: Multi30k-named files for de, en and fr (fr without test_2017_flickr), and
+// two model configs reading them.
+class ExperimentPlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const std::string split : {"train", "val", "test_2016_flickr", "test_2017_flickr"}) {
+      for (const std::string lang : {"de", "en", "fr"}) {
+        if (split == "test_2017_flickr" && lang == "fr") continue;
+        testing::write_gzip(dir_.path(split + "." + lang + ".gz"), "a\nb\n");
+      }
+    }
+    for (const std::string model : {"transformer", "rnn"}) {
+      testing::write_text(dir_.path(model + ".yaml"),
+                          "data:\n  dir: " + dir_.path() + "\n  test: [test_2016_flickr]\nmodel:\n  arch: " +
+                              (model == "rnn" ? "rnn_bahdanau_small" : "transformer_small") + "\n");
+    }
+  }
+
+  std::string write_plan(const std::string& body) {
+    const std::string path = dir_.path("plan.yaml");
+    testing::write_text(path, "tokenizer_prefix: runs/spm_{languages}\nmodels:\n  transformer: " +
+                                  dir_.path("transformer.yaml") + "\n  rnn: " + dir_.path("rnn.yaml") + "\n" + body);
+    return path;
+  }
+
+  // The problems of loading a plan with `body` after its models, with the folder's path cut.
+  std::string errors(const std::string& body) {
+    try {
+      load_plan(write_plan(body));
+    } catch (const ConfigError& e) {
+      std::string text = e.what();
+      const std::string folder = dir_.path() + "/";
+      for (size_t at; (at = text.find(folder)) != std::string::npos;) text.erase(at, folder.size());
+      return text;
+    }
+    return "";
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(ExperimentPlanTest, ReadsDirectionsWithTheirOwnSettings) {
+  const ExperimentPlan plan = load_plan(write_plan(
+      "title: t\nbudget: 30m\nseeds: 2\ntests: [test_2016_flickr]\nensemble: [transformer, rnn]\nbaseline: rnn\n"
+      "directions:\n  - de-en: {seeds: 3, budget: 60m}\n  - en-fr: {set: {rnn: [model.dropout=0.4]}}\n"));
+  ASSERT_EQ(plan.directions.size(), 2u);
+  EXPECT_EQ(plan.name, "plan");
+  EXPECT_EQ(plan.baseline, "rnn");
+  EXPECT_EQ(plan.correction, "holm");
+  EXPECT_EQ(plan.directions[0].pair(), "de_en");
+  EXPECT_EQ(plan.directions[0].seeds, 3);
+  EXPECT_EQ(plan.directions[0].budget, "60m");
+  EXPECT_EQ(plan.directions[1].seeds, 2);
+  EXPECT_EQ(plan.directions[1].budget, "30m");
+  EXPECT_EQ(run_overrides(plan, plan.directions[1], "rnn"),
+            (std::vector<std::string>{"data.src_lang=en", "data.tgt_lang=fr", "data.test=[test_2016_flickr]",
+                                      "tokenizer.prefix=runs/spm_en_fr", "training.max_time=30m",
+                                      "model.dropout=0.4"}));
+  EXPECT_EQ(run_overrides(plan, plan.directions[1], "transformer").size(), 5u);
+  // de-en and en-de share a tokenizer: {languages} is the pair sorted.
+  EXPECT_EQ(run_overrides(plan, plan.directions[0], "rnn")[3], "tokenizer.prefix=runs/spm_de_en");
+  EXPECT_EQ(seed_folder("rnn", 1), "rnn");
+  EXPECT_EQ(seed_folder("rnn", 3), "rnn_seed3");
+  EXPECT_EQ(load_config(plan.models[1].config, run_overrides(plan, plan.directions[1], "rnn")).data.tgt_lang, "fr");
+}
+
+TEST_F(ExperimentPlanTest, ErrorsNameTheLineAndTheKey) {
+  EXPECT_EQ(errors("seed: 2\ndirections: [de-en]\n"),
+            "plan.yaml:5: seed: unknown key 'seed'; did you mean 'seeds'?");
+  EXPECT_EQ(errors("seeds: 0\ndirections: [de-en]\n"), "plan.yaml:5: seeds: expects a positive integer");
+  EXPECT_NE(errors("budget: soon\ndirections: [de-en]\n").find("plan.yaml:5: budget: is not a duration"), std::string::npos);
+  EXPECT_EQ(errors("directions: [de-en, de]\n"),
+            "plan.yaml:5: directions[2]: 'de' is not a pair of two language codes like de-en");
+  EXPECT_EQ(errors("directions: [de-en, de-en]\n"), "plan.yaml:5: directions[2]: 'de-en' is listed twice");
+  EXPECT_EQ(errors("directions:\n  - de-en: {seed: 3}\n"),
+            "plan.yaml:6: directions[1] de-en.seed: unknown key 'seed'; did you mean 'seeds'?");
+  EXPECT_EQ(errors("baseline: lstm\ndirections: [de-en]\n"),
+            "plan.yaml:5: baseline: 'lstm' is not one of the plan's models");
+  EXPECT_EQ(errors("ensemble: [transformer, gru]\ndirections: [de-en]\n"),
+            "plan.yaml:5: ensemble: 'gru' is not one of the plan's models");
+  EXPECT_EQ(errors("correction: fdr\ndirections: [de-en]\n"),
+            "plan.yaml:5: correction: 'fdr' is not one of holm, bonferroni, none");
+  EXPECT_EQ(errors(""), "plan.yaml:1: directions: is required: a list of pairs such as [de-en, en-de]");
+  EXPECT_EQ(errors("directions:\n  - en-de: {set: {lstm: [model.dropout=0.4]}}\n"),
+            "plan.yaml:6: directions[1] en-de.set: 'lstm' is not one of the plan's models");
+}
+
+TEST_F(ExperimentPlanTest, ChecksEveryConfigWithEachDirectionsOverrides) {
+  EXPECT_EQ(errors("tests: [test_2016_flickr]\ndirections:\n  - de-en\n  - en-de: {set: {rnn: [model.dropot=0.4]}}\n"),
+            "plan.yaml:8: directions en-de models.rnn: --set model.dropot: unknown key "
+            "'model.dropot'; did you mean 'model.dropout'?");
+  testing::write_text(dir_.path("rnn.yaml"), "model:\n  arch: rnn_bahdanau_small\n  hidden: 3\n");
+  EXPECT_NE(errors("tests: [test_2016_flickr]\ndirections: [de-en, en-de]\n").find("plan.yaml:4: models.rnn: rnn.yaml:3: unknown key 'model.hidden'"),
+            std::string::npos);
+}
+
+TEST_F(ExperimentPlanTest, ADirectionsMissingDataIsNamedBeforeAnythingRuns) {
+  const std::string message = errors("tests: [test_2016_flickr, test_2017_flickr]\ndirections: [de-en, fr-en]\n");
+  EXPECT_EQ(message, "plan.yaml:6: directions fr-en: the test set 'test_2017_flickr' has no fr file: "
+                     "test_2017_flickr.fr.gz (list the test sets it has with tests:)");
+  EXPECT_EQ(errors("tests: [test_2016_flickr]\ndirections: [de-cs]\n").find("plan.yaml:6: directions de-cs: the training corpus 'train' has no cs file"), 0u);
+}
+
+}  // namespace
+}  // namespace nmtzoo

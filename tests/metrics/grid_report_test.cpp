@@ -1,0 +1,94 @@
+#include "core/metrics/grid_report.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/support/test_support.h"
+
+namespace nmtzoo {
+namespace {
+
+using testing::TempDir;
+
+TEST(AdjustPValues, HolmStepsDownAndBonferroniMultiplies) {
+  const std::vector<double> p = {0.01, 0.04, 0.03, 0.005};
+  const std::vector<double> holm = adjust_p_values(p, MultipleComparisons::kHolm);
+  const std::vector<double> expected_holm = {0.03, 0.06, 0.06, 0.02};  // 0.04 x 1 raised to 0.06
+  const std::vector<double> bonferroni = adjust_p_values(p, MultipleComparisons::kBonferroni);
+  const std::vector<double> expected_bonferroni = {0.04, 0.16, 0.12, 0.02};
+  for (size_t i = 0; i < p.size(); ++i) {
+    EXPECT_NEAR(holm[i], expected_holm[i], 1e-12) << i;
+    EXPECT_NEAR(bonferroni[i], expected_bonferroni[i], 1e-12) << i;
+  }
+  EXPECT_EQ(adjust_p_values({0.5, 0.9}, MultipleComparisons::kBonferroni), (std::vector<double>{1.0, 1.0}));
+  EXPECT_EQ(adjust_p_values(p, MultipleComparisons::kNone), p);
+  EXPECT_EQ(parse_multiple_comparisons("holm"), MultipleComparisons::kHolm);
+  EXPECT_THROW(parse_multiple_comparisons("fdr"), std::invalid_argument);
+}
+
+// Two directions; the baseline copies the references, "weak" drops a word of most lines, and the
+// second direction has no "late" outputs yet.
+class GridReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string references, weak;
+    for (int i = 0; i < 60; ++i) {
+      references += "a man in a blue shirt is riding a bike number " + std::to_string(i) + " .\n";
+      weak += (i % 4 == 0 ? "a man in a blue shirt is riding a bike number " : "a man in blue shirt riding bike ") +
+              std::to_string(i) + " .\n";
+    }
+    for (const std::string direction : {"one", "two"}) {
+      std::filesystem::create_directories(dir_.path(direction));
+      testing::write_text(dir_.path(direction + "/test.ref"), references);
+      for (const std::string system : {"base", "weak", "late"}) {
+        if (direction == "two" && system == "late") continue;
+        std::filesystem::create_directories(dir_.path(direction + "/" + system));
+        testing::write_text(dir_.path(direction + "/" + system + "/test.hyp"), system == "weak" ? weak : references);
+      }
+    }
+    directions_ = {{"x→y", dir_.path("one"), dir_.path("one/{test}.ref"), {"test"}},
+                   {"y→x", dir_.path("two"), dir_.path("two/{test}.ref"), {"test"}}};
+  }
+
+  TempDir dir_;
+  std::vector<GridDirection> directions_;
+  const std::vector<GridSystem> systems_ = {{"base", "base"}, {"weak", "weak"}, {"late", "late"}};
+};
+
+TEST_F(GridReportTest, TestsEverySystemPresentAndCorrectsOverTheGrid) {
+  const GridResults results = grid_results(directions_, systems_, MultipleComparisons::kHolm, 200);
+  EXPECT_EQ(results.comparisons, 3);  // weak twice, late once
+  const GridCell& base = results.cells[0][0][0];
+  const GridCell& weak = results.cells[0][0][1];
+  EXPECT_TRUE(base.present);
+  EXPECT_NEAR(base.bleu, 100.0, 1e-9);
+  EXPECT_FALSE(base.p_value.has_value());
+  ASSERT_TRUE(weak.p_value && weak.p_adjusted);
+  EXPECT_LT(weak.bleu, 60.0);
+  EXPECT_GE(*weak.p_adjusted, *weak.p_value);
+  EXPECT_LT(*weak.p_adjusted, 0.05);
+  EXPECT_FALSE(results.cells[1][0][2].present);
+
+  const GridTables tables = grid_tables(directions_, systems_, results, "test", MultipleComparisons::kHolm);
+  EXPECT_NE(tables.markdown.find("| y→x | 100.00 ± 0.00 |"), std::string::npos) << tables.markdown;
+  EXPECT_NE(tables.markdown.find("* |"), std::string::npos);
+  EXPECT_NE(tables.markdown.find(" – |\n"), std::string::npos);
+  EXPECT_NE(tables.markdown.find("after Holm's correction over all 3 BLEU comparisons"), std::string::npos);
+  EXPECT_NE(tables.markdown.find("- weak against base on test: significantly better in 0, worse in 2"),
+            std::string::npos);
+  EXPECT_EQ(std::count(tables.csv.begin(), tables.csv.end(), '\n'), 1 + 5);  // header, 5 present cells
+}
+
+TEST_F(GridReportTest, AnOutputWithTheWrongLineCountIsNamed) {
+  testing::write_text(dir_.path("two/weak/test.hyp"), "one line\n");
+  try {
+    grid_results(directions_, systems_, MultipleComparisons::kHolm, 100);
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("two/weak/test.hyp has 1 lines"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace nmtzoo
