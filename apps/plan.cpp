@@ -56,6 +56,19 @@ int print_runs(const ExperimentPlan& plan) {
     }
     std::cout << joined(args, "\t") << "\n";
   }
+  // A multilingual system: trained once (in its first direction), decoded in each direction.
+  for (const auto& system : plan.multilingual) {
+    for (const auto& direction : system.directions) {
+      std::vector<std::string> args = {"--pair", direction.pair(), "--models", system.name, "--seeds", "1",
+                                       "--tests", joined(direction.tests, " "), "--no-report",
+                                       "--config", system.name + "=" + plan.model(system.model).config,
+                                       "--run", system.name + "=" + system.run()};
+      for (const auto& value : multilingual_overrides(plan, system)) {
+        args.insert(args.end(), {"--set", system.name + ":" + value});
+      }
+      std::cout << joined(args, "\t") << "\n";
+    }
+  }
   return 0;
 }
 
@@ -95,36 +108,34 @@ int print_status(const ExperimentPlan& plan) {
   double budget_left = 0;  // seconds of the reference machine
   double scale = std::numeric_limits<double>::quiet_NaN();
   auto newest_log = fs::file_time_type::min();
+  // The state of the run `run` whose results are kept in `results`, counted.
+  auto run_state = [&](const std::string& results, const std::string& run, const RunConfig& config) {
+    ++runs;
+    const double budget = config.training.max_time;
+    std::error_code ignored;
+    if (fs::exists(run + ".log", ignored) && fs::last_write_time(run + ".log", ignored) > newest_log) {
+      newest_log = fs::last_write_time(run + ".log", ignored);
+      if (const double s = last_scale(run + ".log"); std::isfinite(s)) scale = s;
+    }
+    if (fs::exists(results + "/training_summary.json")) return ++done, std::string("done");
+    if (fs::exists(run + "/training_summary.json")) return ++started, std::string("trained, to decode");
+    const double run_scale = last_scale(run + ".log");
+    const double used = std::isfinite(run_scale) ? last_wall_seconds(run + "/metrics.jsonl") * run_scale : 0;
+    budget_left += std::max(0.0, budget - used);
+    const std::string share =
+        budget > 0 ? fmt::format(" ({:.0f}% of {})", 100 * std::min(1.0, used / budget), format_duration(budget)) : "";
+    if (locked(run)) return ++running, "running" + share;
+    if (fs::exists(run + "/checkpoints/checkpoint_last.pt")) return ++started, "started" + share;
+    return ++left, std::string("left");
+  };
   fmt::print("{:<8} {:<26} {:>4}  {}\n", "pair", "model", "seed", "state");
   for (const auto& direction : plan.directions) {
     for (int64_t seed = 1; seed <= direction.seeds; ++seed) {
       for (const auto& model : plan.models) {
-        ++runs;
         const std::string folder = seed_folder(model.name, seed);
-        const std::string results = direction_report(direction) + "/" + folder;
-        const std::string run = "runs/multi30k_" + direction.pair() + "_" + folder;
-        const RunConfig config = load_config(model.config, run_overrides(plan, direction, model.name));
-        const double budget = config.training.max_time;
-        std::error_code ignored;
-        if (fs::exists(run + ".log", ignored) && fs::last_write_time(run + ".log", ignored) > newest_log) {
-          newest_log = fs::last_write_time(run + ".log", ignored);
-          if (const double s = last_scale(run + ".log"); std::isfinite(s)) scale = s;
-        }
-        std::string state;
-        if (fs::exists(results + "/training_summary.json")) {
-          state = "done", ++done;
-        } else if (fs::exists(run + "/training_summary.json")) {
-          state = "trained, to decode", ++started;
-        } else {
-          const double run_scale = last_scale(run + ".log");
-          const double used = std::isfinite(run_scale) ? last_wall_seconds(run + "/metrics.jsonl") * run_scale : 0;
-          budget_left += std::max(0.0, budget - used);
-          const std::string share = budget > 0 ? fmt::format(" ({:.0f}% of {})", 100 * std::min(1.0, used / budget),
-                                                             format_duration(budget)) : "";
-          if (locked(run)) state = "running" + share, ++running;
-          else if (fs::exists(run + "/checkpoints/checkpoint_last.pt")) state = "started" + share, ++started;
-          else state = "left", ++left;
-        }
+        const std::string state = run_state(direction_report(direction) + "/" + folder,
+                                            "runs/multi30k_" + direction.pair() + "_" + folder,
+                                            load_config(model.config, run_overrides(plan, direction, model.name)));
         fmt::print("{:<8} {:<26} {:>4}  {}\n", direction.pair(), model.name, seed, state);
       }
     }
@@ -133,6 +144,15 @@ int print_status(const ExperimentPlan& plan) {
       const bool complete = fs::exists(direction_report(direction) + "/" + folder + "/ensemble.txt");
       fmt::print("{:<8} {:<26} {:>4}  {}\n", direction.pair(), folder, "", complete ? "done" : "left");
     }
+  }
+  // A multilingual system is one training, done once decoded in its last direction.
+  for (const auto& system : plan.multilingual) {
+    const std::string state =
+        run_state(direction_report(system.directions.back()) + "/" + system.name, system.run(),
+                  load_config(plan.model(system.model).config, multilingual_overrides(plan, system)));
+    std::string pairs;
+    for (const auto& direction : system.directions) pairs += (pairs.empty() ? "" : ",") + direction.pair();
+    fmt::print("{:<8} {:<26} {:>4}  {} ({})\n", "multi", system.name, 1, state, pairs);
   }
   fmt::print("{} runs: {} done, {} running, {} started or trained, {} left", runs, done, running, started, left);
   if (budget_left <= 0) fmt::print("\n");
@@ -152,12 +172,17 @@ int write_report(const ExperimentPlan& plan, int64_t samples) {
     directions.push_back({direction.arrow(), direction_report(direction),
                           config.data.dir + "/{test}." + direction.tgt + ".gz", direction.tests});
   }
-  std::vector<GridSystem> systems{{plan.baseline, plan.baseline}};
+  std::vector<GridSystem> systems{{plan.baseline, plan.baseline, 0}};
   for (const auto& model : plan.models) {
-    if (model.name != plan.baseline) systems.push_back({model.name, model.name});
+    if (model.name != plan.baseline) systems.push_back({model.name, model.name, 0});
   }
   if (!plan.ensemble.empty()) {
-    systems.push_back({"ensemble (" + joined(plan.ensemble, " + ") + ")", "ensemble_" + joined(plan.ensemble, "+")});
+    systems.push_back({"ensemble (" + joined(plan.ensemble, " + ") + ")", "ensemble_" + joined(plan.ensemble, "+"), 0});
+  }
+  // A multilingual system is tested against its own architecture's bilingual model.
+  for (const auto& system : plan.multilingual) {
+    const auto against = std::find_if(systems.begin(), systems.end(), [&](const GridSystem& s) { return s.folder == system.model; });
+    systems.push_back({system.name, system.name, static_cast<size_t>(against - systems.begin())});
   }
   const MultipleComparisons correction = parse_multiple_comparisons(plan.correction);
   const GridResults results = grid_results(directions, systems, correction, samples);

@@ -122,8 +122,10 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
   }
   const DatasetManifest manifest = read_manifest(dir);
 
-  std::cout << fmt::format("{} -> {} | tokenizer {} ({} pieces{}) | dataset {}\n",
-                           config.data.src_lang, config.data.tgt_lang, tokenizers.src->path(),
+  std::string directions;
+  for (const auto& pair : config.language_pairs()) directions += (directions.empty() ? "" : ", ") + pair.src + " -> " + pair.tgt;
+  std::cout << fmt::format("{} | tokenizer {} ({} pieces{}) | dataset {}\n",
+                           directions, tokenizers.src->path(),
                            tokenizers.src->vocab_size(),
                            tokenizers.joint() ? ", joint" : ", " + tokenizers.tgt->path(), dir);
   std::cout << fmt::format("{:<18} {:>9} {:>11} {:>11} {:>6} {:>6} {:>5} {:>5} {:>8} {:>8}\n",
@@ -143,15 +145,16 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
   BinaryDataset valid(dir, "valid", tokenizers.src->vocab_size(), tokenizers.tgt->vocab_size());
   print_row(config.data.valid, dataset_stats(valid, 0, valid.size()));
   for (const auto& split : config.data.test) {
-    ParallelText text = read_parallel(config.corpus_path(split, config.data.src_lang),
-                                      config.corpus_path(split, config.data.tgt_lang),
-                                      InvalidUtf8Policy::kError);
-    TokenizedCorpus corpus = tokenize(text, *tokenizers.src, *tokenizers.tgt);
-    SplitStats stats;
-    for (size_t i = 0; i < corpus.size(); ++i) {
-      stats.add({corpus.src[i].data(), corpus.src[i].size()}, {corpus.tgt[i].data(), corpus.tgt[i].size()});
+    for (const auto& pair : config.language_pairs()) {
+      ParallelText text = read_parallel(config.corpus_path(split, pair.src), config.corpus_path(split, pair.tgt),
+                                        InvalidUtf8Policy::kError);
+      TokenizedCorpus corpus = tokenize(text, *tokenizers.src, *tokenizers.tgt);
+      SplitStats stats;
+      for (size_t i = 0; i < corpus.size(); ++i) {
+        stats.add({corpus.src[i].data(), corpus.src[i].size()}, {corpus.tgt[i].data(), corpus.tgt[i].size()});
+      }
+      print_row(config.multilingual() ? split + " " + pair.name() : split, stats);
     }
-    print_row(split, stats);
   }
 
   std::vector<int64_t> lengths(static_cast<size_t>(train.size()));

@@ -109,8 +109,7 @@ int run(const Options& cli) {
     model.translator->prepare(model.defaults);  // a shortlist that cannot be loaded stops it here
     std::string files;
     for (const auto& path : spec.checkpoints) files += (files.empty() ? "" : ", ") + path;
-    std::cerr << fmt::format("model {}: {} ({} -> {}, {})\n", model.name, files, model.src_lang(),
-                             model.tgt_lang(), model.arch());
+    std::cerr << fmt::format("model {}: {} ({}, {})\n", model.name, files, model.directions(), model.arch());
     models.push_back(std::move(model));
   }
 

@@ -55,6 +55,11 @@ int run(Options options) {
   configure_threads(options.threads);
   TrainedModel trained = load_trained_model(options.checkpoint, torch::kCPU);
   const RunConfig& config = trained.config;
+  if (config.multilingual()) {
+    // Its sources carry target tags, and one shortlist would mix the target languages.
+    throw std::runtime_error(options.checkpoint + " is a multilingual model (data.directions): "
+                             "nmtzoo-shortlist learns shortlists of bilingual models only");
+  }
   if (options.sources.empty() && options.targets.empty()) {
     for (const auto& corpus : config.data.train) {
       options.sources.push_back(config.corpus_path(corpus.split, config.data.src_lang));

@@ -4,10 +4,14 @@
 #                          [--seeds N] [--ensemble "transformer rnn"] [--fresh]
 #                          [--tests "test_2016_flickr ..."] [--baseline MODEL]
 #                          [--config MODEL=FILE ...] [--set MODEL:KEY=VALUE ...]
+#                          [--run MODEL=RUN_DIR ...] [--no-report]
 # One direction of an experiment plan: experiments/run_plan.sh runs it for each direction of a
 # plan file, with the plan's configs (--config; default configs/multi30k_<pair>_<model>.yaml) and
 # overrides (--set, for one model's runs: languages, tokenizer, budget, test sets; they are part
-# of the recipe a kept folder is checked against).
+# of the recipe a kept folder is checked against). --run gives a model a run folder of its own
+# instead of runs/multi30k_<pair>_<model> (a multilingual model, trained once for all its
+# directions and decoded in each); --no-report only trains, decodes and scores (no report, no
+# ensemble).
 # For each model: trains from scratch with its config (an interrupted
 # run in runs/ is resumed), averages the last 5 checkpoints and the 5 best-validated ones, picks
 # on val the checkpoint (an average or the best one) and length penalty
@@ -30,7 +34,7 @@ source "$(dirname "$0")/lib/common.sh"
 pair=de_en
 models="transformer rnn rnn_encdec rnn_luong"
 seeds=1
-parse_args "pair: models: seeds: ensemble: fresh tests: baseline: config+ set+" "$@"
+parse_args "pair: models: seeds: ensemble: fresh tests: baseline: config+ set+ run+ no-report" "$@"
 expect_args 0
 positive_integer --seeds "$seeds"
 declare -A model_config model_sets
@@ -39,6 +43,12 @@ for ((i = 1; i < ${#config_args[@]}; i += 2)); do
   value="${config_args[i]}"
   [[ "$value" == *=* && -v "model_config[${value%%=*}]" ]] || usage_error "--config expects MODEL=FILE for one of the models ($models), got '$value'"
   model_config[${value%%=*}]="${value#*=}"
+done
+declare -A model_run_dir  # read by lib/model_run.sh's run_model
+for ((i = 1; i < ${#run_args[@]}; i += 2)); do
+  value="${run_args[i]}"
+  [[ "$value" == *=* && -v "model_config[${value%%=*}]" ]] || usage_error "--run expects MODEL=RUN_DIR for one of the models ($models), got '$value'"
+  model_run_dir[${value%%=*}]="${value#*=}"
 done
 for ((i = 1; i < ${#set_args[@]}; i += 2)); do
   value="${set_args[i]}"
@@ -68,6 +78,7 @@ for folder in "${folders[@]}"; do
 done
 # Every model's test outputs are scored again, so kept folders get today's metrics too.
 for folder in "${folders[@]}"; do score_folder "$folder"; done
+((no_report)) && exit 0
 # shellcheck disable=SC2086  # $models is a list
 "$bin/nmtzoo-report" --out "$report" --models $models --tests "${tests[@]}" \
   --src "$src" --tgt "$tgt" --seeds "$seeds" ${baseline:+--baseline "$baseline"} \
@@ -101,7 +112,7 @@ if [[ -n "$ensemble" ]]; then
     tune_ensemble "$folder/val_tuning.tsv"
     for test in "${tests[@]}"; do
       "$bin/nmtzoo-translate" "${checkpoints[@]}" -i "data/multi30k/$test.$src.gz" \
-        -o "$folder/$test.hyp" "${ensemble_decoding[@]}" --stats "$folder/$test.speed.json" 2>/dev/null
+        -o "$folder/$test.hyp" --target-lang "$tgt" "${ensemble_decoding[@]}" --stats "$folder/$test.speed.json" 2>/dev/null
     done
     { ensemble_members "$ensemble"; echo "$penalty $alpha $weights $mode"; } > "$record.tmp"
     mv "$record.tmp" "$record"

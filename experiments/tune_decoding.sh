@@ -36,7 +36,7 @@ score() {  # checkpoint-name "checkpoint [checkpoint ...]" beam penalty alpha [w
   local name="$1" checkpoints=() beam="$3" penalty="$4" alpha="$5" ensemble_flags=()
   for checkpoint in $2; do checkpoints+=(-c "$checkpoint"); done
   (($# == 7)) && ensemble_flags=(--weights "$6" --ensemble-mode "$7")
-  "$bin/nmtzoo-translate" "${checkpoints[@]}" -i "$val_src" -o "$scratch/hyp" --beam "$beam" \
+  "$bin/nmtzoo-translate" "${checkpoints[@]}" -i "$val_src" -o "$scratch/hyp" --target-lang "$tgt" --beam "$beam" \
     --length-penalty "$penalty" --alpha "$alpha" "${ensemble_flags[@]}" \
     --stats "$scratch/speed.json" 2>/dev/null
   local bleu speed

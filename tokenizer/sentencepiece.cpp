@@ -194,6 +194,13 @@ void train_sentencepiece(const SentencePieceTrainOptions& options, const Sentenc
        << " --character_coverage=" << options.character_coverage << " --pad_id=" << kPadId
        << " --unk_id=" << kUnkId << " --bos_id=" << kBosId << " --eos_id=" << kEosId
        << " --num_threads=2 --hard_vocab_limit=false";
+  for (size_t i = 0; i < options.user_symbols.size(); ++i) {
+    const std::string& symbol = options.user_symbols[i];
+    if (symbol.find_first_of(" ,") != std::string::npos) {
+      throw TokenizerError("a user symbol must not contain spaces or commas: '" + symbol + "'");
+    }
+    args << (i == 0 ? " --user_defined_symbols=" : ",") << symbol;
+  }
   if (options.input_sentence_size > 0) {
     args << " --input_sentence_size=" << options.input_sentence_size
          << " --shuffle_input_sentence=true";
@@ -348,6 +355,13 @@ std::string SentencePiece::piece(int64_t id) const {
                          "'");
   }
   return text;
+}
+
+int64_t SentencePiece::piece_id(std::string_view wanted) const {
+  for (int64_t id = 0; id < vocab_size_; ++id) {
+    if (piece(id) == wanted) return id;
+  }
+  return -1;
 }
 
 }  // namespace nmtzoo

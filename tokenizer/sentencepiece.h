@@ -27,6 +27,7 @@ struct SentencePieceTrainOptions {
   int64_t input_sentence_size = 0;              // sample this many sentences; 0 = use all
   uint32_t seed = 1;                            // for sampling and unigram EM
   bool quiet = true;                            // silence SentencePiece's progress log
+  std::vector<std::string> user_symbols;        // pieces kept whole, each one id (language tags)
 };
 
 // Supplies training sentences one at a time; returns false at the end of the corpus.
@@ -58,6 +59,8 @@ class SentencePiece {
   // Control ids (pad, bos, eos) decode to nothing.
   std::string decode(const std::vector<int32_t>& ids) const;
   std::string piece(int64_t id) const;
+  // The id of a piece of the vocabulary (a user symbol such as <2en>), or -1.
+  int64_t piece_id(std::string_view piece) const;
 
  private:
   SentencePiece(NmtzooSpm* handle, std::string path, std::string serialized);

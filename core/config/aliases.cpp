@@ -12,6 +12,7 @@ const std::vector<KeyAlias>& decoding_aliases() {
       {"--max-len-b", "decoding.max_len_b"},
       {"--min-len", "decoding.min_len"},
       {"--batch-tokens", "decoding.batch_tokens"},
+      {"-t,--target-lang", "decoding.target_lang"},
       {"--dtype", "decoding.dtype"},
       {"--shortlist", "decoding.shortlist"},
       {"--bf16", "decoding.bf16", true},

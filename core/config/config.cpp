@@ -1,5 +1,6 @@
 #include "core/config/config.h"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace nmtzoo {
@@ -16,6 +17,26 @@ std::string RunConfig::tokenizer_model(const std::string& lang) const {
   std::string prefix = tokenizer.prefix.empty() ? (fs::path(run_dir()) / "spm").string()
                                                 : tokenizer.prefix;
   return tokenizer.joint ? prefix + ".model" : prefix + "." + lang + ".model";
+}
+
+std::string target_language_tag(const std::string& lang) { return "<2" + lang + ">"; }
+
+std::vector<LanguagePair> RunConfig::language_pairs() const {
+  if (data.directions.empty()) return {{data.src_lang, data.tgt_lang}};
+  std::vector<LanguagePair> pairs;
+  for (const auto& direction : data.directions) {
+    const size_t dash = direction.find('-');
+    pairs.push_back({direction.substr(0, dash), dash == std::string::npos ? "" : direction.substr(dash + 1)});
+  }
+  return pairs;
+}
+
+std::vector<std::string> RunConfig::target_languages() const {
+  std::vector<std::string> languages;
+  for (const auto& pair : language_pairs()) {
+    if (std::find(languages.begin(), languages.end(), pair.tgt) == languages.end()) languages.push_back(pair.tgt);
+  }
+  return languages;
 }
 
 std::string RunConfig::corpus_path(const std::string& split, const std::string& lang) const {

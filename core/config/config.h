@@ -44,6 +44,7 @@ struct DataConfig {
   std::string dir;
   std::string src_lang;
   std::string tgt_lang;
+  std::vector<std::string> directions;  // "de-en", ...: a multilingual run; empty: src_lang-tgt_lang
   std::vector<TrainCorpus> train;
   std::string valid;
   std::vector<std::string> test;
@@ -127,6 +128,7 @@ struct DecodeConfig {
   double top_p;
   int64_t seed;
   ConstraintMode constraints;
+  std::string target_lang;  // of a multilingual model; "" = its only target language
 };
 
 // nmtzoo-serve: where it listens, how long requests may wait to be batched, and its limits.
@@ -142,6 +144,17 @@ struct ServeConfig {
   int64_t max_queue;
   std::vector<std::string> api_keys;
 };
+
+// One translation direction of a run's data.
+struct LanguagePair {
+  std::string src;
+  std::string tgt;
+  std::string name() const { return src + "-" + tgt; }
+};
+
+// The source-side token that asks a multilingual model for `lang` (Johnson et al. 2017's
+// target-language tag, spelt as fairseq's and Marian's examples do): "<2en>".
+std::string target_language_tag(const std::string& lang);
 
 struct RunConfig {
   DataConfig data;
@@ -160,6 +173,11 @@ struct RunConfig {
   std::string tokenizer_model(const std::string& lang) const;
   std::string corpus_path(const std::string& split, const std::string& lang) const;
   std::string dataset_dir() const;              // data.bin_dir or <run dir>/data-bin
+  // data.directions, or the one direction data.src_lang -> data.tgt_lang.
+  std::vector<LanguagePair> language_pairs() const;
+  // A multilingual run (data.directions) tags each source with its target language.
+  bool multilingual() const { return !data.directions.empty(); }
+  std::vector<std::string> target_languages() const;  // of language_pairs(), each once, in order
   // Where a key was set, for error messages: "file:line", "--set", or "default".
   std::string where(const std::string& key) const;
 };

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <stdexcept>
 
 #include "common/edit_distance.h"
 #include "core/config/loader.h"
@@ -18,8 +19,9 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kPlanKeys = {"title",     "name",     "tokenizer_prefix", "baseline",
                                             "correction", "budget",  "seeds",            "tests",
-                                            "models",    "ensemble", "directions"};
+                                            "models",    "ensemble", "directions",       "multilingual"};
 const std::vector<std::string> kDirectionKeys = {"budget", "seeds", "tests", "set"};
+const std::vector<std::string> kMultilingualKeys = {"model", "directions", "budget", "set"};
 
 std::string unknown_key(const std::string& key, const std::vector<std::string>& known) {
   std::string nearest;
@@ -117,6 +119,14 @@ bool is_language(const std::string& code) {
          std::all_of(code.begin(), code.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
 }
 
+// "de-en" as a direction; false when it is not two different language codes.
+bool parse_pair(const std::string& name, PlanDirection& direction) {
+  const size_t dash = name.find('-');
+  direction.src = name.substr(0, dash);
+  direction.tgt = dash == std::string::npos ? "" : name.substr(dash + 1);
+  return is_language(direction.src) && is_language(direction.tgt) && direction.src != direction.tgt;
+}
+
 void read_direction_settings(PlanReader& reader, const YAML::Node& node, const std::string& name,
                              PlanDirection& direction) {
   reader.mapping(node, name, [&](const std::string& key, const YAML::Node& key_node,
@@ -168,10 +178,7 @@ void read_directions(PlanReader& reader, const YAML::Node& node, const Experimen
       reader.problem(item, key, "expects a pair (de-en) or one pair with its settings ({de-en: {seeds: 3}})");
       continue;
     }
-    const size_t dash = name.find('-');
-    direction.src = name.substr(0, dash);
-    direction.tgt = dash == std::string::npos ? "" : name.substr(dash + 1);
-    if (!is_language(direction.src) || !is_language(direction.tgt) || direction.src == direction.tgt) {
+    if (!parse_pair(name, direction)) {
       reader.problem(item, key, "'" + name + "' is not a pair of two language codes like de-en");
       continue;
     }
@@ -187,6 +194,55 @@ void read_directions(PlanReader& reader, const YAML::Node& node, const Experimen
     }
     directions.push_back(std::move(direction));
   }
+}
+
+void read_multilingual(PlanReader& reader, const YAML::Node& node, ExperimentPlan& plan, const std::string& budget) {
+  reader.mapping(node, "multilingual", [&](const std::string& name, const YAML::Node& name_node,
+                                           const YAML::Node& settings) {
+    PlanMultilingual system;
+    system.name = name;
+    system.budget = budget;
+    system.where = reader.where(name_node);
+    const std::string key = "multilingual." + name;
+    if (std::any_of(plan.models.begin(), plan.models.end(), [&](const PlanModel& m) { return m.name == name; })) {
+      reader.problem(name_node, key, "is also the name of a model");
+    }
+    YAML::Node directions;
+    reader.mapping(settings, key, [&](const std::string& setting, const YAML::Node& setting_node, const YAML::Node& value) {
+      if (setting == "model") {
+        if (reader.text(value, key + ".model", system.model) &&
+            !std::any_of(plan.models.begin(), plan.models.end(), [&](const PlanModel& m) { return m.name == system.model; })) {
+          reader.problem(value, key + ".model", "'" + system.model + "' is not one of the plan's models");
+        }
+      } else if (setting == "directions") {
+        directions = value;
+      } else if (setting == "budget") {
+        reader.budget(value, key + ".budget", system.budget);
+      } else if (setting == "set") {
+        reader.texts(value, key + ".set", system.overrides);
+      } else {
+        reader.problem(setting_node, key + "." + setting, unknown_key(setting, kMultilingualKeys));
+      }
+    });
+    if (system.model.empty()) reader.problem(name_node, key + ".model", "is required: the plan's model whose config it trains");
+    std::vector<std::string> pairs;
+    if (directions.IsNull()) {
+      reader.problem(name_node, key + ".directions", "is required: two directions or more of the plan, e.g. [de-en, fr-en]");
+    } else {
+      reader.texts(directions, key + ".directions", pairs);
+    }
+    for (const auto& pair : pairs) {
+      const auto found = std::find_if(plan.directions.begin(), plan.directions.end(),
+                                      [&](const PlanDirection& d) { return d.src + "-" + d.tgt == pair; });
+      if (found == plan.directions.end()) {
+        reader.problem(directions, key + ".directions", "'" + pair + "' is not one of the plan's directions (its bilingual models are the comparison)");
+      } else {
+        system.directions.push_back(*found);
+      }
+    }
+    if (!pairs.empty() && pairs.size() < 2) reader.problem(directions, key + ".directions", "needs two directions or more");
+    plan.multilingual.push_back(std::move(system));
+  });
 }
 
 // Every file a run of `config` in `direction` reads: training corpora, validation, test sets.
@@ -239,6 +295,39 @@ std::vector<std::string> run_overrides(const ExperimentPlan& plan, const PlanDir
   return overrides;
 }
 
+const PlanModel& ExperimentPlan::model(const std::string& wanted) const {
+  for (const auto& m : models) {
+    if (m.name == wanted) return m;
+  }
+  throw std::invalid_argument("no model '" + wanted + "' in the plan " + path);
+}
+
+std::vector<std::string> multilingual_overrides(const ExperimentPlan& plan, const PlanMultilingual& system) {
+  std::set<std::string> languages;
+  std::string directions;
+  for (const auto& direction : system.directions) {
+    languages.insert({direction.src, direction.tgt});
+    directions += (directions.empty() ? "" : ", ") + direction.src + "-" + direction.tgt;
+  }
+  std::string joined;
+  for (const auto& lang : languages) joined += (joined.empty() ? "" : "_") + lang;
+  std::string prefix = plan.tokenizer_prefix;
+  const std::string placeholder = "{languages}";
+  if (const size_t at = prefix.find(placeholder); at != std::string::npos) prefix.replace(at, placeholder.size(), joined);
+  std::string tests;  // the test sets every direction has (training reads none; nmtzoo-prepare prints them)
+  for (const auto& test : system.directions.front().tests) {
+    const bool everywhere = std::all_of(system.directions.begin(), system.directions.end(), [&](const PlanDirection& d) {
+      return std::find(d.tests.begin(), d.tests.end(), test) != d.tests.end();
+    });
+    if (everywhere) tests += (tests.empty() ? "" : ", ") + test;
+  }
+  std::vector<std::string> overrides = {"data.directions=[" + directions + "]", "data.test=[" + tests + "]",
+                                        "tokenizer.prefix=" + prefix};
+  if (!system.budget.empty()) overrides.push_back("training.max_time=" + system.budget);
+  overrides.insert(overrides.end(), system.overrides.begin(), system.overrides.end());
+  return overrides;
+}
+
 ExperimentPlan load_plan(const std::string& path) {
   const YAML::Node root = load_yaml_file(path);
   ExperimentPlan plan;
@@ -250,7 +339,7 @@ ExperimentPlan load_plan(const std::string& path) {
   int64_t seeds = 1;
   std::vector<std::string> tests = {"test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"};
   // Null until the plan sets them (a default-constructed YAML::Node is a defined null).
-  YAML::Node directions, baseline, ensemble, models;
+  YAML::Node directions, baseline, ensemble, models, multilingual;
   reader.mapping(root, "plan", [&](const std::string& key, const YAML::Node& key_node,
                                    const YAML::Node& value) {
     if (key == "title") {
@@ -282,6 +371,8 @@ ExperimentPlan load_plan(const std::string& path) {
       ensemble = value;
     } else if (key == "directions") {
       directions = value;
+    } else if (key == "multilingual") {
+      multilingual = value;
     } else {
       reader.problem(key_node, key, unknown_key(key, kPlanKeys));
     }
@@ -311,6 +402,7 @@ ExperimentPlan load_plan(const std::string& path) {
   } else {
     read_directions(reader, directions, plan, plan.directions, budget, seeds, tests);
   }
+  if (!multilingual.IsNull()) read_multilingual(reader, multilingual, plan, budget);
   // Each config alone first, so a broken one is named once, then with each direction's overrides.
   std::set<std::string> loadable;
   if (reader.problems().empty()) {
@@ -334,6 +426,15 @@ ExperimentPlan load_plan(const std::string& path) {
           reader.problem(directions[i], fmt::format("directions {}-{} models.{}", direction.src, direction.tgt, model.name), problem);
         }
       }
+    }
+  }
+  for (const auto& system : plan.multilingual) {
+    if (loadable.size() != plan.models.size() || system.directions.empty()) break;
+    try {
+      RunConfig config = load_config(plan.model(system.model).config, multilingual_overrides(plan, system));
+      check_config(config);
+    } catch (const ConfigError& e) {
+      for (const auto& problem : e.problems) reader.problem(multilingual[system.name], "multilingual." + system.name, problem);
     }
   }
   if (!reader.problems().empty()) throw ConfigError(reader.problems());

@@ -27,6 +27,18 @@ struct PlanDirection {
   std::string arrow() const { return src + "→" + tgt; }
 };
 
+// One model trained once for several directions (data.directions), then decoded and reported in
+// each of them beside the bilingual models, and tested against its own `model`'s bilingual runs.
+struct PlanMultilingual {
+  std::string name;   // its results folder in each direction's report, and its run: runs/multi30k_<name>
+  std::string model;  // the plan's model whose config it trains
+  std::vector<PlanDirection> directions;  // each with the plan's (or its own) test sets
+  std::string budget;                     // training.max_time; empty: the config's
+  std::vector<std::string> overrides;     // "key=value", after the plan's
+  std::string where;
+  std::string run() const { return "runs/multi30k_" + name; }
+};
+
 struct ExperimentPlan {
   std::string path;
   std::string title;
@@ -37,6 +49,8 @@ struct ExperimentPlan {
   std::vector<PlanModel> models;
   std::vector<std::string> ensemble;  // models whose seed-1 runs are ensembled in each direction
   std::vector<PlanDirection> directions;
+  std::vector<PlanMultilingual> multilingual;
+  const PlanModel& model(const std::string& name) const;  // one of `models`
 };
 
 // Reads and checks the plan at `path`: unknown or misspelt keys, wrong types, directions named
@@ -49,6 +63,10 @@ ExperimentPlan load_plan(const std::string& path);
 // languages, the tokenizer, the test sets, the budget, then the direction's own for the model.
 std::vector<std::string> run_overrides(const ExperimentPlan& plan, const PlanDirection& direction,
                                        const std::string& model);
+
+// The overrides of a multilingual system's run: its directions, the tokenizer of all its
+// languages, its budget, then its own.
+std::vector<std::string> multilingual_overrides(const ExperimentPlan& plan, const PlanMultilingual& system);
 
 // The results folder of a model's seed: <model> for seed 1, else <model>_seed<seed>.
 std::string seed_folder(const std::string& model, int64_t seed);

@@ -219,6 +219,21 @@ std::string set_default_option(RunConfig& config, const std::string& key,
 
 void check_config(const RunConfig& config) {
   std::vector<std::string> problems;
+  std::set<std::string> directions;
+  for (const auto& pair : config.language_pairs()) {
+    const bool valid = !pair.src.empty() && !pair.tgt.empty() && pair.src != pair.tgt &&
+                       pair.tgt.find('-') == std::string::npos;
+    add_problem_if(problems, config.multilingual() && !valid, config, "data.directions",
+                   "has '" + pair.name() + "', which is not two different language codes joined by '-' (de-en)");
+    add_problem_if(problems, !directions.insert(pair.name()).second, config, "data.directions",
+                   "lists '" + pair.name() + "' twice");
+  }
+  add_problem_if(problems, config.multilingual() && !config.tokenizer.joint, config, "data.directions",
+                 "needs tokenizer.joint: true (one vocabulary for every language, with their tags)");
+  add_problem_if(problems, config.multilingual() && config.tokenizer.sampling_alpha > 0, config,
+                 "tokenizer.sampling_alpha",
+                 "is not supported with data.directions (resampled sources would lose their "
+                 "target-language tags)");
   add_problem_if(problems, config.data.src_lang == config.data.tgt_lang, config, "data.tgt_lang",
                  "equals data.src_lang ('" + config.data.src_lang + "')");
   add_problem_if(problems,

@@ -336,6 +336,10 @@ std::vector<OptionSpec> build_schema() {
               "folder holding <split>.<lang>[.gz] files, one sentence a line");
   data.string("src_lang", &DataConfig::src_lang, "de", "source language suffix");
   data.string("tgt_lang", &DataConfig::tgt_lang, "en", "target language suffix");
+  data.strings("directions", &DataConfig::directions, {},
+               "a multilingual run: its directions ([de-en, fr-en]), each read as <split>.<src> and "
+               "<split>.<tgt> of every corpus, one joint tokenizer, each source tagged with its "
+               "target language (<2en>); empty: the one direction src_lang -> tgt_lang");
   data.corpora("train", &DataConfig::train, "train",
                "training corpus, or several: [news, {split: backtranslated, weight: 0.5}]; a "
                "weight is the corpus's sampling rate per epoch (2 = twice, 0.5 = a fresh half)");
@@ -516,6 +520,10 @@ std::vector<OptionSpec> build_schema() {
                              "products in bfloat16); int8 (CPU: linear layers with int8 weights, "
                              "quantized per row at first use, products in oneDNN)");
   decode.boolean("bf16", &DecodeConfig::bf16, false, "the same as dtype: bf16 (the older spelling)");
+  decode.string("target_lang", &DecodeConfig::target_lang, "",
+                "the language a multilingual model translates into (its data.directions' targets); "
+                "\"\" = the model's only one. A source starting with a tag such as <2de> sets it for "
+                "that line; the server sets it from a request's target");
   decode.string("shortlist", &DecodeConfig::shortlist, "",
                 "lexical shortlist file (nmtzoo-shortlist): each batch scores only its source tokens' "
                 "likely translations and the most frequent target tokens; \"\" = the whole vocabulary; "

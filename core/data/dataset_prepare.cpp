@@ -7,6 +7,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <filesystem>
@@ -46,6 +47,7 @@ struct SplitSource {
   std::string tgt_path;
   InvalidUtf8Policy policy;
   std::optional<FilterOptions> filter;  // none for the validation set: every pair is kept
+  std::vector<int32_t> src_prefix;      // before every source: a multilingual run's target tag
 };
 
 void process(Chunk& chunk, const SplitSource& source, const Tokenizers& tokenizers) {
@@ -62,7 +64,9 @@ void process(Chunk& chunk, const SplitSource& source, const Tokenizers& tokenize
       chunk.unusable[i] = true;
       continue;
     }
-    chunk.src_ids[i] = tokenizers.src->encode(chunk.src[i]);
+    chunk.src_ids[i] = source.src_prefix;
+    const std::vector<int32_t> ids = tokenizers.src->encode(chunk.src[i]);
+    chunk.src_ids[i].insert(chunk.src_ids[i].end(), ids.begin(), ids.end());
     chunk.tgt_ids[i] = tokenizers.tgt->encode(chunk.tgt[i]);
     if (source.filter) {
       chunk.verdicts[i] = classify_pair(static_cast<int64_t>(chunk.src_ids[i].size()),
@@ -204,6 +208,7 @@ std::string dataset_config_hash(const RunConfig& config) {
                                 d.tgt_lang, d.valid, d.max_len, d.max_len_ratio,
                                 d.invalid_utf8 == InvalidUtf8Policy::kError ? "error" : "skip");
   for (const auto& corpus : d.train) key += "|" + corpus.split;
+  for (const auto& direction : d.directions) key += "|direction " + direction;
   uint64_t hash = 1469598103934665603ULL;
   for (char byte : key) hash = (hash ^ static_cast<unsigned char>(byte)) * 1099511628211ULL;
   return fmt::format("{:016x}", hash);
@@ -214,8 +219,14 @@ std::vector<InputFile> dataset_inputs(const RunConfig& config) {
   for (const auto& corpus : config.data.train) splits.push_back(corpus.split);
   splits.push_back(config.data.valid);
   std::vector<InputFile> inputs;
+  std::vector<std::string> langs;  // every language of the run's directions, each once
+  for (const auto& pair : config.language_pairs()) {
+    for (const auto& lang : {pair.src, pair.tgt}) {
+      if (std::find(langs.begin(), langs.end(), lang) == langs.end()) langs.push_back(lang);
+    }
+  }
   for (const auto& split : splits) {
-    for (const auto& lang : {config.data.src_lang, config.data.tgt_lang}) {
+    for (const auto& lang : langs) {
       const std::string path = config.corpus_path(split, lang);
       std::error_code ec;
       if (!fs::is_regular_file(path, ec)) throw IoError("cannot open '" + path + "': no such file");
@@ -304,13 +315,15 @@ DatasetManifest prepare_dataset(const RunConfig& config, const Tokenizers& token
   {
     DatasetWriter writer(dir, "train");
     for (const auto& corpus : d.train) {
-      SplitSource source{config.corpus_path(corpus.split, d.src_lang),
-                         config.corpus_path(corpus.split, d.tgt_lang), d.invalid_utf8, filter};
-      PreparedCorpus prepared = prepare_split(source, tokenizers, writer, manifest.threads, meter,
-                                              pairs_done, bytes_before, bytes_total);
-      prepared.split = corpus.split;
-      bytes_before += static_cast<int64_t>(fs::file_size(source.src_path) + fs::file_size(source.tgt_path));
-      manifest.corpora.push_back(prepared);
+      for (const auto& pair : config.language_pairs()) {  // a multilingual corpus, direction by direction
+        SplitSource source{config.corpus_path(corpus.split, pair.src), config.corpus_path(corpus.split, pair.tgt),
+                           d.invalid_utf8, filter, tokenizers.tags.prefix(pair.tgt)};
+        PreparedCorpus prepared = prepare_split(source, tokenizers, writer, manifest.threads, meter,
+                                                pairs_done, bytes_before, bytes_total);
+        prepared.split = config.multilingual() ? corpus.split + " " + pair.name() : corpus.split;
+        bytes_before += static_cast<int64_t>(fs::file_size(source.src_path) + fs::file_size(source.tgt_path));
+        manifest.corpora.push_back(prepared);
+      }
     }
     writer.finish();
     manifest.train_pairs = writer.pairs();
@@ -318,10 +331,12 @@ DatasetManifest prepare_dataset(const RunConfig& config, const Tokenizers& token
   }
   {
     DatasetWriter writer(dir, "valid");
-    SplitSource source{config.corpus_path(d.valid, d.src_lang), config.corpus_path(d.valid, d.tgt_lang),
-                       InvalidUtf8Policy::kError, std::nullopt};
-    prepare_split(source, tokenizers, writer, manifest.threads, meter, pairs_done, bytes_before,
-                  bytes_total);
+    for (const auto& pair : config.language_pairs()) {
+      SplitSource source{config.corpus_path(d.valid, pair.src), config.corpus_path(d.valid, pair.tgt),
+                         InvalidUtf8Policy::kError, std::nullopt, tokenizers.tags.prefix(pair.tgt)};
+      prepare_split(source, tokenizers, writer, manifest.threads, meter, pairs_done, bytes_before,
+                    bytes_total);
+    }
     writer.finish();
     manifest.valid_pairs = writer.pairs();
   }

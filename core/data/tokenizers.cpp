@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <ostream>
+#include <set>
+#include <stdexcept>
 
 #include "core/data/corpus.h"
 #include "core/io/atomic_file.h"
@@ -21,28 +24,35 @@ std::string read_file(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// The training sentences of one or both sides of every training corpus, streamed (all source
-// sentences, then all target sentences, as SentencePiece was always fed): it keeps a bounded
-// random sample (tokenizer.input_sentence_size), so memory does not grow with the corpus. A pair
-// with an invalid line is an error or skipped on both sides, as data.invalid_utf8 says.
+// The training sentences of one or both sides of every training corpus of every direction,
+// streamed (all source sentences, then all target sentences, as SentencePiece was always fed),
+// each file once (a many-to-one run's target files are the same for every direction): it keeps a
+// bounded random sample (tokenizer.input_sentence_size), so memory does not grow with the corpus.
+// A pair with an invalid line is an error or skipped on both sides, as data.invalid_utf8 says.
 class TrainingSentences {
  public:
   TrainingSentences(const RunConfig& config, bool src_side, bool tgt_side) : config_(config) {
-    if (src_side) passes_.push_back(true);
-    if (tgt_side) passes_.push_back(false);
+    std::set<std::pair<std::string, std::string>> seen;  // (split, language) already streamed
+    for (bool side : {true, false}) {
+      if ((side && !src_side) || (!side && !tgt_side)) continue;
+      for (const auto& corpus : config.data.train) {
+        for (const auto& pair : config.language_pairs()) {
+          if (seen.insert({corpus.split, side ? pair.src : pair.tgt}).second) {
+            streams_.push_back({corpus.split, pair, side});
+          }
+        }
+      }
+    }
   }
 
   bool next(std::string_view& sentence) {
     while (true) {
       if (!reader_) {
-        if (corpus_ == config_.data.train.size()) {
-          corpus_ = 0;
-          ++pass_;
-        }
-        if (pass_ == passes_.size()) return false;
-        const std::string& split = config_.data.train[corpus_++].split;
-        src_path_ = config_.corpus_path(split, config_.data.src_lang);
-        tgt_path_ = config_.corpus_path(split, config_.data.tgt_lang);
+        if (stream_ == streams_.size()) return false;
+        const Stream& stream = streams_[stream_++];
+        src_path_ = config_.corpus_path(stream.split, stream.pair.src);
+        tgt_path_ = config_.corpus_path(stream.split, stream.pair.tgt);
+        src_side_ = stream.src_side;
         reader_ = std::make_unique<ParallelLineReader>(src_path_, tgt_path_);
       }
       if (!reader_->next(src_, tgt_)) {
@@ -55,16 +65,21 @@ class TrainingSentences {
         if (config_.data.invalid_utf8 == InvalidUtf8Policy::kError) throw DataError(problem);
         continue;
       }
-      sentence = passes_[pass_] ? std::string_view(src_) : std::string_view(tgt_);
+      sentence = src_side_ ? std::string_view(src_) : std::string_view(tgt_);
       return true;
     }
   }
 
  private:
+  struct Stream {
+    std::string split;
+    LanguagePair pair;
+    bool src_side;
+  };
   const RunConfig& config_;
-  std::vector<bool> passes_;  // true: the source side
-  size_t pass_ = 0;
-  size_t corpus_ = 0;
+  std::vector<Stream> streams_;
+  size_t stream_ = 0;
+  bool src_side_ = true;
   std::unique_ptr<ParallelLineReader> reader_;
   std::string src_path_, tgt_path_, src_, tgt_;
 };
@@ -92,6 +107,9 @@ void train_model(const RunConfig& config, const std::string& model_path, bool sr
   options.character_coverage = config.tokenizer.character_coverage;
   options.input_sentence_size = config.tokenizer.input_sentence_size;
   options.seed = static_cast<uint32_t>(config.training.seed);
+  if (config.multilingual()) {
+    for (const auto& lang : config.target_languages()) options.user_symbols.push_back(target_language_tag(lang));
+  }
   TrainingSentences sentences(config, src_side, tgt_side);
   train_sentencepiece(options, [&](std::string_view& sentence) { return sentences.next(sentence); });
   std::string model = read_file(temporary + ".model");
@@ -118,6 +136,7 @@ Tokenizers load_tokenizers(const RunConfig& config) {
                        ? tokenizers.src
                        : std::make_shared<SentencePiece>(SentencePiece::load(
                              config.tokenizer_model(config.data.tgt_lang)));
+  tokenizers.tags = target_tags(config, *tokenizers.src);
   return tokenizers;
 }
 
@@ -131,6 +150,39 @@ Tokenizers prepare_tokenizers(const RunConfig& config, std::ostream& log) {
     if (!fs::exists(tgt_model)) train_model(config, tgt_model, false, true, log);
   }
   return load_tokenizers(config);
+}
+
+const std::vector<int32_t>& TargetTags::prefix(const std::string& lang) const {
+  if (lang.empty() && prefixes.size() == 1) return prefixes.begin()->second;
+  if (lang.empty()) throw std::invalid_argument("the model translates into " + targets() + ": say which");
+  const auto found = prefixes.find(lang);
+  if (found == prefixes.end()) {
+    throw std::invalid_argument("the model translates into " + targets() + ", not '" + lang + "'");
+  }
+  return found->second;
+}
+
+std::string TargetTags::targets() const {
+  std::string names;
+  for (const auto& [lang, ids] : prefixes) names += (names.empty() ? "" : ", ") + lang;
+  return names;
+}
+
+TargetTags target_tags(const RunConfig& config, const SentencePiece& src) {
+  TargetTags tags;
+  tags.tagged = config.multilingual();
+  for (const auto& lang : config.target_languages()) {
+    auto& ids = tags.prefixes[lang];
+    if (!tags.tagged) continue;
+    const std::string tag = target_language_tag(lang);
+    const int64_t id = src.piece_id(tag);
+    if (id < 0) {
+      throw TokenizerError("the tokenizer '" + src.path() + "' has no piece " + tag +
+                           ": it was trained without data.directions' tags; delete it to train it again");
+    }
+    ids.push_back(static_cast<int32_t>(id));
+  }
+  return tags;
 }
 
 std::string tokenizer_fingerprint(const Tokenizers& tokenizers) {

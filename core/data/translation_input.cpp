@@ -50,9 +50,9 @@ TranslationRequest parse_jsonl(const std::string& line, const std::string& where
                                             where, object.type_name()));
   }
   for (const auto& item : object.items()) {
-    if (item.key() != "src" && item.key() != "prefix" && item.key() != "constraints") {
+    if (item.key() != "src" && item.key() != "prefix" && item.key() != "constraints" && item.key() != "target") {
       throw std::invalid_argument(fmt::format(
-          "{}: unknown field \"{}\" (expected src, prefix, constraints)", where, item.key()));
+          "{}: unknown field \"{}\" (expected src, target, prefix, constraints)", where, item.key()));
     }
   }
   if (!object.contains("src")) throw std::invalid_argument(where + ": missing field \"src\"");
@@ -60,6 +60,9 @@ TranslationRequest parse_jsonl(const std::string& line, const std::string& where
   request.source = string_field(object, "src", where);
   if (object.contains("prefix") && !object["prefix"].is_null()) {
     request.prefix = string_field(object, "prefix", where);
+  }
+  if (object.contains("target") && !object["target"].is_null()) {
+    request.target_lang = string_field(object, "target", where);
   }
   if (object.contains("constraints") && !object["constraints"].is_null()) {
     const auto& constraints = object["constraints"];
@@ -98,11 +101,11 @@ TranslationRequest checked(TranslationRequest request, const std::string& where)
 
 TranslationRequest parse_request(const std::string& line, InputFormat format, const std::string& where) {
   switch (format) {
-    case InputFormat::kText: return {line, {}, {}};
+    case InputFormat::kText: return {line, {}, {}, {}};
     case InputFormat::kTsv: return parse_tsv(line);
     case InputFormat::kJsonl: return checked(parse_jsonl(line, where), where);
   }
-  return {line, {}, {}};
+  return {line, {}, {}, {}};
 }
 
 }  // namespace nmtzoo

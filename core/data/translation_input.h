@@ -1,6 +1,7 @@
 // The input formats of nmtzoo-translate (and of any program that hands it sentences): plain text,
 // one source per line; tsv, "source<TAB>prefix<TAB>constraint<TAB>constraint..." (empty fields
-// allowed); jsonl, one object {"src": ..., "prefix": ..., "constraints": [...]} per line.
+// allowed); jsonl, one object {"src": ..., "target": ..., "prefix": ..., "constraints": [...]} per
+// line. A multilingual model's target language is "target", or a tag (<2de>) starting the source.
 #pragma once
 
 #include <string>
@@ -14,6 +15,7 @@ struct TranslationRequest {
   std::string source;
   std::string prefix;
   std::vector<std::string> constraints;
+  std::string target_lang;  // of a multilingual model; "" = decoding.target_lang
 };
 
 enum class InputFormat { kText, kTsv, kJsonl };

@@ -82,32 +82,42 @@ GridResults grid_results(const std::vector<GridDirection>& directions,
     auto& by_test = results.cells.emplace_back();
     for (const auto& test : direction.tests) {
       auto& cells = by_test.emplace_back(systems.size());
-      std::vector<size_t> present;
+      std::vector<bool> present(systems.size());
       for (size_t s = 0; s < systems.size(); ++s) {
-        if (std::filesystem::exists(hypotheses_path(direction, systems[s], test))) present.push_back(s);
+        present[s] = std::filesystem::exists(hypotheses_path(direction, systems[s], test));
       }
-      if (present.empty() || present.front() != 0) continue;  // no baseline: nothing to test against
+      if (!present[0]) continue;  // no baseline: nothing to test against
       const std::string reference_file = references_path(direction, test);
       const ReferenceStreams references{read_lines(reference_file)};
-      std::vector<std::vector<std::string>> hypotheses;
-      for (size_t s : present) {
-        const std::string path = hypotheses_path(direction, systems[s], test);
-        hypotheses.push_back(read_lines(path));
-        if (hypotheses.back().size() != references[0].size()) {
-          throw std::runtime_error(fmt::format("{} has {} lines, {} has {}", path, hypotheses.back().size(),
-                                               reference_file, references[0].size()));
+      // One paired test for each system tested against, with the systems tested against it.
+      for (size_t against = 0; against < systems.size(); ++against) {
+        std::vector<size_t> group;
+        if (present[against]) group.push_back(against);
+        for (size_t s = 0; s < systems.size() && !group.empty(); ++s) {
+          if (s != against && systems[s].against == against && present[s]) group.push_back(s);
         }
-      }
-      const PairedTestReport report = paired_test(hypotheses, references, metrics, options);
-      for (size_t i = 0; i < present.size(); ++i) {
-        GridCell& cell = cells[present[i]];
-        cell.present = true;
-        cell.bleu = report.results[i][0].score;
-        cell.bleu_ci = report.results[i][0].ci.value_or(0);
-        cell.chrf = report.results[i][1].score;
-        cell.ter = report.results[i][2].score;
-        cell.p_value = report.results[i][0].p_value;
-        if (cell.p_value) tested.push_back(&cell);
+        if (group.size() < 2 && !(against == 0 && group.size() == 1)) continue;
+        std::vector<std::vector<std::string>> hypotheses;
+        for (size_t s : group) {
+          const std::string path = hypotheses_path(direction, systems[s], test);
+          hypotheses.push_back(read_lines(path));
+          if (hypotheses.back().size() != references[0].size()) {
+            throw std::runtime_error(fmt::format("{} has {} lines, {} has {}", path, hypotheses.back().size(),
+                                                 reference_file, references[0].size()));
+          }
+        }
+        const PairedTestReport report = paired_test(hypotheses, references, metrics, options);
+        for (size_t i = 0; i < group.size(); ++i) {
+          if (i == 0 && against != 0) continue;  // a reference system's own numbers come from its test
+          GridCell& cell = cells[group[i]];
+          cell.present = true;
+          cell.bleu = report.results[i][0].score;
+          cell.bleu_ci = report.results[i][0].ci.value_or(0);
+          cell.chrf = report.results[i][1].score;
+          cell.ter = report.results[i][2].score;
+          cell.p_value = report.results[i][0].p_value;
+          if (cell.p_value) tested.push_back(&cell);
+        }
       }
     }
   }
@@ -140,7 +150,7 @@ GridTables grid_tables(const std::vector<GridDirection>& directions,
         continue;
       }
       const GridCell& cell = results.cells[d][at - tests.begin()][s];
-      const GridCell& baseline = results.cells[d][at - tests.begin()][0];
+      const GridCell& baseline = results.cells[d][at - tests.begin()][systems[s].against];
       md += fmt::format(" {:.2f} ± {:.2f}", cell.bleu, cell.bleu_ci);
       if (cell.p_value) {
         const double difference = cell.bleu - baseline.bleu;
@@ -153,20 +163,20 @@ GridTables grid_tables(const std::vector<GridDirection>& directions,
   }
   md += fmt::format(
       "\n± is the half-width of the 95% bootstrap confidence interval; in parentheses the difference "
-      "to {} in the same direction, * where paired bootstrap resampling (1,000 resamples, sacreBLEU "
+      "to {} in the same direction (a multilingual model's: to its architecture's bilingual model), * where paired bootstrap resampling (1,000 resamples, sacreBLEU "
       "2.6.0's --paired-bs) finds it significant at 0.05 after {} correction over all {} BLEU "
       "comparisons of the grid (directions × test sets × systems); – not run yet.\n\n",
       systems.front().name, correction_name(correction), results.comparisons);
   for (size_t s = 1; s < systems.size(); ++s) {
     md += fmt::format("- {} against {} on {}: significantly better in {}, worse in {}, no significant "
                       "difference in {} direction(s)\n",
-                      systems[s].name, systems.front().name, primary, better[s], worse[s], tied[s]);
+                      systems[s].name, systems[systems[s].against].name, primary, better[s], worse[s], tied[s]);
   }
   tables.csv = "direction,test,system,bleu,bleu_ci95,chrf2,ter,p_value,p_adjusted\n";
   for (size_t d = 0; d < directions.size(); ++d) {
-    md += fmt::format("\n## {}\n\n| test set | system | BLEU (95% CI) | vs {} | p | p corrected | chrF2 | TER |\n"
+    md += fmt::format("\n## {}\n\n| test set | system | BLEU (95% CI) | difference | p | p corrected | chrF2 | TER |\n"
                       "|---|---|---:|---:|---:|---:|---:|---:|\n",
-                      directions[d].label, systems.front().name);
+                      directions[d].label);
     for (size_t t = 0; t < directions[d].tests.size(); ++t) {
       const std::string& test = directions[d].tests[t];
       for (size_t s = 0; s < systems.size(); ++s) {
@@ -175,7 +185,7 @@ GridTables grid_tables(const std::vector<GridDirection>& directions,
           md += fmt::format("| {} | {} | – | | | | | |\n", test, systems[s].name);
           continue;
         }
-        const GridCell& baseline = results.cells[d][t][0];
+        const GridCell& baseline = results.cells[d][t][systems[s].against];
         md += fmt::format("| {} | {} | {:.2f} ± {:.2f} | {} | {} | {} | {:.2f} | {:.2f} |\n", test,
                           systems[s].name, cell.bleu, cell.bleu_ci,
                           cell.p_value ? signed_difference(cell.bleu - baseline.bleu) : "",

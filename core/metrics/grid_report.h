@@ -30,13 +30,14 @@ struct GridDirection {
 struct GridSystem {
   std::string name;    // as the report shows it
   std::string folder;  // its folder in each direction's folder
+  size_t against = 0;  // the system it is tested against (0: the grid's baseline, itself untested)
 };
 
 // One system on one test set of one direction; `present` is false while its outputs are missing.
 struct GridCell {
   bool present = false;
   double bleu = 0, bleu_ci = 0, chrf = 0, ter = 0;
-  std::optional<double> p_value;     // BLEU against the baseline (absent for the baseline)
+  std::optional<double> p_value;     // BLEU against its system's `against` (absent for the baseline)
   std::optional<double> p_adjusted;  // across the grid
 };
 
@@ -46,8 +47,9 @@ struct GridResults {
   int64_t comparisons = 0;  // BLEU tests in the correction's family
 };
 
-// Tests every present system against the baseline in each direction and test set. A direction
-// whose baseline outputs are missing has no tests; a hypothesis file with the wrong number of
+// Tests every present system against the system it is tested against (the baseline, or another
+// such as a multilingual model's bilingual one) in each direction and test set; one whose
+// reference system's outputs are missing is not tested; a hypothesis file with the wrong number of
 // lines is a std::runtime_error naming it.
 GridResults grid_results(const std::vector<GridDirection>& directions,
                          const std::vector<GridSystem>& systems, MultipleComparisons correction,

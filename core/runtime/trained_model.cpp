@@ -69,10 +69,12 @@ Tokenizers checkpoint_tokenizers(const CheckpointInfo& info, const std::string& 
   if (!info.src_tokenizer_model.empty()) {
     auto src = std::make_shared<const SentencePiece>(SentencePiece::from_serialized(
         info.src_tokenizer_model, checkpoint_path + " (embedded source tokenizer)"));
-    if (info.tgt_tokenizer_model.empty()) return {src, src};
-    auto tgt = std::make_shared<const SentencePiece>(SentencePiece::from_serialized(
-        info.tgt_tokenizer_model, checkpoint_path + " (embedded target tokenizer)"));
-    return {src, tgt};
+    std::shared_ptr<const SentencePiece> tgt = src;
+    if (!info.tgt_tokenizer_model.empty()) {
+      tgt = std::make_shared<const SentencePiece>(SentencePiece::from_serialized(
+          info.tgt_tokenizer_model, checkpoint_path + " (embedded target tokenizer)"));
+    }
+    return {src, tgt, target_tags(info.config, *src)};
   }
   // Format version 1: the models by path.
   RunConfig config = info.config;

@@ -195,7 +195,10 @@ nlohmann::json benchmark_decoding(const DecodingBenchmarkOptions& cli, std::ostr
     fs::create_directories(cli.export_dir);
     export_weights(*trained.model, cli.export_dir + "/weights.pt");
     nlohmann::json ids = nlohmann::json::array();
-    for (const auto& source : sources) ids.push_back(trained.tokenizers.src->encode(source));
+    for (const auto& source : sources) {
+      ids.push_back(source_ids(trained.tokenizers, {source, {}, {}, {}}, trained.config.decoding.target_lang,
+                               static_cast<int64_t>(ids.size()) + 1));
+    }
     write_json(cli.export_dir + "/test_src.json", ids);
     write_json(cli.export_dir + "/greedy_ids.json", greedy_ids);
     nlohmann::json model{{"arch", resolve_arch(config.model.arch)},

@@ -79,8 +79,33 @@ std::vector<Translation> ModelTranslator::translate(const std::vector<std::strin
                                                int64_t first_line) {
   std::vector<TranslationRequest> requests;
   requests.reserve(sentences.size());
-  for (const auto& sentence : sentences) requests.push_back({sentence, {}, {}});
+  for (const auto& sentence : sentences) requests.push_back({sentence, {}, {}, {}});
   return translate(requests, first_line);
+}
+
+std::vector<int32_t> source_ids(const Tokenizers& tokenizers, const TranslationRequest& request,
+                                const std::string& default_target, int64_t line) {
+  std::string_view text = request.source;
+  std::string target = request.target_lang.empty() ? default_target : request.target_lang;
+  // A tagged model's source may name its target itself, as the model sees it: "<2de> ..."
+  // (Johnson et al. 2017; Marian's multilingual models take ">>de<<" the same way).
+  if (tokenizers.tags.tagged && text.substr(0, 2) == "<2") {
+    const size_t end = text.find('>');
+    if (end != std::string_view::npos && end > 2 && (end + 1 == text.size() || text[end + 1] == ' ')) {
+      target = std::string(text.substr(2, end - 2));
+      text.remove_prefix(std::min(text.size(), end + 2));
+    }
+  }
+  std::vector<int32_t> ids;
+  try {
+    ids = tokenizers.tags.prefix(target);
+  } catch (const std::invalid_argument& e) {
+    throw UnusableGuide(line, "target", e.what());
+  }
+  const std::vector<int32_t> words = tokenizers.src->encode(text);
+  if (words.empty()) return {};  // an empty line stays empty, tag or not
+  ids.insert(ids.end(), words.begin(), words.end());
+  return ids;
 }
 
 std::vector<int64_t> ModelTranslator::target_ids(const std::string& text) const {
@@ -138,7 +163,7 @@ std::vector<Translation> ModelTranslator::translate(const std::vector<Translatio
   std::vector<int64_t> to_translate;  // indices of non-empty sentences
   for (size_t i = 0; i < requests.size(); ++i) {
     guides[i] = guide(requests[i], first_line + static_cast<int64_t>(i));
-    sources[i] = tokenizers_.src->encode(requests[i].source);
+    sources[i] = source_ids(tokenizers_, requests[i], options_.target_lang, first_line + static_cast<int64_t>(i));
     if (static_cast<int64_t>(sources[i].size()) > max_source_tokens()) {
       sources[i].resize(static_cast<size_t>(max_source_tokens()));
       results[i].truncated = true;

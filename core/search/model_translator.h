@@ -58,9 +58,16 @@ class LimitWarnings {
 struct UnusableGuide : std::invalid_argument {
   UnusableGuide(int64_t line, std::string field, std::string problem);
   int64_t line;         // the sentence's line: first_line + its index in the call
-  std::string field;    // "prefix" or "constraints"
+  std::string field;    // "prefix", "constraints" or "target"
   std::string problem;  // what is wrong, without the line
 };
+
+// The ids a model reads for `request`: the tag of its target language (the request's target, a
+// "<2xx>" starting its text, else `default_target`: decoding.target_lang) when the model is
+// multilingual, then its words; empty for an empty source. UnusableGuide (field "target") naming
+// `line` for a target the model does not translate into.
+std::vector<int32_t> source_ids(const Tokenizers& tokenizers, const TranslationRequest& request,
+                                const std::string& default_target, int64_t line);
 
 // Throws std::runtime_error saying why `dtype` cannot decode on `device` (int8: not a CPU, or no
 // quantized engine).

@@ -208,7 +208,7 @@ std::vector<Translation> Translator::translate_batch(const std::vector<std::stri
                                                      const SearchOptions& options, int64_t first_line) {
   std::vector<TranslationRequest> requests;
   requests.reserve(sources.size());
-  for (const auto& source : sources) requests.push_back({source, {}, {}});
+  for (const auto& source : sources) requests.push_back({source, {}, {}, {}});
   return translate_batch(requests, options, first_line);
 }
 
@@ -228,7 +228,7 @@ std::vector<ScoredPair> Translator::score_batch(const std::vector<std::string>& 
   std::vector<std::vector<int32_t>> tgt(sources.size());
   std::vector<int64_t> lengths;
   for (size_t i = 0; i < sources.size(); ++i) {
-    src[i] = tokenizers().src->encode(sources[i]);
+    src[i] = source_ids(tokenizers(), {sources[i], {}, {}, {}}, options.target_lang, static_cast<int64_t>(i) + 1);
     tgt[i] = tokenizers().tgt->encode(targets[i]);
     for (auto* tokens : {&src[i], &tgt[i]}) {
       if (static_cast<int64_t>(tokens->size()) > limit) {

@@ -85,23 +85,36 @@ struct TranslationServer::Impl {
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) throw RequestError(403, "field 'api_key': invalid API key");
   }
 
-  const ServedModel& model_for(const std::string& source, const std::string& target) const {
+  // The model that translates `source` to `target`, and the source language ("auto": the one
+  // source language translated to `target`).
+  std::pair<const ServedModel&, std::string> model_for(const std::string& source, const std::string& target) const {
     std::string src = source;
     if (src == "auto") {
-      const ServedModel* only = nullptr;
+      std::vector<std::string> sources;
       for (const auto& m : service.models()) {
-        if (m.tgt_lang() == target && only != nullptr && only->src_lang() != m.src_lang()) {
-          throw RequestError(400, "source 'auto' is ambiguous: several source languages translate to '" + target + "'");
+        for (const auto& pair : m.pairs()) {
+          if (pair.tgt == target && std::find(sources.begin(), sources.end(), pair.src) == sources.end()) {
+            sources.push_back(pair.src);
+          }
         }
-        if (m.tgt_lang() == target) only = &m;
       }
-      if (only != nullptr) src = only->src_lang();
+      if (sources.size() > 1) {
+        throw RequestError(400, "source 'auto' is ambiguous: several source languages translate to '" + target + "'");
+      }
+      if (sources.size() == 1) src = sources.front();
     }
-    if (const ServedModel* model = service.find(src, target)) return *model;
+    if (const ServedModel* model = service.find(src, target)) return {*model, src};
     std::string pairs;
-    for (const auto& m : service.models()) pairs += (pairs.empty() ? "" : ", ") + m.src_lang() + "->" + m.tgt_lang();
+    for (const auto& m : service.models()) pairs += (pairs.empty() ? "" : ", ") + m.directions();
     throw RequestError(400, fmt::format("no model translates '{}' to '{}' (this server has {})", source,
                                         target, pairs));
+  }
+
+  // One request a line, each asking for `target` ("" = the model's default).
+  static std::vector<TranslationRequest> requests_of(const std::vector<std::string>& lines, const std::string& target) {
+    std::vector<TranslationRequest> sentences;
+    for (const auto& line : lines) sentences.push_back({line, {}, {}, target});
+    return sentences;
   }
 
   void libre_translate(const httplib::Request& req, httplib::Response& res) {
@@ -114,16 +127,14 @@ struct TranslationServer::Impl {
     const std::string format = string_field(fields, "format", "text");
     if (format != "text") throw RequestError(400, "format '" + format + "' is not supported: send text");
     const int64_t alternatives = alternatives_field(fields);
-    const ServedModel& model = model_for(source, target);
+    const auto [model, src] = model_for(source, target);
     SearchOptions options = model.defaults;
     options.nbest = alternatives + 1;
     options.beam = std::max(options.beam, options.nbest);
     std::vector<size_t> lines_of;
     const auto lines = split_lines(texts, config.serve, "q", lines_of);
-    std::vector<TranslationRequest> sentences;
-    for (const auto& line : lines) sentences.push_back({line, {}, {}});
-    const auto translations = wait_for(service.submit(model, options, std::move(sentences)));
-    const json body = libretranslate_answer(fields, lines_of, translations, alternatives, model.src_lang());
+    const auto translations = wait_for(service.submit(model, options, requests_of(lines, target)));
+    const json body = libretranslate_answer(fields, lines_of, translations, alternatives, src);
     send_json(res, 200, body);
   }
 
@@ -140,7 +151,7 @@ struct TranslationServer::Impl {
         throw RequestError(404, fmt::format("no model named '{}' (this server has {})", name, names));
       }
     } else if (fields.contains("source") || fields.contains("target")) {
-      model = &model_for(string_field(fields, "source", "auto"), string_field(fields, "target", ""));
+      model = &model_for(string_field(fields, "source", "auto"), string_field(fields, "target", "")).first;
     } else {
       model = &service.models().front();
     }
@@ -152,8 +163,7 @@ struct TranslationServer::Impl {
     options.record_attention = want_attention;
     std::vector<size_t> lines_of;
     const auto lines = split_lines(texts_of(fields, "text"), config.serve, "text", lines_of);
-    std::vector<TranslationRequest> sentences;
-    for (const auto& line : lines) sentences.push_back({line, {}, {}});
+    std::vector<TranslationRequest> sentences = requests_of(lines, string_field(fields, "target", ""));
     add_prefixes_and_constraints(fields, sentences, options);
     const auto translations = wait_for(service.submit(*model, options, std::move(sentences)));
     const TranslationJsonOptions shape{true, want_tokens,
@@ -170,8 +180,10 @@ struct TranslationServer::Impl {
     json list = json::array();
     for (const auto& m : service.models()) {
       const auto& paths = m.translator->paths();
-      json entry{{"name", m.name}, {"source", m.src_lang()}, {"target", m.tgt_lang()}, {"arch", m.arch()},
-                 {"checkpoint", paths.front()}};
+      json directions = json::array();
+      for (const auto& pair : m.pairs()) directions.push_back({{"source", pair.src}, {"target", pair.tgt}});
+      json entry{{"name", m.name}, {"directions", directions}, {"arch", m.arch()}, {"checkpoint", paths.front()}};
+      if (directions.size() == 1) entry["source"] = directions[0]["source"], entry["target"] = directions[0]["target"];
       if (paths.size() > 1) entry["checkpoints"] = paths;
       list.push_back(std::move(entry));
     }
@@ -262,12 +274,14 @@ struct TranslationServer::Impl {
     post("/v1/translate", [this](const auto& req, auto& res) { nmtzoo_translate(req, res); });
     http.Get("/languages", guarded([this](const httplib::Request&, httplib::Response& res) {
       std::vector<std::pair<std::string, std::string>> pairs;
-      for (const auto& m : service.models()) pairs.emplace_back(m.src_lang(), m.tgt_lang());
+      for (const auto& m : service.models()) {
+        for (const auto& pair : m.pairs()) pairs.emplace_back(pair.src, pair.tgt);
+      }
       send_json(res, 200, libretranslate_languages(pairs));
     }));
     http.Get("/frontend/settings", guarded([this](const httplib::Request&, httplib::Response& res) {
-      const ServedModel& first = service.models().front();
-      send_json(res, 200, libretranslate_settings(config.serve, first.src_lang(), first.tgt_lang()));
+      const LanguagePair first = service.models().front().pairs().front();
+      send_json(res, 200, libretranslate_settings(config.serve, first.src, first.tgt));
     }));
     post("/detect", [this](const httplib::Request& req, httplib::Response& res) {
       const json fields = request_fields(req);
@@ -275,7 +289,9 @@ struct TranslationServer::Impl {
       texts_of(fields, "q");  // required, as by LibreTranslate, though the answer does not depend on it
       std::vector<std::string> sources;
       for (const auto& m : service.models()) {
-        if (std::find(sources.begin(), sources.end(), m.src_lang()) == sources.end()) sources.push_back(m.src_lang());
+        for (const auto& pair : m.pairs()) {
+          if (std::find(sources.begin(), sources.end(), pair.src) == sources.end()) sources.push_back(pair.src);
+        }
       }
       if (sources.size() != 1) throw RequestError(501, "language detection is not available: the server's models read several languages");
       send_json(res, 200, json::array({{{"confidence", 100.0}, {"language", sources[0]}}}));

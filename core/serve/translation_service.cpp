@@ -78,9 +78,22 @@ const ServedModel* TranslationService::find(const std::string& name) const {
   return nullptr;
 }
 
+bool ServedModel::translates(const std::string& src_lang, const std::string& tgt_lang) const {
+  for (const auto& pair : pairs()) {
+    if (pair.src == src_lang && pair.tgt == tgt_lang) return true;
+  }
+  return false;
+}
+
+std::string ServedModel::directions() const {
+  std::string text;
+  for (const auto& pair : pairs()) text += (text.empty() ? "" : ", ") + pair.src + "->" + pair.tgt;
+  return text;
+}
+
 const ServedModel* TranslationService::find(const std::string& src_lang, const std::string& tgt_lang) const {
   for (const auto& model : models_) {
-    if (model.src_lang() == src_lang && model.tgt_lang() == tgt_lang) return &model;
+    if (model.translates(src_lang, tgt_lang)) return &model;
   }
   return nullptr;
 }

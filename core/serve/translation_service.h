@@ -31,8 +31,10 @@ struct ServedModel {
   // The (first) checkpoint's decoding section with the server's decoding.* settings on top.
   SearchOptions defaults;
   const RunConfig& config() const { return translator->config(); }
-  std::string src_lang() const { return config().data.src_lang; }
-  std::string tgt_lang() const { return config().data.tgt_lang; }
+  // The directions it translates: a multilingual model's data.directions, else its one pair.
+  std::vector<LanguagePair> pairs() const { return config().language_pairs(); }
+  bool translates(const std::string& src_lang, const std::string& tgt_lang) const;
+  std::string directions() const;  // "de->en, fr->en"
   // "transformer", or the members' architectures joined by '+' for an ensemble.
   std::string arch() const;
 };
@@ -72,7 +74,7 @@ class TranslationService {
   TranslationService& operator=(const TranslationService&) = delete;
 
   const std::vector<ServedModel>& models() const { return models_; }
-  // By name, or by language pair; null when none matches.
+  // By name, or by language pair (the first model that translates it); null when none matches.
   const ServedModel* find(const std::string& name) const;
   const ServedModel* find(const std::string& src_lang, const std::string& tgt_lang) const;
 

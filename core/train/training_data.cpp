@@ -67,11 +67,13 @@ TrainingData prepare_training_data(const RunConfig& config, std::ostream& log,
                                 dir, data.train->size(), manifest.train_pairs));
   }
   const DataConfig& d = config.data;
-  for (size_t i = 0; i < d.train.size(); ++i) {
+  // One prepared corpus a training corpus and direction, directions innermost.
+  const size_t directions = config.language_pairs().size();
+  for (size_t i = 0; i < d.train.size() * directions; ++i) {
     const PreparedCorpus& prepared = manifest.corpora.at(i);
     data.train->check_pair_range(prepared.begin, prepared.end,
                                  fmt::format("corpus '{}' of {}/dataset.json", prepared.split, dir));
-    data.corpora.push_back({prepared.split, prepared.begin, prepared.end, d.train[i].weight});
+    data.corpora.push_back({prepared.split, prepared.begin, prepared.end, d.train[i / directions].weight});
     data.filtered += prepared.filtered;
   }
   if (data.train->size() == 0) {

@@ -45,6 +45,9 @@
 # file, then the overrides as comments): one made with another recipe (another value of any key
 # once resolved by nmtzoo-config) is never reused silently.
 
+# Models with a run folder of their own (compare.sh --run), by model name.
+declare -p model_run_dir &> /dev/null || declare -gA model_run_dir=()
+
 start_experiment() {
   src="${pair%_*}"
   tgt="${pair#*_}"
@@ -139,10 +142,17 @@ run_model() {
   local folder="$1" config="$2" seed="$3"
   shift 3
   local bin=build/bin
-  local run="runs/multi30k_${pair}_${folder}"
+  # A model with a run folder of its own (model_run_dir, set by compare.sh --run) trains there.
+  local model="${folder%_seed*}" run="runs/multi30k_${pair}_${folder}"
+  if [[ -n "${model_run_dir[$model]:-}" ]]; then run="${model_run_dir[$model]}${folder#"$model"}"; fi
   local results="$report/$folder"
   [[ -f "$config" ]] || { echo "$script: missing $config" >&2; exit 1; }
-  if ((fresh)); then rm -rf "$run" "$results"; fi
+  # A shared run (a multilingual model's) is trained once for all its directions: --fresh redoes
+  # this direction's results only.
+  if ((fresh)); then
+    rm -rf "$results"
+    [[ -n "${model_run_dir[$model]:-}" ]] || rm -rf "$run"
+  fi
   local recipe
   recipe="$(mktemp)"
   recipe_of "$config" "$@" > "$recipe"
@@ -186,12 +196,12 @@ decode_run() {  # RUN RESULTS ATTENTION: RUN's decoding choice on val and test o
   echo "$run: chosen on val: $checkpoint, length penalty $penalty, alpha $alpha"
   local test
   for test in "${tests[@]}"; do
-    "$bin/nmtzoo-translate" -c "$checkpoint" -i "data/multi30k/$test.$src.gz" \
+    "$bin/nmtzoo-translate" -c "$checkpoint" -i "data/multi30k/$test.$src.gz" --target-lang "$tgt" \
       -o "$results/$test.hyp" --beam 5 --length-penalty "$penalty" --alpha "$alpha" \
       --stats "$results/$test.speed.json" 2>/dev/null
   done
   if ((attention)); then
-    "$bin/nmtzoo-translate" -c "$checkpoint" -i "$report/attention_sources.txt" --beam 5 \
+    "$bin/nmtzoo-translate" -c "$checkpoint" -i "$report/attention_sources.txt" --target-lang "$tgt" --beam 5 \
       --attention-svg "$results/attention" --attention-count 3 >/dev/null 2>&1
   fi
   cp "$run/metrics.jsonl" "$results/metrics.jsonl"

@@ -202,7 +202,7 @@ class PyTranslator {
     const std::vector<KeyValue> values = with_defaults(key_values(options, "translate_batch"));
     check_texts(sources, "sources");
     std::vector<TranslationRequest> requests;
-    for (const std::string& source : sources) requests.push_back({source, {}, {}});
+    for (const std::string& source : sources) requests.push_back({source, {}, {}, {}});
     if (target_prefix) {
       if (target_prefix->size() != sources.size()) {
         throw py::value_error(fmt::format("target_prefix has {} entries for {} sources",

@@ -97,6 +97,31 @@ TEST_F(ExperimentPlanTest, ErrorsNameTheLineAndTheKey) {
             "plan.yaml:6: directions[1] en-de.set: 'lstm' is not one of the plan's models");
 }
 
+TEST_F(ExperimentPlanTest, AMultilingualSystemTrainsOnceForSeveralOfThePlansDirections) {
+  const ExperimentPlan plan = load_plan(write_plan(
+      "tests: [test_2016_flickr]\ndirections: [de-en, fr-en]\nmultilingual:\n"
+      "  m2o: {model: rnn, directions: [de-en, fr-en], budget: 60m, set: [model.dropout=0.4]}\n"));
+  ASSERT_EQ(plan.multilingual.size(), 1u);
+  const PlanMultilingual& system = plan.multilingual[0];
+  EXPECT_EQ(system.run(), "runs/multi30k_m2o");
+  EXPECT_EQ(system.directions[1].pair(), "fr_en");
+  EXPECT_EQ(multilingual_overrides(plan, system),
+            (std::vector<std::string>{"data.directions=[de-en, fr-en]", "data.test=[test_2016_flickr]",
+                                      "tokenizer.prefix=runs/spm_de_en_fr", "training.max_time=60m",
+                                      "model.dropout=0.4"}));
+  const RunConfig config = load_config(plan.model("rnn").config, multilingual_overrides(plan, system));
+  EXPECT_TRUE(config.multilingual());
+  EXPECT_EQ(config.target_languages(), (std::vector<std::string>{"en"}));
+
+  EXPECT_EQ(errors("tests: [test_2016_flickr]\ndirections: [de-en, fr-en]\nmultilingual:\n"
+                   "  m: {model: gru, directions: [de-en, en-fr]}\n  rnn: {model: rnn, directions: [de-en], sets: []}\n"),
+            "plan.yaml:8: multilingual.m.model: 'gru' is not one of the plan's models\n"
+            "plan.yaml:8: multilingual.m.directions: 'en-fr' is not one of the plan's directions (its bilingual models are the comparison)\n"
+            "plan.yaml:9: multilingual.rnn: is also the name of a model\n"
+            "plan.yaml:9: multilingual.rnn.sets: unknown key 'sets'; did you mean 'set'?\n"
+            "plan.yaml:9: multilingual.rnn.directions: needs two directions or more");
+}
+
 TEST_F(ExperimentPlanTest, ChecksEveryConfigWithEachDirectionsOverrides) {
   EXPECT_EQ(errors("tests: [test_2016_flickr]\ndirections:\n  - de-en\n  - en-de: {set: {rnn: [model.dropot=0.4]}}\n"),
             "plan.yaml:8: directions en-de models.rnn: --set model.dropot: unknown key "

@@ -53,12 +53,13 @@ class GridReportTest : public ::testing::Test {
 
   TempDir dir_;
   std::vector<GridDirection> directions_;
-  const std::vector<GridSystem> systems_ = {{"base", "base"}, {"weak", "weak"}, {"late", "late"}};
+  // "late" is tested against "weak", as a multilingual model against its bilingual one.
+  const std::vector<GridSystem> systems_ = {{"base", "base", 0}, {"weak", "weak", 0}, {"late", "late", 1}};
 };
 
 TEST_F(GridReportTest, TestsEverySystemPresentAndCorrectsOverTheGrid) {
   const GridResults results = grid_results(directions_, systems_, MultipleComparisons::kHolm, 200);
-  EXPECT_EQ(results.comparisons, 3);  // weak twice, late once
+  EXPECT_EQ(results.comparisons, 3);  // weak twice, late once (against weak)
   const GridCell& base = results.cells[0][0][0];
   const GridCell& weak = results.cells[0][0][1];
   EXPECT_TRUE(base.present);
@@ -69,6 +70,10 @@ TEST_F(GridReportTest, TestsEverySystemPresentAndCorrectsOverTheGrid) {
   EXPECT_GE(*weak.p_adjusted, *weak.p_value);
   EXPECT_LT(*weak.p_adjusted, 0.05);
   EXPECT_FALSE(results.cells[1][0][2].present);
+  const GridCell& late = results.cells[0][0][2];
+  ASSERT_TRUE(late.p_adjusted);
+  EXPECT_NEAR(late.bleu, 100.0, 1e-9);
+  EXPECT_LT(*late.p_adjusted, 0.05);
 
   const GridTables tables = grid_tables(directions_, systems_, results, "test", MultipleComparisons::kHolm);
   EXPECT_NE(tables.markdown.find("| y→x | 100.00 ± 0.00 |"), std::string::npos) << tables.markdown;
@@ -77,6 +82,8 @@ TEST_F(GridReportTest, TestsEverySystemPresentAndCorrectsOverTheGrid) {
   EXPECT_NE(tables.markdown.find("after Holm's correction over all 3 BLEU comparisons"), std::string::npos);
   EXPECT_NE(tables.markdown.find("- weak against base on test: significantly better in 0, worse in 2"),
             std::string::npos);
+  EXPECT_NE(tables.markdown.find("- late against weak on test: significantly better in 1, worse in 0"),
+            std::string::npos) << tables.markdown;
   EXPECT_EQ(std::count(tables.csv.begin(), tables.csv.end(), '\n'), 1 + 5);  // header, 5 present cells
 }
 

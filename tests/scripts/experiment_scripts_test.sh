@@ -383,6 +383,8 @@ ensemble: [transformer, rnn]
 directions:
   - fr-en
   - en-fr: {tests: [test_2016_flickr], set: {rnn: [model.dropout=0.4]}}
+multilingual:
+  m_transformer: {model: transformer, directions: [fr-en, en-fr], budget: 60m}
 PLAN
 sed 's/^budget: 30m/budget: 30m\nseed: 2/' plan.yaml > plan_typo.yaml
 if experiments/run_plan.sh plan_typo.yaml > plan_typo.out 2>&1; then
@@ -395,7 +397,14 @@ check "a plan with errors trains nothing" test -z "$(trained)"
 : > "$calls"
 experiments/run_plan.sh plan.yaml > plan.out 2>&1 || { cat plan.out >&2; check "run_plan.sh runs a plan" false; }
 plan_trained() { grep '^train ' "$calls" | grep -oE 'output_dir=runs/[^ ]+' | sed 's#output_dir=runs/multi30k_##' | tr '\n' ' '; }
-check "the plan trains its directions in order, each model once" test "$(plan_trained)" == "fr_en_transformer fr_en_rnn en_fr_transformer en_fr_rnn "
+check "the plan trains its directions in order, each model once, then its multilingual model once" \
+  test "$(plan_trained)" == "fr_en_transformer fr_en_rnn en_fr_transformer en_fr_rnn m_transformer "
+check "the multilingual model is trained for all its directions with its own tokenizer and budget" \
+  grep -q 'output_dir=runs/multi30k_m_transformer .*data.directions=\[fr-en, en-fr\] --set data.test=\[test_2016_flickr\] --set tokenizer.prefix=runs/spm_en_fr --set training.max_time=60m' "$calls"
+check "and decoded in each of them, asking for the direction's target" \
+  test "$(grep -c '^translate -c runs/multi30k_m_transformer/[a-z_/]*.pt -i data/multi30k/test_2016_flickr.[a-z]*.gz --target-lang' "$calls")" -eq 2
+check "a multilingual model's results are kept in each direction" \
+  test -f reports/multi30k_fr_en/m_transformer/test_2017_mscoco.hyp -a -f reports/multi30k_en_fr/m_transformer/test_2016_flickr.hyp
 check "a direction's runs get its languages, tokenizer and the plan's budget" \
   grep -q 'output_dir=runs/multi30k_en_fr_rnn .*data.src_lang=en --set data.tgt_lang=fr --set data.test=\[test_2016_flickr\] --set tokenizer.prefix=runs/spm_en_fr --set training.max_time=30m --set model.dropout=0.4' "$calls"
 check "the direction's own override is only its model's" \
@@ -404,17 +413,19 @@ check "a direction decodes only its test sets" \
   test -f reports/multi30k_en_fr/rnn/test_2016_flickr.hyp -a ! -e reports/multi30k_en_fr/rnn/test_2017_flickr.hyp
 check "each direction has its ensemble" test -f reports/multi30k_fr_en/ensemble_transformer+rnn/ensemble.txt -a -f reports/multi30k_en_fr/ensemble_transformer+rnn/ensemble.txt
 check "the progress of the grid is shown before each direction" \
-  grep -q '^4 runs: 2 done, 0 running, 0 started or trained, 2 left' plan.out
+  grep -q '^5 runs: 2 done, 0 running, 0 started or trained, 3 left' plan.out
 check "the grid's summary names every direction and system" \
-  grep -q '^| en→fr | .* | .* | .* |$' reports/plans/grid/results.md
+  grep -q '^| en→fr | .* | .* | .* | .* |$' reports/plans/grid/results.md
 check "its significance marks say which correction over how many comparisons" \
-  grep -q "after Holm's correction over all 8 BLEU comparisons" reports/plans/grid/results.md
-check "the grid's CSV has a row per direction, test set and system" test "$(tail -n +2 reports/plans/grid/results.csv | wc -l)" -eq 12
+  grep -q "after Holm's correction over all 12 BLEU comparisons" reports/plans/grid/results.md
+check "a multilingual model is tested against its architecture's bilingual model" \
+  grep -q '^- m_transformer against transformer on test_2016_flickr' reports/plans/grid/results.md
+check "the grid's CSV has a row per direction, test set and system" test "$(tail -n +2 reports/plans/grid/results.csv | wc -l)" -eq 16
 check "the grid's plot of BLEU by direction" grep -q '<title>fr→en ensemble (transformer + rnn)' reports/plans/grid/bleu_by_direction.svg
 : > "$calls"
 experiments/run_plan.sh plan.yaml > plan_again.out 2>&1 || { cat plan_again.out >&2; check "run_plan.sh reruns a finished plan" false; }
 check "a finished plan trains and decodes nothing again" test -z "$(plan_trained)" -a "$(grep -c '^translate' "$calls")" -eq 0
-check "and says the grid is done" grep -q '^4 runs: 4 done' plan_again.out
+check "and says the grid is done" grep -q '^5 runs: 5 done' plan_again.out
 sed -i 's/^budget: 30m/budget: 45m/' plan.yaml
 if experiments/run_plan.sh plan.yaml > plan_changed.out 2>&1; then
   check "a changed budget stops the plan" false

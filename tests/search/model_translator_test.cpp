@@ -106,7 +106,7 @@ TEST(ModelTranslator, APrefixLongerThanTheModelCanOutputIsRefusedNamingTheLine) 
   std::string prefix = "alpha";  // the most words of "alpha" that fit, then one more
   while (tokens_of(prefix + " alpha") <= fits) prefix += " alpha";
   const std::string longer = prefix + " alpha";
-  std::vector<TranslationRequest> requests{{"alpha bravo", "", {}}, {"charlie", longer, {}}};
+  std::vector<TranslationRequest> requests{{"alpha bravo", "", {}, {}}, {"charlie", longer, {}, {}}};
   try {
     translator.translate(requests, 7);
     FAIL() << "a prefix of " << tokens_of(longer) << " tokens was accepted";

@@ -108,7 +108,7 @@ TEST(Translator, ScoringATargetGivesTheSearchsLogProbOfItForcedAsAPrefix) {
   const std::vector<std::string> sources{"alpha bravo", "charlie delta echo", "golf"};
   const std::vector<std::string> targets{"bravo alpha", "echo delta charlie", "golf golf"};
   std::vector<TranslationRequest> forced;
-  for (size_t i = 0; i < sources.size(); ++i) forced.push_back({sources[i], targets[i], {}});
+  for (size_t i = 0; i < sources.size(); ++i) forced.push_back({sources[i], targets[i], {}, {}});
   const auto translations = translator.translate_batch(forced, options);
   const auto scored = translator.score_batch(sources, targets, options);
   for (size_t i = 0; i < sources.size(); ++i) {

@@ -72,6 +72,34 @@ TEST_F(LibreTranslateApi, LanguagesListsTheTargetLanguageToo) {
     {"code": "tgt", "name": "tgt", "targets": []}])"));
 }
 
+TEST_F(LibreTranslateApi, AMultilingualModelServesEachOfItsDirectionsByTheRequestsTarget) {
+  const RunConfig multilingual = run_.multilingual_config();
+  start({}, run_.save_untrained_checkpoint(multilingual, "multi.pt"));
+  EXPECT_EQ(get_json("/languages", 200), json::parse(R"([
+    {"code": "dup", "name": "dup", "targets": []},
+    {"code": "src", "name": "src", "targets": ["dup", "tgt"]},
+    {"code": "tgt", "name": "tgt", "targets": []}])"));
+  const json models = get_json("/v1/models", 200);
+  EXPECT_EQ(models[0]["directions"], json::parse(R"([{"source": "src", "target": "tgt"}, {"source": "src", "target": "dup"}])"));
+  EXPECT_FALSE(models[0].contains("target"));
+  // Each target gets its own tag, so the same text is translated as the offline translator does
+  // with that target.
+  Translator offline_translator({checkpoint_});
+  for (const std::string target : {"tgt", "dup"}) {
+    const json answer = post_json("/translate", {{"q", "alpha bravo charlie"}, {"source", "auto"}, {"target", target}}, 200);
+    SearchOptions options = offline_translator.search_options();
+    options.target_lang = target;
+    EXPECT_EQ(answer["translatedText"], offline_translator.translate_batch({"alpha bravo charlie"}, options)[0].texts[0]) << target;
+    EXPECT_EQ(answer["detectedLanguage"]["language"], "src");
+  }
+  const json refused = post_json("/translate", {{"q", "alpha"}, {"source", "src"}, {"target", "fr"}}, 400);
+  EXPECT_EQ(refused["error"], "no model translates 'src' to 'fr' (this server has src->tgt, src->dup)");
+  // nmtzoo's API by model name: a multilingual model needs the target.
+  const json unsaid = post_json("/v1/translate", {{"model", "tiny"}, {"text", "alpha"}}, 400);
+  EXPECT_NE(unsaid["error"].get<std::string>().find("the model translates into dup, tgt: say which"), std::string::npos) << unsaid;
+  post_json("/v1/translate", {{"model", "tiny"}, {"text", "alpha"}, {"target", "dup"}}, 200);
+}
+
 TEST_F(LibreTranslateApi, FrontendSettingsHasLibreTranslatesFieldsAndTheServersLimit) {
   start({"serve.max_line_chars=300"});
   EXPECT_EQ(get_json("/frontend/settings", 200), json::parse(R"({

@@ -1,5 +1,5 @@
 // A TranslationServer on a free loopback port serving one untrained tiny Transformer, "tiny"
-// (src -> tgt), for the server's tests (server_test.cpp, libretranslate_test.cpp).
+// (src -> tgt, or another checkpoint of the run), for the server's tests (server_test.cpp, libretranslate_test.cpp).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -22,9 +22,10 @@ namespace nmtzoo {
 
 class ServedTinyModel : public ::testing::Test {
  protected:
-  // Serves the model with `serve_settings` (serve.* overrides) on top of a 50 ms batching wait.
-  void start(const std::vector<std::string>& serve_settings = {}) {
-    checkpoint_ = run_.save_untrained_checkpoint();
+  // Serves the model (or `checkpoint`) with `serve_settings` (serve.* overrides) on top of a 50 ms
+  // batching wait.
+  void start(const std::vector<std::string>& serve_settings = {}, const std::string& checkpoint = "") {
+    checkpoint_ = checkpoint.empty() ? run_.save_untrained_checkpoint() : checkpoint;
     config_ = default_config();
     apply_overrides(config_, {"serve.port=0", "serve.max_wait_ms=50"});
     apply_overrides(config_, serve_settings);

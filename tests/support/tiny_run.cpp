@@ -77,13 +77,40 @@ TinyRun::TinyRun(const std::string& arch, const std::vector<std::string>& overri
 }
 
 std::string TinyRun::save_untrained_checkpoint(const std::string& name) const {
-  Tokenizers tokenizers = load_tokenizers(config_);
+  return save_untrained_checkpoint(config_, name);
+}
+
+std::string TinyRun::save_untrained_checkpoint(const RunConfig& config, const std::string& name) const {
+  Tokenizers tokenizers = load_tokenizers(config);
   torch::manual_seed(1);
-  auto model = build_model(config_.model, {tokenizers.src->vocab_size(),
-                                           tokenizers.tgt->vocab_size(), tokenizers.joint()});
+  auto model = build_model(config.model, {tokenizers.src->vocab_size(),
+                                          tokenizers.tgt->vocab_size(), tokenizers.joint()});
   std::string path = dir_.path(name);
-  save_checkpoint(path, config_, *model, nullptr, TrainingProgress{}, tokenizers);
+  save_checkpoint(path, config, *model, nullptr, TrainingProgress{}, tokenizers);
   return path;
+}
+
+RunConfig TinyRun::multilingual_config() const {
+  for (const std::string split : {"train", "valid", "test"}) {
+    std::istringstream targets(read_text(dir_.path("data/" + split + ".tgt")));
+    std::string doubled;
+    for (std::string line; std::getline(targets, line);) {
+      std::istringstream words(line);
+      std::string text;
+      for (std::string word; words >> word;) text += (text.empty() ? "" : " ") + word + " " + word;
+      doubled += text + "\n";
+    }
+    write_text(dir_.path("data/" + split + ".dup"), doubled);
+  }
+  const std::string path = dir_.path("multi.yaml");
+  RunConfig config = config_;
+  apply_overrides(config, {"data.directions=[src-tgt, src-dup]", "tokenizer.prefix=" + dir_.path("spm_multi"),
+                           "training.output_dir=" + dir_.path("multi_run")});
+  check_run_config(config);
+  save_config(config, path);
+  std::ostringstream log;
+  prepare_tokenizers(config, log);
+  return config;
 }
 
 }  // namespace nmtzoo::testing

@@ -29,6 +29,12 @@ class TinyRun {
   std::string path(const std::string& name) const { return dir_.path(name); }
   // Saves an untrained (randomly initialised) model as a checkpoint and returns its path.
   std::string save_untrained_checkpoint(const std::string& name = "untrained.pt") const;
+  // The run made multilingual: a third language "dup" (each target word doubled) beside tgt,
+  // data.directions [src-tgt, src-dup], and its own joint tokenizer (prefix spm_multi) with the
+  // target tags, trained; the config is saved as multi.yaml.
+  RunConfig multilingual_config() const;
+  // An untrained model of `config` (with its tokenizers) saved as <folder>/`name`.
+  std::string save_untrained_checkpoint(const RunConfig& config, const std::string& name) const;
 
  private:
   TempDir dir_;

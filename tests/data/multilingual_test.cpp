@@ -1,0 +1,138 @@
+// Multilingual runs (data.directions): one joint tokenizer with target-language tags, every
+// direction's pairs with their tag, and decoding that asks for a target language.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "core/config/loader.h"
+#include "core/data/binary_dataset.h"
+#include "core/data/dataset_prepare.h"
+#include "core/data/translation_input.h"
+#include "core/search/model_translator.h"
+#include "core/train/training_data.h"
+#include "tests/support/tiny_run.h"
+
+namespace nmtzoo {
+namespace {
+
+using testing::TinyRun;
+
+std::vector<int32_t> concatenated(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  std::vector<int32_t> ids = a;
+  ids.insert(ids.end(), b.begin(), b.end());
+  return ids;
+}
+
+TEST(Multilingual, OneTokenizerForEveryLanguageWithATagPieceForEachTarget) {
+  TinyRun run("transformer");
+  const RunConfig config = run.multilingual_config();
+  const Tokenizers tokenizers = load_tokenizers(config);
+  EXPECT_TRUE(tokenizers.joint());
+  ASSERT_TRUE(tokenizers.tags.tagged);
+  EXPECT_EQ(tokenizers.tags.targets(), "dup, tgt");
+  for (const std::string lang : {"tgt", "dup"}) {
+    const auto& prefix = tokenizers.tags.prefix(lang);
+    ASSERT_EQ(prefix.size(), 1u);
+    EXPECT_EQ(tokenizers.src->piece(prefix[0]), "<2" + lang + ">");
+  }
+  // A bilingual run knows its one target and tags nothing.
+  const Tokenizers bilingual = load_tokenizers(run.config());
+  EXPECT_FALSE(bilingual.tags.tagged);
+  EXPECT_TRUE(bilingual.tags.prefix("").empty());
+  EXPECT_TRUE(bilingual.tags.prefix("tgt").empty());
+  EXPECT_THROW(bilingual.tags.prefix("dup"), std::invalid_argument);
+}
+
+TEST(Multilingual, EveryDirectionsPairsAreTaggedWithTheirTarget) {
+  TinyRun run("transformer");
+  const RunConfig config = run.multilingual_config();
+  const Tokenizers tokenizers = load_tokenizers(config);
+  std::ostringstream log;
+  const DatasetManifest manifest = prepare_dataset(config, tokenizers, log, {2, false, false});
+  ASSERT_EQ(manifest.corpora.size(), 2u);
+  EXPECT_EQ(manifest.corpora[0].split, "train src-tgt");
+  EXPECT_EQ(manifest.corpora[1].split, "train src-dup");
+  EXPECT_EQ(manifest.valid_pairs, 80);  // both directions' validation sets
+  BinaryDataset train(config.dataset_dir(), "train", tokenizers.src->vocab_size(), tokenizers.tgt->vocab_size());
+  const auto sources = read_parallel(run.path("data/train.src"), run.path("data/train.dup"));
+  for (size_t c = 0; c < 2; ++c) {
+    const int64_t first = manifest.corpora[c].begin;
+    const auto pair = train.pairs({first});
+    const std::string target = c == 0 ? "tgt" : "dup";
+    EXPECT_EQ(std::vector<int32_t>(pair[0].src.begin(), pair[0].src.end()),
+              concatenated(tokenizers.tags.prefix(target), tokenizers.src->encode(sources.src[static_cast<size_t>(train.line(first) - 1)])));
+  }
+  EXPECT_EQ(train.tgt_text(manifest.corpora[1].begin), sources.tgt[static_cast<size_t>(train.line(manifest.corpora[1].begin) - 1)]);
+  // Training reads a corpus a direction, each with its training corpus's weight.
+  const TrainingData data = prepare_training_data(config, log);
+  ASSERT_EQ(data.corpora.size(), 2u);
+  EXPECT_EQ(data.valid.src.size(), 80u);
+  EXPECT_EQ(data.valid.src[0][0], tokenizers.tags.prefix("tgt")[0]);
+  EXPECT_EQ(data.valid.src[40][0], tokenizers.tags.prefix("dup")[0]);
+}
+
+TEST(Multilingual, TheConfigIsCheckedForDirectionsItCannotTrain) {
+  TinyRun run("transformer");
+  auto problem = [&](const std::vector<std::string>& overrides) {
+    RunConfig config = run.config();
+    apply_overrides(config, overrides);
+    try {
+      check_config(config);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(none)");
+  };
+  EXPECT_NE(problem({"data.directions=[src-tgt, src]"}).find("data.directions has 'src-', which is not two different language codes"),
+            std::string::npos) << problem({"data.directions=[src-tgt, src]"});
+  EXPECT_NE(problem({"data.directions=[src-tgt, src-tgt]"}).find("data.directions lists 'src-tgt' twice"), std::string::npos);
+  EXPECT_NE(problem({"data.directions=[src-tgt, src-dup]", "tokenizer.joint=false"}).find("needs tokenizer.joint: true"),
+            std::string::npos);
+  EXPECT_NE(problem({"data.directions=[src-tgt, src-dup]", "tokenizer.sampling_alpha=0.1"}).find("would lose their"),
+            std::string::npos);
+  EXPECT_EQ(problem({"data.directions=[src-tgt, src-dup]"}), "(none)");
+}
+
+TEST(Multilingual, TheTargetComesFromTheRequestATagInTheTextOrTheDefault) {
+  TinyRun run("transformer");
+  const RunConfig config = run.multilingual_config();
+  const Tokenizers tokenizers = load_tokenizers(config);
+  const std::vector<int32_t> words = tokenizers.src->encode("alpha bravo");
+  const std::vector<int32_t>& tgt = tokenizers.tags.prefix("tgt");
+  const std::vector<int32_t>& dup = tokenizers.tags.prefix("dup");
+  EXPECT_EQ(source_ids(tokenizers, {"alpha bravo", {}, {}, "dup"}, "", 1), concatenated(dup, words));
+  EXPECT_EQ(source_ids(tokenizers, {"alpha bravo", {}, {}, {}}, "tgt", 1), concatenated(tgt, words));
+  EXPECT_EQ(source_ids(tokenizers, {"<2dup> alpha bravo", {}, {}, {}}, "tgt", 1), concatenated(dup, words));
+  EXPECT_TRUE(source_ids(tokenizers, {"", {}, {}, "dup"}, "", 1).empty());
+  try {
+    source_ids(tokenizers, {"alpha", {}, {}, {}}, "", 7);
+    FAIL() << "no target, two known";
+  } catch (const UnusableGuide& e) {
+    EXPECT_EQ(e.field, "target");
+    EXPECT_EQ(std::string(e.what()), "line 7: the model translates into dup, tgt: say which");
+  }
+  try {
+    source_ids(tokenizers, {"<2fr> alpha", {}, {}, {}}, "tgt", 3);
+    FAIL() << "an unknown target";
+  } catch (const UnusableGuide& e) {
+    EXPECT_EQ(std::string(e.what()), "line 3: the model translates into dup, tgt, not 'fr'");
+  }
+  // A bilingual model reads a tag-like start as text, and refuses another target.
+  const Tokenizers bilingual = load_tokenizers(run.config());
+  EXPECT_EQ(source_ids(bilingual, {"alpha bravo", {}, {}, "tgt"}, "", 1), bilingual.src->encode("alpha bravo"));
+  EXPECT_THROW(source_ids(bilingual, {"alpha", {}, {}, "dup"}, "", 1), UnusableGuide);
+}
+
+TEST(Multilingual, AJsonlLineMayNameItsTarget) {
+  EXPECT_EQ(parse_request(R"({"src": "ein Hund", "target": "fr"})", InputFormat::kJsonl, "in:1").target_lang, "fr");
+  EXPECT_EQ(parse_request(R"({"src": "ein Hund"})", InputFormat::kJsonl, "in:1").target_lang, "");
+  try {
+    parse_request(R"({"src": "ein Hund", "tgt": "fr"})", InputFormat::kJsonl, "in:2");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "in:2: unknown field \"tgt\" (expected src, target, prefix, constraints)");
+  }
+}
+
+}  // namespace
+}  // namespace nmtzoo
