@@ -4,14 +4,16 @@
 #                          [--seeds N] [--ensemble "transformer rnn"] [--fresh]
 #                          [--tests "test_2016_flickr ..."] [--baseline MODEL]
 #                          [--config MODEL=FILE ...] [--set MODEL:KEY=VALUE ...]
-#                          [--run MODEL=RUN_DIR ...] [--no-report]
+#                          [--run MODEL=RUN_DIR ...] [--no-report] [--train-only [--train-bin DIR]]
 # One direction of an experiment plan: experiments/run_plan.sh runs it for each direction of a
 # plan file, with the plan's configs (--config; default configs/multi30k_<pair>_<model>.yaml) and
 # overrides (--set, for one model's runs: languages, tokenizer, budget, test sets; they are part
 # of the recipe a kept folder is checked against). --run gives a model a run folder of its own
 # instead of runs/multi30k_<pair>_<model> (a multilingual model, trained once for all its
 # directions and decoded in each); --no-report only trains, decodes and scores (no report, no
-# ensemble).
+# ensemble). --train-only only trains (resuming, checking recipes as always), with the
+# nmtzoo-train and nmtzoo-config of --train-bin DIR when given (a frozen copy of the build, which
+# then is not rebuilt), so long trainings go on while the tree changes; a later run decodes.
 # For each model: trains from scratch with its config (an interrupted
 # run in runs/ is resumed), averages the last 5 checkpoints and the 5 best-validated ones, picks
 # on val the checkpoint (an average or the best one) and length penalty
@@ -34,9 +36,10 @@ source "$(dirname "$0")/lib/common.sh"
 pair=de_en
 models="transformer rnn rnn_encdec rnn_luong"
 seeds=1
-parse_args "pair: models: seeds: ensemble: fresh tests: baseline: config+ set+ run+ no-report" "$@"
+parse_args "pair: models: seeds: ensemble: fresh tests: baseline: config+ set+ run+ no-report train-only train-bin:" "$@"
 expect_args 0
 positive_integer --seeds "$seeds"
+[[ -z "$train_bin" ]] || train_bin="$(realpath "$train_bin")"
 declare -A model_config model_sets
 for model in $models; do model_config[$model]="configs/multi30k_${pair}_${model}.yaml"; done
 for ((i = 1; i < ${#config_args[@]}; i += 2)); do
@@ -77,6 +80,7 @@ for folder in "${folders[@]}"; do
   run_model "$folder" "${model_config[$model]}" "${seed#_seed}" "${overrides[@]}"
 done
 # Every model's test outputs are scored again, so kept folders get today's metrics too.
+((train_only)) && exit 0
 for folder in "${folders[@]}"; do score_folder "$folder"; done
 ((no_report)) && exit 0
 # shellcheck disable=SC2086  # $models is a list

@@ -77,7 +77,7 @@ seed_settings() {  # SEED: the --set arguments seed SEED trains with (none for 1
 resolved_recipe() {  # RECIPE_FILE: every key's value as training sees it, on stdout
   local override sets=()
   while IFS= read -r override; do sets+=(--set "$override"); done < <(sed -n 's/^#   --set //p' "$1")
-  build/bin/nmtzoo-config "$1" "${sets[@]}"
+  "${train_bin:-build/bin}/nmtzoo-config" "$1" "${sets[@]}"
 }
 
 check_recipe() {  # FOLDER RECIPE_FILE
@@ -141,7 +141,7 @@ train_run() {
 run_model() {
   local folder="$1" config="$2" seed="$3"
   shift 3
-  local bin=build/bin
+  local bin="${train_bin:-build/bin}"
   # A model with a run folder of its own (model_run_dir, set by compare.sh --run) trains there.
   local model="${folder%_seed*}" run="runs/multi30k_${pair}_${folder}"
   if [[ -n "${model_run_dir[$model]:-}" ]]; then run="${model_run_dir[$model]}${folder#"$model"}"; fi
@@ -174,6 +174,10 @@ run_model() {
     train_run "$run" 1 "$config" "${sets[@]}"
   fi
   rm -f "$recipe"
+  if ((${train_only:-0})); then
+    echo "== $folder: trained in $run; its decoding is left for a run without --train-only"
+    return 0
+  fi
   local attention=0
   [[ -z "$seed" || "$seed" == 1 ]] && attention=1
   decode_run "$run" "$results" "$attention"

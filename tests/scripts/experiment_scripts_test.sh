@@ -454,5 +454,21 @@ exec {held}>&-
 : > "$calls"
 experiments/run_plan.sh plan.yaml > plan_resumed.out 2>&1 || { cat plan_resumed.out >&2; check "run_plan.sh resumes" false; }
 check "the rerun resumes the interrupted run only" test "$(plan_trained)" == "en_fr_rnn " -a "$(grep -c -- '--resume' "$calls")" -eq 1
+# Trainings on a frozen copy of the build while the tree changes; decoding later.
+cp -r build/bin frozen_bin
+rm -rf reports/multi30k_fr_en/rnn runs/multi30k_fr_en_rnn
+: > "$calls"
+echo '#!/usr/bin/env bash
+echo "the build was rebuilt" >&2; exit 1' > scripts/build.sh
+experiments/run_plan.sh plan.yaml --train-only --train-bin frozen_bin > plan_train_only.out 2>&1 ||
+  { cat plan_train_only.out >&2; check "run_plan.sh --train-only" false; }
+printf '#!/usr/bin/env bash\n' > scripts/build.sh
+check "--train-only trains what is left with the frozen build, and decodes nothing" \
+  test "$(plan_trained)" == "fr_en_rnn " -a "$(grep -c '^translate' "$calls")" -eq 0 -a ! -e reports/multi30k_fr_en/rnn
+check "--train-only writes no report" test "$(grep -c '^report' "$calls")" -eq 0
+: > "$calls"
+experiments/run_plan.sh plan.yaml > plan_after_training.out 2>&1 || { cat plan_after_training.out >&2; check "run_plan.sh after --train-only" false; }
+check "a run after --train-only decodes the trained run without training it" \
+  test -z "$(plan_trained)" -a -f reports/multi30k_fr_en/rnn/test_2016_flickr.hyp
 ((failures == 0)) || { echo "$failures checks failed" >&2; exit 1; }
 echo "all checks passed"
