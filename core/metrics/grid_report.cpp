@@ -106,6 +106,9 @@ GridResults grid_results(const std::vector<GridDirection>& directions,
                                                  reference_file, references[0].size()));
           }
         }
+        // The baseline alone (its systems not decoded yet) still gets its score and interval:
+        // paired_test needs two systems, and the baseline's numbers do not depend on the others.
+        if (hypotheses.size() == 1) hypotheses.push_back(hypotheses.front());
         const PairedTestReport report = paired_test(hypotheses, references, metrics, options);
         for (size_t i = 0; i < group.size(); ++i) {
           if (i == 0 && against != 0) continue;  // a reference system's own numbers come from its test

@@ -87,6 +87,17 @@ TEST_F(GridReportTest, TestsEverySystemPresentAndCorrectsOverTheGrid) {
   EXPECT_EQ(std::count(tables.csv.begin(), tables.csv.end(), '\n'), 1 + 5);  // header, 5 present cells
 }
 
+TEST_F(GridReportTest, ABaselineAloneHasItsScoreWhileTheOtherSystemsAreNotDecodedYet) {
+  std::filesystem::remove_all(dir_.path("two/weak"));
+  const GridResults results = grid_results(directions_, systems_, MultipleComparisons::kHolm, 100);
+  EXPECT_EQ(results.comparisons, 2);  // direction one only
+  const GridCell& alone = results.cells[1][0][0];
+  EXPECT_TRUE(alone.present);
+  EXPECT_NEAR(alone.bleu, 100.0, 1e-9);
+  EXPECT_FALSE(alone.p_value.has_value());
+  EXPECT_FALSE(results.cells[1][0][1].present);
+}
+
 TEST_F(GridReportTest, AnOutputWithTheWrongLineCountIsNamed) {
   testing::write_text(dir_.path("two/weak/test.hyp"), "one line\n");
   try {
