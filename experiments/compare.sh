@@ -13,7 +13,8 @@
 # directions and decoded in each); --no-report only trains, decodes and scores (no report, no
 # ensemble). --train-only only trains (resuming, checking recipes as always), with the
 # nmtzoo-train and nmtzoo-config of --train-bin DIR when given (a frozen copy of the build, which
-# then is not rebuilt), so long trainings go on while the tree changes; a later run decodes.
+# then is not rebuilt), so long trainings go on while the tree changes; a later run decodes. A run
+# another process is training is then skipped, so two --train-only runners share a plan.
 # For each model: trains from scratch with its config (an interrupted
 # run in runs/ is resumed), averages the last 5 checkpoints and the 5 best-validated ones, picks
 # on val the checkpoint (an average or the best one) and length penalty

@@ -120,7 +120,16 @@ train_run() {
   local lock
   mkdir -p "$(dirname "$run")"
   exec {lock}> "$run.lock"
-  flock -n "$lock" || { echo "$script: $run is being trained by another process" >&2; exit 1; }
+  if ! flock -n "$lock"; then
+    # Trainings only (--train-only): another runner has it, go on with the next run.
+    if ((${train_only:-0})); then
+      exec {lock}>&-
+      echo "== $run: being trained by another process, skipped"
+      return 0
+    fi
+    echo "$script: $run is being trained by another process" >&2
+    exit 1
+  fi
   local resume=() status=0
   [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && resume=(--resume)
   mkdir -p "$run"

@@ -470,5 +470,13 @@ check "--train-only writes no report" test "$(grep -c '^report' "$calls")" -eq 0
 experiments/run_plan.sh plan.yaml > plan_after_training.out 2>&1 || { cat plan_after_training.out >&2; check "run_plan.sh after --train-only" false; }
 check "a run after --train-only decodes the trained run without training it" \
   test -z "$(plan_trained)" -a -f reports/multi30k_fr_en/rnn/test_2016_flickr.hyp
+rm -rf reports/multi30k_en_fr/rnn runs/multi30k_en_fr_rnn reports/multi30k_en_fr/transformer runs/multi30k_en_fr_transformer
+mkdir -p runs && exec {held}> runs/multi30k_en_fr_transformer.lock && flock -n "$held"
+: > "$calls"
+experiments/run_plan.sh plan.yaml --train-only --train-bin frozen_bin > plan_shared.out 2>&1 ||
+  { cat plan_shared.out >&2; check "a second --train-only runner" false; }
+exec {held}>&-
+check "a --train-only runner skips the run another one trains and trains the next" \
+  test "$(plan_trained)" == "en_fr_rnn " -a "$(grep -c 'multi30k_en_fr_transformer: being trained by another process, skipped' plan_shared.out)" -eq 1
 ((failures == 0)) || { echo "$failures checks failed" >&2; exit 1; }
 echo "all checks passed"
