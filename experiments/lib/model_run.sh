@@ -184,7 +184,7 @@ run_model() {
   fi
   rm -f "$recipe"
   if ((${train_only:-0})); then
-    echo "== $folder: trained in $run; its decoding is left for a run without --train-only"
+    echo "== $folder: decoding left for a run without --train-only ($run)"
     return 0
   fi
   local attention=0
