@@ -212,6 +212,14 @@ TEST_F(ShortlistFile, TheAppLearnsAShortlistThatTranslateUses) {
                          "", run_.path("stdout.txt"), run_.path("stderr.txt")),
             0);
   EXPECT_NE(read_text(run_.path("stderr.txt")).find("--source given 1 times but --target 0 times"), std::string::npos);
+
+  // A multilingual model's sources carry tags and its targets mix languages: refused.
+  const std::string multilingual = run_.save_untrained_checkpoint(run_.multilingual_config(), "multi.pt");
+  ASSERT_NE(testing::run({testing::bin("nmtzoo-shortlist"), multilingual, "-o", out}, "", run_.path("stdout.txt"),
+                         run_.path("stderr.txt")),
+            0);
+  EXPECT_NE(read_text(run_.path("stderr.txt")).find("is a multilingual model (data.directions)"), std::string::npos)
+      << read_text(run_.path("stderr.txt"));
 }
 
 at::Tensor ids(std::vector<int64_t> values) { return torch::tensor(values, torch::kLong); }
