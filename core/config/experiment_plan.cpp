@@ -114,6 +114,18 @@ class PlanReader {
   std::unique_ptr<RunConfig> scratch_ = std::make_unique<RunConfig>(default_config());
 };
 
+bool has_model(const ExperimentPlan& plan, const std::string& name) {
+  return std::any_of(plan.models.begin(), plan.models.end(), [&](const PlanModel& m) { return m.name == name; });
+}
+
+// The plan's tokenizer_prefix with {languages} replaced by `languages`.
+std::string tokenizer_prefix(const ExperimentPlan& plan, const std::string& languages) {
+  std::string prefix = plan.tokenizer_prefix;
+  const std::string placeholder = "{languages}";
+  if (const size_t at = prefix.find(placeholder); at != std::string::npos) prefix.replace(at, placeholder.size(), languages);
+  return prefix;
+}
+
 bool is_language(const std::string& code) {
   return !code.empty() && code.size() <= 8 &&
          std::all_of(code.begin(), code.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
@@ -188,9 +200,7 @@ void read_directions(PlanReader& reader, const YAML::Node& node, const Experimen
     }
     if (settings && !settings.IsNull()) read_direction_settings(reader, settings, key + " " + name, direction);
     for (const auto& [model, overrides] : direction.overrides) {
-      const bool known = std::any_of(plan.models.begin(), plan.models.end(),
-                                     [&](const PlanModel& m) { return m.name == model; });
-      if (!known) reader.problem(item, key + " " + name + ".set", "'" + model + "' is not one of the plan's models");
+      if (!has_model(plan, model)) reader.problem(item, key + " " + name + ".set", "'" + model + "' is not one of the plan's models");
     }
     directions.push_back(std::move(direction));
   }
@@ -204,14 +214,13 @@ void read_multilingual(PlanReader& reader, const YAML::Node& node, ExperimentPla
     system.budget = budget;
     system.where = reader.where(name_node);
     const std::string key = "multilingual." + name;
-    if (std::any_of(plan.models.begin(), plan.models.end(), [&](const PlanModel& m) { return m.name == name; })) {
+    if (has_model(plan, name)) {
       reader.problem(name_node, key, "is also the name of a model");
     }
     YAML::Node directions;
     reader.mapping(settings, key, [&](const std::string& setting, const YAML::Node& setting_node, const YAML::Node& value) {
       if (setting == "model") {
-        if (reader.text(value, key + ".model", system.model) &&
-            !std::any_of(plan.models.begin(), plan.models.end(), [&](const PlanModel& m) { return m.name == system.model; })) {
+        if (reader.text(value, key + ".model", system.model) && !has_model(plan, system.model)) {
           reader.problem(value, key + ".model", "'" + system.model + "' is not one of the plan's models");
         }
       } else if (setting == "directions") {
@@ -279,11 +288,7 @@ std::vector<std::string> run_overrides(const ExperimentPlan& plan, const PlanDir
   std::string tests;
   for (const auto& test : direction.tests) tests += (tests.empty() ? "" : ", ") + test;
   const auto [first, second] = std::minmax(direction.src, direction.tgt);
-  std::string prefix = plan.tokenizer_prefix;
-  const std::string placeholder = "{languages}";
-  if (const size_t at = prefix.find(placeholder); at != std::string::npos) {
-    prefix.replace(at, placeholder.size(), first + "_" + second);
-  }
+  const std::string prefix = tokenizer_prefix(plan, first + "_" + second);
   std::vector<std::string> overrides = {"data.src_lang=" + direction.src,
                                         "data.tgt_lang=" + direction.tgt,
                                         "data.test=[" + tests + "]",
@@ -311,9 +316,7 @@ std::vector<std::string> multilingual_overrides(const ExperimentPlan& plan, cons
   }
   std::string joined;
   for (const auto& lang : languages) joined += (joined.empty() ? "" : "_") + lang;
-  std::string prefix = plan.tokenizer_prefix;
-  const std::string placeholder = "{languages}";
-  if (const size_t at = prefix.find(placeholder); at != std::string::npos) prefix.replace(at, placeholder.size(), joined);
+  const std::string prefix = tokenizer_prefix(plan, joined);
   std::string tests;  // the test sets every direction has (training reads none; nmtzoo-prepare prints them)
   for (const auto& test : system.directions.front().tests) {
     const bool everywhere = std::all_of(system.directions.begin(), system.directions.end(), [&](const PlanDirection& d) {
@@ -377,23 +380,20 @@ ExperimentPlan load_plan(const std::string& path) {
       reader.problem(key_node, key, unknown_key(key, kPlanKeys));
     }
   });
-  auto is_model = [&](const std::string& name) {
-    return std::any_of(plan.models.begin(), plan.models.end(), [&](const PlanModel& m) { return m.name == name; });
-  };
   if (plan.models.empty()) reader.problem(root, "models", "is required: name: config file, one a model");
   if (plan.tokenizer_prefix.empty()) {
     reader.problem(root, "tokenizer_prefix",
                    "is required: each direction's tokenizer, e.g. runs/spm_multi30k_{languages}_bpe8k "
                    "({languages}: the pair's codes, sorted, so de-en and en-de share one)");
   }
-  if (!baseline.IsNull() && reader.text(baseline, "baseline", plan.baseline) && !is_model(plan.baseline)) {
+  if (!baseline.IsNull() && reader.text(baseline, "baseline", plan.baseline) && !has_model(plan, plan.baseline)) {
     reader.problem(baseline, "baseline", "'" + plan.baseline + "' is not one of the plan's models");
   }
   if (baseline.IsNull() && !plan.models.empty()) plan.baseline = plan.models.front().name;
   if (!ensemble.IsNull()) {
     reader.texts(ensemble, "ensemble", plan.ensemble);
     for (const auto& member : plan.ensemble) {
-      if (!is_model(member)) reader.problem(ensemble, "ensemble", "'" + member + "' is not one of the plan's models");
+      if (!has_model(plan, member)) reader.problem(ensemble, "ensemble", "'" + member + "' is not one of the plan's models");
     }
     if (plan.ensemble.size() == 1) reader.problem(ensemble, "ensemble", "needs two members or more");
   }
