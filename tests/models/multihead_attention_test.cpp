@@ -61,6 +61,52 @@ TEST(MultiheadAttention, FusedProjectionEqualsSeparateOnes) {
   EXPECT_TRUE(torch::allclose(v, v2, 1e-6, 1e-6));
 }
 
+// The projections' gradients: the fused projection's heads get their own backward (one copy
+// into the projection's layout); it must give what the heads as views of one linear give,
+// also when some heads receive no gradient.
+TEST(MultiheadAttention, FusedProjectionsGradientsEqualThoseOfViews) {
+  torch::manual_seed(4);
+  MultiheadAttention attention(MultiheadAttentionOptions(12, 3));
+  auto x = torch::randn({2, 5, 12});
+  auto views = [&](const torch::Tensor& projected, int64_t parts) {
+    return projected.view({2, 5, parts, 3, 4}).permute({2, 0, 3, 1, 4});
+  };
+  auto weights = torch::randn({3, 2, 3, 5, 4});
+  auto gradients = [&](bool ours, bool all_parts, bool memory) {
+    attention->zero_grad();
+    const int64_t parts = memory ? 2 : 3;
+    std::vector<torch::Tensor> heads;
+    if (ours && memory) {
+      auto [k, v] = attention->project_kv(x);
+      heads = {k, v};
+    } else if (ours) {
+      auto [q, k, v] = attention->project_qkv(x);
+      heads = {q * 2.0, k, v};  // undo the query's scale 1 / sqrt(4)
+    } else {
+      const int64_t e = 12;
+      const int64_t first = memory ? e : 0;
+      auto split = views(torch::nn::functional::linear(x, attention->in_proj_weight.narrow(0, first, parts * e),
+                                                       attention->in_proj_bias.narrow(0, first, parts * e)),
+                         parts);
+      for (int64_t i = 0; i < parts; ++i) heads.push_back(split[i]);
+    }
+    torch::Tensor loss = torch::zeros({});
+    for (size_t i = 0; i < heads.size(); ++i) {
+      if (all_parts || i == 1) loss = loss + (heads[i] * weights[static_cast<int64_t>(i)]).sum();
+    }
+    loss.backward();
+    return std::make_pair(attention->in_proj_weight.grad().clone(), attention->in_proj_bias.grad().clone());
+  };
+  for (bool memory : {false, true}) {
+    for (bool all_parts : {true, false}) {
+      auto [w, b] = gradients(true, all_parts, memory);
+      auto [ref_w, ref_b] = gradients(false, all_parts, memory);
+      EXPECT_TRUE(torch::allclose(w, ref_w, 1e-5, 1e-6)) << memory << all_parts << (w - ref_w).abs().max();
+      EXPECT_TRUE(torch::allclose(b, ref_b, 1e-5, 1e-6)) << memory << all_parts;
+    }
+  }
+}
+
 TEST(MultiheadAttention, RelativePositionRowsAreClippedDistancesFromTheQuery) {
   // Queries at positions 2 and 3 (after two cached keys) over keys 0..3, clip 1: rows K + d.
   auto index = relative_position_index(2, 4, 2, 1, torch::kCPU);
