@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "kernels/dropout_layer_norm.h"
+#include "kernels/kernels.h"
 #include "models/functional.h"
 
 namespace nmtzoo {
@@ -35,7 +37,12 @@ Tensor TransformerSublayers::residual(const Tensor& x, torch::nn::LayerNorm& nor
   if (options.norm() == NormPosition::kPre) {
     return x + apply_dropout(sublayer(norm->forward(x)), options.dropout(), training);
   }
-  return norm->forward(x + apply_dropout(sublayer(x), options.dropout(), training));
+  Tensor out = sublayer(x);
+  if (training && at::GradMode::is_enabled() && fast_kernels_enabled() &&
+      dropout_add_layer_norm_applies(x, out, norm->weight, norm->bias)) {
+    return dropout_add_layer_norm(x, out, options.dropout(), norm->weight, norm->bias, norm->options.eps());
+  }
+  return norm->forward(x + apply_dropout(out, options.dropout(), training));
 }
 
 Tensor TransformerSublayers::feed_forward(const Tensor& x, bool training) {

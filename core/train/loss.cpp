@@ -4,10 +4,10 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <cfloat>
 
 #include "core/runtime/runtime.h"
 #include "kernels/kernels.h"
+#include "kernels/smoothed_cross_entropy.h"
 
 namespace nmtzoo {
 namespace {
@@ -78,10 +78,8 @@ struct ChunkedLoss {
 
 // loss and nll of logits = h w^T + b (h, w, b in the products' dtype), a chunk of rows at a
 // time, and with `keep_gradient` the gradient with respect to the logits, p - q. Per chunk: one
-// product, then in cache: the target logit, the row sums of the logits, one softmax (one exp per
-// logit) and the in-place p - q. The log-likelihood comes from the softmax itself:
-// nll = -log p_target, and log-sum-exp = target logit + nll; a row whose p_target is below
-// FLT_MIN (a logit gap over ~87) gets its log-sum-exp recomputed, as -log would lose it.
+// product, then smoothed_cross_entropy_rows (kernels/smoothed_cross_entropy.h) reads each row
+// from cache for the log-sum-exp, the row sum and p - q.
 ChunkedLoss chunked_projected_loss(const at::Tensor& h, const at::Tensor& w, const at::Tensor& b,
                                    const at::Tensor& target, const Smoothing& s, bool keep_gradient) {
   const int64_t n = h.size(0);
@@ -96,40 +94,16 @@ ChunkedLoss chunked_projected_loss(const at::Tensor& h, const at::Tensor& w, con
     out.grad_logits = at::empty({n, vocab}, h.options());
     if (b.defined()) out.grad_bias = at::zeros({vocab}, float_options);
   }
-  at::Tensor probs_buffer;  // the chunk's p when it is not written straight into grad_logits
   for (int64_t r0 = 0, rows = chunk_rows(vocab); r0 < n; r0 += rows) {
     const int64_t c = std::min(rows, n - r0);
     const at::Tensor hc = h.narrow(0, r0, c);
     at::Tensor logits = b.defined() ? at::addmm(b, hc, wt) : at::mm(hc, wt);
     if (!float_products) logits = logits.to(at::kFloat);
-    const at::Tensor tc = target.narrow(0, r0, c).unsqueeze(1);
-    const at::Tensor target_logit = logits.gather(1, tc).squeeze(1).to(at::kDouble);
-    const at::Tensor logit_sum = logits.sum(1).to(at::kDouble);
-    at::Tensor p;
-    if (keep_gradient && float_products) {
-      p = out.grad_logits.narrow(0, r0, c);
-    } else {
-      if (!probs_buffer.defined()) probs_buffer = at::empty({rows, vocab}, float_options);
-      p = probs_buffer.narrow(0, 0, c);
-    }
-    at::_softmax_out(p, logits, 1, false);
-    const at::Tensor p_target = p.gather(1, tc).squeeze(1);
-    at::Tensor nll = p_target.to(at::kDouble).log_().neg_();
-    const at::Tensor tiny = (p_target < FLT_MIN).nonzero().squeeze(1);
-    if (tiny.numel() > 0) {
-      nll.index_put_({tiny}, logits.index_select(0, tiny).logsumexp(1).to(at::kDouble) -
-                                 target_logit.index_select(0, tiny));
-    }
-    at::Tensor loss = nll * s.on_target;
-    // sum_v log p_v = sum_v logit_v - V * log-sum-exp
-    if (s.other > 0) loss -= s.other * (logit_sum - static_cast<double>(vocab) * (target_logit + nll));
-    row_loss.narrow(0, r0, c).copy_(loss);
-    row_nll.narrow(0, r0, c).copy_(nll);
-    if (!keep_gradient) continue;
-    if (s.other > 0) p.sub_(s.other);
-    p.scatter_add_(1, tc, at::full({c, 1}, -s.on_target, p.options()));
-    if (out.grad_bias.defined()) out.grad_bias.add_(p.sum(0));
-    if (!float_products) out.grad_logits.narrow(0, r0, c).copy_(p);
+    at::Tensor grad;
+    if (keep_gradient) grad = float_products ? out.grad_logits.narrow(0, r0, c) : logits;  // bf16: in place, then cast
+    smoothed_cross_entropy_rows(logits, target.narrow(0, r0, c), s.on_target, s.other, row_loss.narrow(0, r0, c),
+                                row_nll.narrow(0, r0, c), grad, out.grad_bias);
+    if (keep_gradient && !float_products) out.grad_logits.narrow(0, r0, c).copy_(grad);
   }
   out.loss = row_loss.sum().to(at::kFloat);
   out.nll = row_nll.sum().to(at::kFloat);
