@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/counter_rng.h"
+#include "kernels/vector_clones.h"
 
 namespace nmtzoo {
 namespace {
@@ -32,11 +33,6 @@ void row_mask(uint64_t seed, int64_t row, int64_t d, uint32_t threshold, uint8_t
     keep[j] = counter_rng::kept(static_cast<uint32_t>(bits), threshold);
   }
 }
-
-// The loops below are plain so the compiler vectorises them, once per instruction set the CPU
-// may have (function multiversioning: the loader picks the widest the CPU runs); `omp simd
-// reduction` lets it reorder the float sums, which it must not do on its own.
-#define NMTZOO_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
 // out = (r - mean) * rstd * w + b with r = x + scale keep s (keep null: r = x + s); keeps xhat
 // and rstd.

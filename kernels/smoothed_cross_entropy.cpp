@@ -9,11 +9,10 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/vector_clones.h"
+
 namespace nmtzoo {
 namespace {
-
-// Compiled once per instruction set; the loader picks the widest the CPU runs.
-#define NMTZOO_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
 // e^x for x <= 0 (a logit minus its row's maximum): x = n ln 2 + r, |r| <= ln 2 / 2, e^r by
 // Cephes' expf polynomial, 2^n from the exponent bits. n is rounded by adding and subtracting
