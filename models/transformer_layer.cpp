@@ -47,7 +47,9 @@ Tensor TransformerSublayers::residual(const Tensor& x, torch::nn::LayerNorm& nor
 
 Tensor TransformerSublayers::feed_forward(const Tensor& x, bool training) {
   Tensor hidden = apply_linear(x, *linear1);
-  hidden = options.activation() == Activation::kGelu ? F::gelu(hidden) : F::relu(hidden);
+  // ReLU in place: the product's output is not needed by its backward, and a (tokens x ffn_dim)
+  // tensor fewer is written per layer.
+  hidden = options.activation() == Activation::kGelu ? F::gelu(hidden) : hidden.relu_();
   return apply_linear(apply_dropout(hidden, options.activation_dropout(), training), *linear2);
 }
 
