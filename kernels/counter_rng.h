@@ -5,8 +5,6 @@
 // on which kernel draws them (the fused residual step drops what chunked_dropout would).
 #pragma once
 
-#include <ATen/core/Tensor.h>
-
 #include <cstdint>
 
 namespace nmtzoo::counter_rng {

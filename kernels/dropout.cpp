@@ -3,7 +3,7 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
-#include <limits>
+#include <algorithm>
 
 #include "kernels/counter_rng.h"
 
@@ -52,14 +52,6 @@ class ChunkedDropout : public torch::autograd::Function<ChunkedDropout> {
 };
 
 }  // namespace
-
-uint64_t counter_rng::draw_seed() {
-  // random_ over the full int64 range is one random64() of the default generator, drawn under
-  // its lock: the public spelling of what the masks were always seeded with.
-  return static_cast<uint64_t>(torch::empty({}, torch::kLong)
-                                   .random_(std::numeric_limits<int64_t>::lowest(), c10::optional<int64_t>())
-                                   .item<int64_t>());
-}
 
 bool chunked_dropout_applies(const at::Tensor& x, double p) {
   return x.device().is_cpu() && x.scalar_type() == at::kFloat && p > 0 && p < 1;
