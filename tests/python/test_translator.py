@@ -200,6 +200,19 @@ class TranslatorTest(unittest.TestCase):
             nmtzoo.Translator(CHECKPOINT, dtype="int16")
         self.assertEqual(split_where(str(raised.exception))[0][1], split_where(app_error(["--dtype", "int16"]))[0][1])
 
+    def test_the_target_language_is_the_apps(self):
+        # A bilingual model translates into its own target only: naming it changes nothing, and
+        # another language is refused with nmtzoo-translate's message.
+        named = self.translator.translate_batch(SOURCES[:3], target_lang="tgt")
+        default = self.translator.translate_batch(SOURCES[:3])
+        self.assertEqual([r.hypotheses for r in named], [r.hypotheses for r in default])
+        self.assertEqual([r.scores for r in named], [r.scores for r in default])
+        with self.assertRaises(ValueError) as raised:
+            self.translator.translate_batch(["alpha bravo"], target_lang="fr")
+        # the app's message names its input first ("stdin: line 1: ...")
+        self.assertEqual("stdin: " + str(raised.exception), app_error(["--target-lang", "fr"]))
+        self.assertIn("translates into tgt, not 'fr'", str(raised.exception))
+
     def test_bad_calls_raise_python_errors(self):
         with self.assertRaises(TypeError) as raised:
             self.translator.translate_batch(["alpha"], beam_size=5)
