@@ -45,14 +45,15 @@ def figures(run):
          "training MFU": run["training"]["mfu"]}
     for key in ("ms in products", "ms outside products"):
         if key in run["training"]:
-            f["training " + key + " (lowest counts)"] = -run["training"][key]
+            f["training " + key] = run["training"][key]
     for mode in run.get("decoding", []):
         f[mode["mode"] + ", sentences/s"] = mode["sentences_per_second"]
     return f
-print(f"\n{arch}: best of {rounds} runs per build ({threads} threads; milliseconds negated so the best is the largest)")
+print(f"\n{arch}: best of {rounds} runs per build ({threads} threads; for milliseconds the lowest)")
 for key in figures(runs["a"][0]):
     a = [figures(r)[key] for r in runs["a"]]
     b = [figures(r)[key] for r in runs["b"]]
-    print(f"  {key:<40} A {max(a):9.3f}  B {max(b):9.3f}  B/A {max(b) / max(a):5.3f}"
+    best = min if key.startswith("training ms") else max
+    print(f"  {key:<40} A {best(a):9.3f}  B {best(b):9.3f}  B/A {best(b) / best(a):5.3f}"
           f"   (A runs {', '.join(f'{x:.3f}' for x in a)}; B runs {', '.join(f'{x:.3f}' for x in b)})")
 PY
