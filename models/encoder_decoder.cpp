@@ -138,18 +138,27 @@ void DecoderState::repeat_rows(int64_t times) {
   reorder(torch::arange(rows(), slot->value.options().dtype(torch::kLong)).repeat_interleave(times));
 }
 
-Tensor EncoderDecoder::step_logits(const Tensor& features, const OutputProjection& projection,
-                                   DecoderState& state) {
-  const Tensor& weight = projection.weight;
-  const Tensor& bias = projection.bias;
-  if (!state.vocabulary.defined()) return apply_linear(features, weight, bias);
-  static const std::string kWeightSlot = "shortlist_weight";
-  static const std::string kBiasSlot = "shortlist_bias";
-  if (!state.contains(kWeightSlot)) {
-    state.set(kWeightSlot, weight.index_select(0, state.vocabulary), SlotKind::kShared);
-    state.set(kBiasSlot, bias.defined() ? bias.index_select(0, state.vocabulary) : Tensor(), SlotKind::kShared);
+Tensor EncoderDecoder::step_log_probs(const Tensor& features, const OutputProjection& projection,
+                                      DecoderState& state) {
+  Tensor logits;
+  if (state.vocabulary.defined()) {
+    static const std::string kWeightSlot = "shortlist_weight";
+    static const std::string kBiasSlot = "shortlist_bias";
+    if (!state.contains(kWeightSlot)) {
+      state.set(kWeightSlot, projection.weight.index_select(0, state.vocabulary), SlotKind::kShared);
+      state.set(kBiasSlot, projection.bias.defined() ? projection.bias.index_select(0, state.vocabulary) : Tensor(),
+                SlotKind::kShared);
+    }
+    logits = apply_linear(features, state[kWeightSlot], state[kBiasSlot]);
+  } else {
+    logits = apply_linear(features, projection.weight, projection.bias);
   }
-  return apply_linear(features, state[kWeightSlot], state[kBiasSlot]);
+  // The step's logits are its own: outside autograd, float32 ones are normalised where they are
+  // (same values bit for bit), sparing a (B, V) write to fresh memory per step.
+  if (logits.scalar_type() == torch::kFloat && !at::GradMode::is_enabled()) {
+    return at::log_softmax_out(logits, logits, -1);
+  }
+  return logits.log_softmax(-1);
 }
 
 std::string layer_slot(const char* name, size_t layer) {

@@ -124,10 +124,10 @@ class EncoderDecoder : public torch::nn::Module {
   virtual int64_t max_positions() const = 0;  // longest source or target sequence, in tokens
 
  protected:
-  // features (B, F) -> logits (B, V) through the output projection, or (B, V') over
+  // features (B, F) -> log-probabilities (B, V) through the output projection, or (B, V') over
   // state.vocabulary's rows only when a shortlist is set (the rows are gathered once per state,
   // into kShared entries).
-  static Tensor step_logits(const Tensor& features, const OutputProjection& projection, DecoderState& state);
+  static Tensor step_log_probs(const Tensor& features, const OutputProjection& projection, DecoderState& state);
 };
 
 }  // namespace nmtzoo

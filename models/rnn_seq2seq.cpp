@@ -229,8 +229,7 @@ Tensor RnnSeq2SeqImpl::decode_step(const Tensor& prev_tokens, DecoderState& stat
     state.layer_attention = {weights.unsqueeze(1)};
   }
   ++state.step;
-  return step_logits(dropout(t), output_projection(), state)
-      .log_softmax(-1);
+  return step_log_probs(dropout(t), output_projection(), state);
 }
 
 Tensor RnnSeq2SeqImpl::features(const Tensor& src_tokens, const Tensor& src_pad_mask,

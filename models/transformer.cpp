@@ -168,8 +168,7 @@ Tensor TransformerImpl::decode_step(const Tensor& prev_tokens, DecoderState& sta
     state.attention = torch::stack(state.layer_attention).mean(std::vector<int64_t>{0, 2});
   }
   ++state.step;
-  return step_logits(h.squeeze(1), output_projection(), state)
-      .log_softmax(-1);
+  return step_log_probs(h.squeeze(1), output_projection(), state);
 }
 
 Tensor TransformerImpl::features(const Tensor& src_tokens, const Tensor& src_pad_mask,

@@ -7,6 +7,8 @@
 
 #include "core/search/constrained_beam.h"
 #include "core/search/search.h"
+#include "kernels/beam_candidates.h"
+#include "kernels/kernels.h"
 
 namespace nmtzoo {
 
@@ -18,8 +20,14 @@ StepCandidates BeamStrategy::step(int64_t, const at::Tensor& log_probs, const at
                                   const std::vector<int64_t>&) {
   const int64_t sentences = log_probs.size(0);
   const int64_t vocab = log_probs.size(2);
+  const int64_t count = std::min(2 * beam_, beam_ * vocab);
+  if (fast_kernels_enabled() && log_probs.device().is_cpu() && log_probs.scalar_type() == torch::kFloat &&
+      log_probs.is_contiguous() && scores.scalar_type() == torch::kFloat) {
+    auto [top_scores, beams, tokens] = beam_candidates(log_probs, scores, count);
+    return {top_scores, beams, tokens};
+  }
   at::Tensor candidates = (scores.unsqueeze(2) + log_probs).view({sentences, beam_ * vocab});
-  auto [top_scores, top_indices] = candidates.topk(std::min(2 * beam_, beam_ * vocab), 1);
+  auto [top_scores, top_indices] = candidates.topk(count, 1);
   return {top_scores, top_indices.div(vocab, "floor"), top_indices.remainder(vocab)};
 }
 
