@@ -220,7 +220,14 @@ class PyTranslator {
       SearchOptions search = translator_->search_options(values);
       search.record_attention = return_alignment || return_attention;
       if (search.record_attention) search.attention = AttentionChoice{alignment_layer, -1, alignment_heads, true};
-      translations = translator_->translate_batch(requests, search);
+      try {
+        translations = translator_->translate_batch(requests, search);
+      } catch (const UnusableGuide& e) {
+        // The library names 1-based input lines, as the apps print them; here the caller's list
+        // and its 0-based index, as check_texts does.
+        const char* argument = e.field == "prefix" ? "target_prefix" : "sources";
+        throw py::value_error(fmt::format("{}[{}]: {}", argument, e.line - 1, e.problem));
+      }
       const TranslationJsonOptions json_options{
           true, true, return_alignment ? AlignmentOutput::kHard : AlignmentOutput::kNone, false};
       for (size_t i = 0; i < translations.size(); ++i) {

@@ -209,8 +209,10 @@ class TranslatorTest(unittest.TestCase):
         self.assertEqual([r.scores for r in named], [r.scores for r in default])
         with self.assertRaises(ValueError) as raised:
             self.translator.translate_batch(["alpha bravo"], target_lang="fr")
-        # the app's message names its input first ("stdin: line 1: ...")
-        self.assertEqual("stdin: " + str(raised.exception), app_error(["--target-lang", "fr"]))
+        # named as the NUL-byte refusal names a source (0-based); the app says "stdin: line 1: ..."
+        self.assertTrue(str(raised.exception).startswith("sources[0]: "))
+        self.assertEqual(app_error(["--target-lang", "fr"]),
+                         "stdin: line 1: " + str(raised.exception)[len("sources[0]: "):])
         self.assertIn("translates into tgt, not 'fr'", str(raised.exception))
 
     def test_bad_calls_raise_python_errors(self):
@@ -224,6 +226,9 @@ class TranslatorTest(unittest.TestCase):
         with self.assertRaises(ValueError) as raised:
             self.translator.translate_batch(["alpha", "a\0b"])
         self.assertEqual(str(raised.exception), "sources[1]: a NUL byte at byte 2")
+        with self.assertRaises(ValueError) as raised:
+            self.translator.translate_batch(["alpha", "bravo"], target_prefix=["", " ".join(["alpha"] * 5000)])
+        self.assertTrue(str(raised.exception).startswith("target_prefix[1]: the prefix has "), str(raised.exception))
         with self.assertRaises(ValueError):
             nmtzoo.Translator(CHECKPOINT, device="tpu")
         with self.assertRaises(ValueError):
