@@ -4,11 +4,13 @@
 #include <torch/torch.h>
 
 #include "kernels/onednn_matmul.h"
+#include "tests/support/kernel_scopes.h"
 
 namespace nmtzoo {
 namespace {
 
 TEST(BatchedMatmul, MatchesTorchMatmulForwardAndBackward) {
+  testing::KernelSwitch on(true);  // a test of the kernel: NMTZOO_KERNELS=off must not skip it
   torch::manual_seed(5);
   struct Case {
     bool ta, tb;

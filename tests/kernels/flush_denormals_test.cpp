@@ -27,6 +27,7 @@ int64_t denormal_products() {
 
 TEST(FlushDenormals, FlushesOnEveryPoolThreadAndCanBeUndone) {
   KeepDenormalsAfter restore;
+  testing::KernelSwitch on(true);  // a test of the kernel: NMTZOO_KERNELS=off must not skip it
   for (int threads : {1, 2}) {
     testing::ThreadCount thread_count(threads);
     ASSERT_EQ(denormal_products(), 1 << 20) << "LibTorch's default keeps denormals";

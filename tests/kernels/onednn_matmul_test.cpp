@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "kernels/kernels.h"
+#include "tests/support/kernel_scopes.h"
 
 namespace nmtzoo {
 namespace {
@@ -30,6 +31,7 @@ std::vector<at::Tensor> layouts_of(int64_t rows, int64_t cols) {
 }
 
 TEST(OnednnMatmul, MmAndAddmmMatchLibTorchsKernelsForEveryLayout) {
+  testing::KernelSwitch on(true);  // a test of the kernel: NMTZOO_KERNELS=off must not skip it
   ASSERT_TRUE(onednn_matmul_installed());
   torch::manual_seed(3);
   for (const auto& a : layouts_of(7, 5)) {
@@ -54,6 +56,7 @@ TEST(OnednnMatmul, AddmmWithBetaZeroIgnoresSelfAsBlasDoes) {
 }
 
 TEST(OnednnMatmul, BmmMatchesLibTorchManyAndFewMatrices) {
+  testing::KernelSwitch on(true);  // a test of the kernel: NMTZOO_KERNELS=off must not skip it
   torch::manual_seed(4);
   for (int64_t batch : {1, 2, 9}) {
     auto a = torch::randn({batch, 6, 4});
@@ -68,6 +71,7 @@ TEST(OnednnMatmul, BmmMatchesLibTorchManyAndFewMatrices) {
 }
 
 TEST(OnednnMatmul, GradientsThroughLinearAndMatmulMatchLibTorch) {
+  testing::KernelSwitch on(true);  // a test of the kernel: NMTZOO_KERNELS=off must not skip it
   torch::manual_seed(6);
   auto x = torch::randn({3, 4, 8}, torch::requires_grad());
   auto w = torch::randn({5, 8}, torch::requires_grad());

@@ -8,6 +8,7 @@
 #include "core/train/training_data.h"
 #include "kernels/kernels.h"
 #include "tests/support/tiny_run.h"
+#include "tests/support/kernel_scopes.h"
 
 namespace nmtzoo {
 namespace {
@@ -18,7 +19,7 @@ bool denormals_flushed() {
 }
 
 TEST(TrainingEngine, FlushesDenormalsOnlyWhileItLives) {
-  ASSERT_TRUE(fast_kernels_enabled());
+  testing::KernelSwitch on(true);  // a test of the kernel: NMTZOO_KERNELS=off must not skip it
   testing::TinyRun run("transformer", {"training.valid_bleu=false", "training.best_metric=loss"});
   std::ostringstream log;
   TrainingData data = prepare_training_data(run.config(), log);
