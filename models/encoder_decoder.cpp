@@ -153,9 +153,10 @@ Tensor EncoderDecoder::step_log_probs(const Tensor& features, const OutputProjec
   } else {
     logits = apply_linear(features, projection.weight, projection.bias);
   }
-  // The step's logits are its own: outside autograd, float32 ones are normalised where they are
-  // (same values bit for bit), sparing a (B, V) write to fresh memory per step.
-  if (logits.scalar_type() == torch::kFloat && !at::GradMode::is_enabled()) {
+  // The step's logits are its own: outside autograd, float32 ones on the CPU are normalised where
+  // they are (same values bit for bit), sparing a (B, V) write to fresh memory per step. Other
+  // devices keep the out-of-place operator (in place is untested there).
+  if (logits.device().is_cpu() && logits.scalar_type() == torch::kFloat && !at::GradMode::is_enabled()) {
     return at::log_softmax_out(logits, logits, -1);
   }
   return logits.log_softmax(-1);
