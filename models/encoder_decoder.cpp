@@ -91,6 +91,11 @@ const Tensor& DecoderState::operator[](const std::string& name) const {
   return const_cast<DecoderState&>(*this)[name];
 }
 
+DecoderState::IndexedRows DecoderState::indexed(const std::string& name) const {
+  const Slot& slot = const_cast<DecoderState&>(*this).existing(name);
+  return {slot.value, slot.pending_rows};
+}
+
 SlotKind DecoderState::kind(const std::string& name) const {
   const Slot* slot = find(name);
   TORCH_CHECK(slot != nullptr, "the decoder state has no entry '", name, "'");

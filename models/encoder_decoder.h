@@ -41,6 +41,14 @@ class DecoderState {
   // grows by a position per step. The rows a reorder() left pending are gathered in the same
   // copy, so a step's self-attention cache is copied once rather than twice (gather, then cat).
   const Tensor& append(const std::string& name, const Tensor& value, int64_t dim);
+  // The entry as its value and the rows a reorder() left pending (undefined: none), nothing
+  // gathered: the entry is value.index_select(0, rows). For a kernel that reads rows through an
+  // index, so a sentence's hypotheses share one copy of its source keys (kernels/step_attention.h).
+  struct IndexedRows {
+    const Tensor& value;
+    const Tensor& rows;
+  };
+  IndexedRows indexed(const std::string& name) const;
   SlotKind kind(const std::string& name) const;
   std::vector<std::string> names() const;  // in insertion order
 

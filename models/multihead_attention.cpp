@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/batched_matmul.h"
+#include "kernels/step_attention.h"
 #include "models/functional.h"
 
 namespace nmtzoo {
@@ -156,20 +157,44 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::project_kv(const Tensor& memo
   return {kv[0], kv[1]};
 }
 
+bool MultiheadAttentionImpl::attends_in_one_pass(const Tensor& q, const Tensor& k, const Tensor& v,
+                                                 const Tensor& key_rows, const Tensor& value_rows,
+                                                 const Tensor& attn_mask, const Tensor& key_pad_mask,
+                                                 bool need_weights) const {
+  return !need_weights && !attn_mask.defined() && !is_training() &&
+         (!relative_keys.defined() ||
+          (relative_keys.scalar_type() == torch::kFloat && relative_values.scalar_type() == torch::kFloat)) &&
+         step_attention_applies(q, k, v, key_rows, value_rows, key_pad_mask);
+}
+
 std::tuple<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const Tensor& k,
                                                           const Tensor& v, const Tensor& attn_mask,
                                                           const Tensor& key_pad_mask,
-                                                          bool need_weights, int64_t query_offset) {
-  std::optional<RelativePositions> relative;
-  if (relative_keys.defined()) {
-    relative = RelativePositions{relative_keys, relative_values,
-                                 relative_position_index(q.size(2), k.size(2), query_offset,
-                                                         options.max_relative_positions(),
-                                                         q.device())};
+                                                          bool need_weights, int64_t query_offset,
+                                                          const Tensor& key_rows,
+                                                          const Tensor& value_rows) {
+  Tensor heads, weights;
+  if (attends_in_one_pass(q, k, v, key_rows, value_rows, attn_mask, key_pad_mask, need_weights)) {
+    std::optional<StepRelativePositions> relative;
+    if (relative_keys.defined()) {
+      relative = StepRelativePositions{relative_keys, relative_values, options.max_relative_positions(),
+                                       query_offset};
+    }
+    heads = step_attention(q, k, v, key_rows, value_rows, key_pad_mask, relative ? &*relative : nullptr);
+  } else {
+    const Tensor keys = key_rows.defined() ? k.index_select(0, key_rows) : k;
+    const Tensor values = value_rows.defined() ? v.index_select(0, value_rows) : v;
+    std::optional<RelativePositions> relative;
+    if (relative_keys.defined()) {
+      relative = RelativePositions{relative_keys, relative_values,
+                                   relative_position_index(q.size(2), keys.size(2), query_offset,
+                                                           options.max_relative_positions(),
+                                                           q.device())};
+    }
+    std::tie(heads, weights) =
+        scaled_dot_product_attention(q, keys, values, attn_mask, key_pad_mask, options.dropout(),
+                                     is_training(), need_weights, relative ? &*relative : nullptr);
   }
-  auto [heads, weights] =
-      scaled_dot_product_attention(q, k, v, attn_mask, key_pad_mask, options.dropout(),
-                                   is_training(), need_weights, relative ? &*relative : nullptr);
   const int64_t b = heads.size(0), t = heads.size(2);
   Tensor merged = heads.transpose(1, 2).reshape({b, t, options.embed_dim()});
   return {apply_linear(merged, *out_proj), weights};

@@ -55,10 +55,19 @@ class MultiheadAttentionImpl : public torch::nn::Cloneable<MultiheadAttentionImp
   std::tuple<Tensor, Tensor> project_kv(const Tensor& memory);
   // Attention of projected q over k/v, heads merged and out_proj applied: (B, T, E), and the
   // weights (B, H, T, S) when need_weights. With relative positions, query i is at position
-  // query_offset + i and key j at j.
+  // query_offset + i and key j at j. With key_rows / value_rows (B) defined, query row b attends
+  // over k[key_rows[b]] and v[value_rows[b]] (a decoding step's source keys, one copy shared by
+  // a sentence's hypotheses).
   std::tuple<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& attn_mask, const Tensor& key_pad_mask,
-                                    bool need_weights, int64_t query_offset = 0);
+                                    bool need_weights, int64_t query_offset = 0,
+                                    const Tensor& key_rows = {}, const Tensor& value_rows = {});
+  // Whether attend() takes these operands in one pass (kernels/step_attention.h: a decoding
+  // step on the CPU, no weights asked for), reading rows through key_rows without a gather;
+  // otherwise it gathers them first.
+  bool attends_in_one_pass(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_rows,
+                           const Tensor& value_rows, const Tensor& attn_mask,
+                           const Tensor& key_pad_mask, bool need_weights) const;
 
   // Whole-sequence attention: query (B, T, E) over key_value (B, S, E) (the same tensor for
   // self-attention). Returns (B, T, E) and weights (B, H, T, S) when need_weights.

@@ -155,12 +155,14 @@ Tensor TransformerImpl::decode_step(const Tensor& prev_tokens, DecoderState& sta
   caches.reserve(n_layers);
   for (size_t i = 0; i < n_layers; ++i) {
     const LayerSlots& slots = layer_slots_[i];
-    caches.push_back({&state, &slots.self_k, &slots.self_v, &state[slots.memory_k], &state[slots.memory_v]});
+    caches.push_back({&state, &slots.self_k, &slots.self_v, &slots.memory_k, &slots.memory_v});
   }
   Tensor x = embed(prev_tokens.view({-1, 1}), target_table(), tgt_positions, state.step,
                    options.target_word_dropout());
   std::vector<Tensor> cross_weights;
-  Tensor h = decoder->forward(x, state[kMemorySlot], {}, state[kMemoryPadMaskSlot], &caches,
+  // The layers' caches hold the source's keys and values; the memory itself is not read (nor
+  // gathered when sentences leave).
+  Tensor h = decoder->forward(x, Tensor(), {}, state[kMemoryPadMaskSlot], &caches,
                               state.record_attention ? &cross_weights : nullptr);
   if (state.record_attention) {
     state.layer_attention.clear();

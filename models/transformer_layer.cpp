@@ -109,15 +109,26 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& x, const Tensor& memor
                                          /*query_offset=*/self_k.size(2) - q.size(2)));
   };
   auto cross_attention = [&](const Tensor& in) {
+    Tensor q = multihead_attn->project_q(in);
     Tensor k, v;
     if (cache != nullptr) {
-      k = *cache->memory_k;
-      v = *cache->memory_v;
+      // A kernel that reads rows through an index takes the source's keys as they are kept, one
+      // copy per sentence; the composition takes them gathered per hypothesis.
+      DecoderState& state = *cache->state;
+      const auto keys = state.indexed(*cache->memory_k);
+      const auto values = state.indexed(*cache->memory_v);
+      if (cross_weights == nullptr &&
+          multihead_attn->attends_in_one_pass(q, keys.value, values.value, keys.rows, values.rows, {},
+                                              memory_pad_mask, false)) {
+        return std::get<0>(multihead_attn->attend(q, keys.value, values.value, {}, memory_pad_mask, false,
+                                                  0, keys.rows, values.rows));
+      }
+      k = state[*cache->memory_k];
+      v = state[*cache->memory_v];
     } else {
       std::tie(k, v) = multihead_attn->project_kv(memory);
     }
-    auto [out, weights] = multihead_attn->attend(multihead_attn->project_q(in), k, v, {},
-                                                 memory_pad_mask, cross_weights != nullptr);
+    auto [out, weights] = multihead_attn->attend(q, k, v, {}, memory_pad_mask, cross_weights != nullptr);
     if (cross_weights != nullptr) *cross_weights = weights;
     return out;
   };

@@ -53,8 +53,8 @@ struct DecoderLayerCache {
   DecoderState* state;         // holds the self-attention cache, which grows each step:
   const std::string* self_k;   //   the entry of the (B, H, t, D) keys of the target positions so far
   const std::string* self_v;   //   (B, H, t, D)
-  const Tensor* memory_k;      // (B, H, S, D) the encoder output's keys, computed once per sentence
-  const Tensor* memory_v;      // (B, H, S, D)
+  const std::string* memory_k;  // the entry of the (B, H, S, D) encoder output's keys, computed once
+  const std::string* memory_v;  //   per sentence; (B, H, S, D) values
 };
 
 class TransformerDecoderLayerImpl : public torch::nn::Cloneable<TransformerDecoderLayerImpl>,

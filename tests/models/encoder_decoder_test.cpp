@@ -7,6 +7,7 @@
 #include "core/runtime/weights.h"
 #include "models/registry.h"
 #include "tests/models/model_fixtures.h"
+#include "tests/support/kernel_scopes.h"
 #include "tests/support/test_support.h"
 #include "tokenizer/special_tokens.h"
 
@@ -48,7 +49,10 @@ TEST_P(EveryModel, IncrementalDecodeMatchesForward) {
 
 TEST_P(EveryModel, AStepNormalisedInPlaceEqualsTheAutogradPathBitForBit) {
   // Outside autograd a step's float32 logits become log-probabilities where they are; with
-  // gradients on they are normalised into a new tensor: the two must not differ in a bit.
+  // gradients on they are normalised into a new tensor: the two must not differ in a bit. The
+  // one-pass step attention (outside autograd only, equal up to rounding: the next test) is off
+  // on both sides.
+  testing::KernelSwitch composition(false);
   auto model = tiny_model(GetParam());
   model->eval();
   auto batch = random_batch({6, 2, 4}, {5, 7, 3}, 4);
@@ -63,6 +67,37 @@ TEST_P(EveryModel, AStepNormalisedInPlaceEqualsTheAutogradPathBitForBit) {
     at::Tensor with_autograd = model->decode_step(batch.tgt_in.select(1, t), autograd_state);
     EXPECT_TRUE(with_autograd.requires_grad());
     EXPECT_TRUE(in_place.equal(with_autograd.detach())) << "position " << t;
+  }
+}
+
+TEST_P(EveryModel, AStepsKernelsEqualTheCompositionThroughReorders) {
+  // Decoding steps with the CPU kernels (the one-pass step attention reading the source's keys
+  // through the rows search left pending) against LibTorch's operators, through beam search's
+  // reorders: rows repeated per hypothesis, permuted within sentences, then a sentence leaving.
+  auto model = tiny_model(GetParam());
+  torch::NoGradGuard no_grad;
+  auto batch = random_batch({6, 2, 4}, {5, 7, 3}, 5);
+  const int64_t beam = 3;
+  DecoderState states[2] = {model->encode(batch.src_tokens, batch.src_pad_mask),
+                            model->encode(batch.src_tokens, batch.src_pad_mask)};
+  const at::Tensor tokens = batch.tgt_in.repeat_interleave(beam, 0);
+  const at::Tensor permuted = torch::tensor({2, 0, 0, 3, 5, 4, 6, 6, 6});
+  const at::Tensor leaving = torch::tensor({0, 1, 2, 6, 7, 8});  // sentence 1 is done
+  at::Tensor rows = torch::arange(tokens.size(0));
+  for (int64_t t = 0; t < tokens.size(1); ++t) {
+    if (t == 1) rows = rows.index_select(0, permuted);
+    if (t == 2) rows = rows.index_select(0, leaving);
+    at::Tensor log_probs[2];
+    for (int kernels : {0, 1}) {
+      testing::KernelSwitch kernel_switch(kernels == 1);
+      DecoderState& state = states[kernels];
+      if (t == 0) state.repeat_rows(beam);
+      if (t == 1) state.reorder(permuted, /*source_rows_changed=*/false);
+      if (t == 2) state.reorder(leaving);
+      log_probs[kernels] = model->decode_step(tokens.index_select(0, rows).select(1, t), state);
+    }
+    ASSERT_EQ(log_probs[1].sizes(), log_probs[0].sizes()) << "position " << t;
+    EXPECT_LT(max_abs_diff(log_probs[1], log_probs[0]), 1e-5) << "position " << t;
   }
 }
 

@@ -1,0 +1,237 @@
+#include "kernels/step_attention.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/record_function.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "kernels/vector_clones.h"
+#include "kernels/vector_math.h"
+
+namespace nmtzoo {
+namespace {
+
+// Raw pointers and element strides of step_attention's operands.
+struct Operands {
+  const float* q;
+  int64_t q_row, q_head;
+  const float* keys;
+  int64_t k_row, k_head, k_position;
+  const float* values;
+  int64_t v_row, v_head, v_position;
+  const int64_t* key_rows;    // null: row b
+  const int64_t* value_rows;  // null: row b
+  const bool* mask;           // null: nothing masked
+  int64_t mask_row, mask_position;
+  const float* relative_keys;    // null: no relative positions
+  const float* relative_values;
+  int64_t max_distance, query_offset;
+  int64_t heads, positions, dim;
+  float* out;  // (B, H, D) contiguous
+};
+
+// Per-thread buffers of one (row, head).
+struct Scratch {
+  explicit Scratch(const Operands& o)
+      : scores(static_cast<size_t>(o.positions)),
+        table_scores(static_cast<size_t>(2 * o.max_distance + 1)),
+        table_weights(table_scores.size()),
+        sum(static_cast<size_t>(o.dim)),
+        table_sum(sum.size()) {}
+  std::vector<float> scores, table_scores, table_weights, sum, table_sum;
+};
+
+// The (row, head) pairs [begin, end) of the flattened (B, H), one function per ISA so that every
+// inner loop below is vectorised at the CPU's width.
+NMTZOO_VECTOR_CLONES
+void attend_range(const Operands& o, int64_t begin, int64_t end, Scratch& scratch) {
+  const int64_t d_size = o.dim, s_size = o.positions;
+  float* scores = scratch.scores.data();
+  float* sum = scratch.sum.data();
+  const int64_t tables = 2 * o.max_distance + 1;
+  for (int64_t pair = begin; pair < end; ++pair) {
+    const int64_t b = pair / o.heads, h = pair % o.heads;
+    const float* q = o.q + b * o.q_row + h * o.q_head;
+    const int64_t key_row = o.key_rows != nullptr ? o.key_rows[b] : b;
+    const int64_t value_row = o.value_rows != nullptr ? o.value_rows[b] : b;
+    const float* keys = o.keys + key_row * o.k_row + h * o.k_head;
+    const float* values = o.values + value_row * o.v_row + h * o.v_head;
+    for (int64_t s = 0; s < s_size; ++s) {
+      const float* key = keys + s * o.k_position;
+      float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+      for (int64_t d = 0; d < d_size; ++d) dot += q[d] * key[d];
+      scores[s] = dot;
+    }
+    if (o.relative_keys != nullptr) {
+      float* table_scores = scratch.table_scores.data();
+      for (int64_t c = 0; c < tables; ++c) {
+        const float* key = o.relative_keys + c * d_size;
+        float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+        for (int64_t d = 0; d < d_size; ++d) dot += q[d] * key[d];
+        table_scores[c] = dot;
+      }
+      for (int64_t s = 0; s < s_size; ++s) {
+        const int64_t c = std::clamp(s - o.query_offset, -o.max_distance, o.max_distance) + o.max_distance;
+        scores[s] += table_scores[c];
+      }
+    }
+    if (o.mask != nullptr) {
+      const bool* mask = o.mask + b * o.mask_row;
+      for (int64_t s = 0; s < s_size; ++s) {
+        if (mask[s * o.mask_position]) scores[s] = -std::numeric_limits<float>::infinity();
+      }
+    }
+    float max = -std::numeric_limits<float>::infinity();
+    for (int64_t s = 0; s < s_size; ++s) max = scores[s] > max ? scores[s] : max;
+    // All keys masked: max is -inf and every weight NaN (-inf - -inf), as softmax gives.
+    float total = 0.0f;
+#pragma omp simd reduction(+ : total)
+    for (int64_t s = 0; s < s_size; ++s) {
+      const float e = exp_nonpositive(scores[s] - max);
+      scores[s] = e;
+      total += e;
+    }
+    for (int64_t s = 0; s < s_size; ++s) scores[s] /= total;
+#pragma omp simd
+    for (int64_t d = 0; d < d_size; ++d) sum[d] = 0.0f;
+    for (int64_t s = 0; s < s_size; ++s) {
+      const float weight = scores[s];
+      const float* value = values + s * o.v_position;
+#pragma omp simd
+      for (int64_t d = 0; d < d_size; ++d) sum[d] += weight * value[d];
+    }
+    if (o.relative_values != nullptr) {
+      float* table_weights = scratch.table_weights.data();
+      float* table_sum = scratch.table_sum.data();
+      std::fill(table_weights, table_weights + tables, 0.0f);
+      for (int64_t s = 0; s < s_size; ++s) {
+        const int64_t c = std::clamp(s - o.query_offset, -o.max_distance, o.max_distance) + o.max_distance;
+        table_weights[c] += scores[s];
+      }
+#pragma omp simd
+      for (int64_t d = 0; d < d_size; ++d) table_sum[d] = 0.0f;
+      for (int64_t c = 0; c < tables; ++c) {
+        const float weight = table_weights[c];
+        const float* value = o.relative_values + c * d_size;
+#pragma omp simd
+        for (int64_t d = 0; d < d_size; ++d) table_sum[d] += weight * value[d];
+      }
+#pragma omp simd
+      for (int64_t d = 0; d < d_size; ++d) sum[d] += table_sum[d];
+    }
+    float* out = o.out + pair * d_size;
+#pragma omp simd
+    for (int64_t d = 0; d < d_size; ++d) out[d] = sum[d];
+  }
+}
+
+bool is_float_cpu(const at::Tensor& t) {
+  return t.defined() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided && t.device().is_cpu();
+}
+
+bool row_index_fits(const at::Tensor& rows, int64_t batch) {
+  return !rows.defined() || (rows.scalar_type() == at::kLong && rows.device().is_cpu() && rows.dim() == 1 &&
+                             rows.size(0) == batch);
+}
+
+const int64_t* checked_rows(const at::Tensor& rows, int64_t limit, const char* name) {
+  if (!rows.defined()) return nullptr;
+  const int64_t* data = rows.data_ptr<int64_t>();
+  const int64_t stride = rows.stride(0);
+  TORCH_CHECK(stride == 1, "step_attention: ", name, " must be contiguous");
+  for (int64_t i = 0; i < rows.size(0); ++i) {
+    TORCH_CHECK(data[i] >= 0 && data[i] < limit, "step_attention: ", name, "[", i, "] = ", data[i],
+                " is not a row of the ", limit, " given");
+  }
+  return data;
+}
+
+}  // namespace
+
+bool step_attention_applies(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                            const at::Tensor& key_rows, const at::Tensor& value_rows,
+                            const at::Tensor& key_pad_mask) {
+  if (!fast_kernels_enabled() || !is_float_cpu(q) || !is_float_cpu(keys) || !is_float_cpu(values)) return false;
+  if (at::GradMode::is_enabled() && (q.requires_grad() || keys.requires_grad() || values.requires_grad())) {
+    return false;
+  }
+  if (q.dim() != 4 || keys.dim() != 4 || values.dim() != 4 || q.size(2) != 1) return false;
+  const int64_t batch = q.size(0);
+  if (keys.size(1) != q.size(1) || keys.size(3) != q.size(3) || values.sizes().slice(1) != keys.sizes().slice(1)) {
+    return false;
+  }
+  if (q.stride(3) != 1 || keys.stride(3) != 1 || values.stride(3) != 1 || keys.size(2) == 0) return false;
+  if (!row_index_fits(key_rows, batch) || !row_index_fits(value_rows, batch)) return false;
+  if (!key_rows.defined() && keys.size(0) != batch) return false;
+  if (!value_rows.defined() && values.size(0) != batch) return false;
+  return !key_pad_mask.defined() ||
+         (key_pad_mask.scalar_type() == at::kBool && key_pad_mask.device().is_cpu() && key_pad_mask.dim() == 2 &&
+          key_pad_mask.size(0) == batch && key_pad_mask.size(1) == keys.size(2));
+}
+
+at::Tensor step_attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                          const at::Tensor& key_rows, const at::Tensor& value_rows,
+                          const at::Tensor& key_pad_mask, const StepRelativePositions* relative) {
+  RECORD_FUNCTION("nmtzoo::step_attention", std::vector<c10::IValue>({q, keys, values}));
+  TORCH_CHECK(step_attention_applies(q, keys, values, key_rows, value_rows, key_pad_mask),
+              "step_attention takes q (B, H, 1, D), keys and values (B', H, S, D) float32 on the CPU "
+              "outside autograd, got q ", q.sizes(), ", keys ", keys.sizes(), ", values ", values.sizes());
+  const int64_t batch = q.size(0), heads = q.size(1), dim = q.size(3);
+  Operands o{};
+  o.q = q.data_ptr<float>();
+  o.q_row = q.stride(0);
+  o.q_head = q.stride(1);
+  o.keys = keys.data_ptr<float>();
+  o.k_row = keys.stride(0);
+  o.k_head = keys.stride(1);
+  o.k_position = keys.stride(2);
+  o.values = values.data_ptr<float>();
+  o.v_row = values.stride(0);
+  o.v_head = values.stride(1);
+  o.v_position = values.stride(2);
+  o.key_rows = checked_rows(key_rows, keys.size(0), "key_rows");
+  o.value_rows = checked_rows(value_rows, values.size(0), "value_rows");
+  if (key_pad_mask.defined()) {
+    o.mask = key_pad_mask.data_ptr<bool>();
+    o.mask_row = key_pad_mask.stride(0);
+    o.mask_position = key_pad_mask.stride(1);
+  }
+  at::Tensor relative_keys, relative_values;
+  if (relative != nullptr) {
+    const int64_t tables = 2 * relative->max_distance + 1;
+    relative_keys = relative->keys.contiguous();
+    relative_values = relative->values.contiguous();
+    for (const at::Tensor* table : {&relative_keys, &relative_values}) {
+      TORCH_CHECK(relative->max_distance >= 0 && is_float_cpu(*table) && table->dim() == 2 &&
+                      table->size(0) == tables && table->size(1) == dim,
+                  "step_attention: relative position tables must be (", tables, ", ", dim,
+                  ") float32 on the CPU, got ", table->sizes(), " ", table->scalar_type());
+    }
+    o.relative_keys = relative_keys.data_ptr<float>();
+    o.relative_values = relative_values.data_ptr<float>();
+    o.max_distance = relative->max_distance;
+    o.query_offset = relative->query_offset;
+  }
+  o.heads = heads;
+  o.positions = keys.size(2);
+  o.dim = dim;
+  at::Tensor out = at::empty({batch, heads, 1, dim}, q.options());
+  o.out = out.data_ptr<float>();
+  // A parallel region costs a few microseconds: at least ~64k multiply-adds per task.
+  const int64_t work = std::max<int64_t>(1, 2 * o.positions * dim);
+  at::parallel_for(0, batch * heads, std::max<int64_t>(1, (int64_t{1} << 16) / work),
+                   [&](int64_t begin, int64_t end) {
+                     Scratch scratch(o);
+                     attend_range(o, begin, end, scratch);
+                   });
+  return out;
+}
+
+}  // namespace nmtzoo

@@ -1,0 +1,47 @@
+// Attention of a decoding step on CPU: one new query position per row against that row's keys
+// and values, scores, masked softmax and weighted sum in one pass per (row, head).
+//
+// Why: the composition runs two batched products whose matrices are 1 x D by D x S (B x H of
+// them, each a oneDNN call of ~0.3 us), a masked_fill and a softmax. At beam 5 over 300 sentences
+// that is 6,000 calls per product and layer; the calls, not the arithmetic, took most of the
+// ~4 ms per layer and step. And the source's keys and values are read through an index
+// (`key_rows`), so the K hypotheses of a sentence share one copy of its encoder keys instead of
+// a K-fold copy gathered again whenever a sentence leaves the batch.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace nmtzoo {
+
+// Shaw et al. (2018) relative positions of self-attention: a key at position j seen from the
+// query at position query_offset adds q . keys[c] to its score and weight * values[c] to the
+// output, c = clamp(j - query_offset, -max_distance, max_distance) + max_distance.
+struct StepRelativePositions {
+  at::Tensor keys;    // (2 max_distance + 1, D)
+  at::Tensor values;  // (2 max_distance + 1, D)
+  int64_t max_distance = 0;
+  int64_t query_offset = 0;
+};
+
+// Whether step_attention takes these operands: outside autograd (or none requires a gradient),
+// fast kernels on, float32 CPU tensors; q (B, H, 1, D); keys and values (B', H, S, D) with
+// contiguous rows of D; key_rows and value_rows (B) int64 or undefined (then B' = B);
+// key_pad_mask (B, S) bool or undefined.
+bool step_attention_applies(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                            const at::Tensor& key_rows, const at::Tensor& value_rows,
+                            const at::Tensor& key_pad_mask);
+
+// (B, H, 1, D), contiguous: for query row b, the keys keys[key_rows[b]] (keys[b] when undefined)
+// and values values[value_rows[b]], scores q . k (q already scaled), plus the relative terms when
+// `relative` is given, -inf where key_pad_mask[b] is true, softmax over S, weighted sum of the
+// values. A row whose keys are all masked gets NaN, as the composition's softmax gives. The
+// exponential is a float32 polynomial (kernels/vector_math.h) and the sums run in another order
+// than oneDNN's products: results equal the composition's up to float32 rounding.
+at::Tensor step_attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                          const at::Tensor& key_rows, const at::Tensor& value_rows,
+                          const at::Tensor& key_pad_mask,
+                          const StepRelativePositions* relative = nullptr);
+
+}  // namespace nmtzoo

@@ -1,0 +1,30 @@
+// Elementwise math that GCC vectorises inside NMTZOO_VECTOR_CLONES loops without -ffast-math
+// (std::exp does not: glibc declares its vector variants only under -ffast-math), shared by the
+// kernels that need a softmax.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace nmtzoo {
+
+// e^x for x <= 0 (a logit minus its row's maximum): x = n ln 2 + r, |r| <= ln 2 / 2, e^r by
+// Cephes' expf polynomial, 2^n from the exponent bits. n is rounded by adding and subtracting
+// 1.5 * 2^23, as std::floor keeps GCC from vectorising the loop without -ffast-math. Below -87
+// (e^x < 1.7e-38, under float's normal range) it returns 0, as flushed denormals would be.
+inline float exp_nonpositive(float x) {
+  const float clamped = std::max(x, -87.0f);
+  const float n = (clamped * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const float r = clamped - n * 0.693359375f + n * 2.12194440e-4f;  // ln 2 in two parts
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t exponent = (static_cast<int32_t>(n) + 127) << 23;
+  return x < -87.0f ? 0.0f : p * __builtin_bit_cast(float, exponent);
+}
+
+}  // namespace nmtzoo
