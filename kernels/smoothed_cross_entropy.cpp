@@ -30,18 +30,8 @@ RowSums max_and_sum(const float* row, int64_t v) {
   return {max, sum};
 }
 
-// out = e^(row - max) (may be row itself); returns the sum of out.
 NMTZOO_VECTOR_CLONES
-float exp_shifted(const float* row, float max, int64_t v, float* out) {
-  float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < v; ++j) {
-    const float e = exp_nonpositive(row[j] - max);
-    out[j] = e;
-    sum += e;
-  }
-  return sum;
-}
+float exp_shifted_row(const float* row, float max, int64_t v, float* out) { return exp_shifted(row, max, v, out); }
 
 // p - q from e = e^(logit - max): e / sum - other; the column sums into bias (if not null).
 NMTZOO_VECTOR_CLONES
@@ -98,7 +88,7 @@ void smoothed_cross_entropy_rows(const at::Tensor& logits, const at::Tensor& tar
       const RowSums sums = max_and_sum(row, v);
       const float target_logit = row[t];
       float* e = out != nullptr ? out + i * v : scratch.data();
-      const float exp_sum = exp_shifted(row, sums.max, v, e);
+      const float exp_sum = exp_shifted_row(row, sums.max, v, e);
       const double log_sum_exp = static_cast<double>(sums.max) + std::log(static_cast<double>(exp_sum));
       nll[i] = log_sum_exp - target_logit;
       // sum_v log p_v = sum_v logit_v - V * log-sum-exp

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -15,6 +17,18 @@
 
 namespace nmtzoo {
 namespace {
+
+// A (B, S) bool mask's data and strides; data null: nothing masked.
+struct MaskView {
+  const bool* data = nullptr;
+  int64_t row = 0, position = 0;
+
+  static MaskView of(const at::Tensor& mask) {
+    if (!mask.defined()) return {};
+    return {mask.data_ptr<bool>(), mask.stride(0), mask.stride(1)};
+  }
+  const bool* row_of(int64_t b) const { return data != nullptr ? data + b * row : nullptr; }
+};
 
 // Raw pointers and element strides of step_attention's operands.
 struct Operands {
@@ -26,14 +40,41 @@ struct Operands {
   int64_t v_row, v_head, v_position;
   const int64_t* key_rows;    // null: row b
   const int64_t* value_rows;  // null: row b
-  const bool* mask;           // null: nothing masked
-  int64_t mask_row, mask_position;
+  MaskView mask;
   const float* relative_keys;    // null: no relative positions
   const float* relative_values;
   int64_t max_distance, query_offset;
   int64_t heads, positions, dim;
   float* out;  // (B, H, D) contiguous
 };
+
+// scores[0..n) -> their softmax, -inf where mask[s * mask_stride] (mask may be null). Inlined into
+// the vectorised callers. All keys masked: max is -inf and every weight NaN (-inf - -inf), as
+// LibTorch's softmax gives.
+inline void masked_softmax(float* scores, int64_t n, const bool* mask, int64_t mask_stride) {
+  if (mask != nullptr) {
+    for (int64_t s = 0; s < n; ++s) {
+      if (mask[s * mask_stride]) scores[s] = -std::numeric_limits<float>::infinity();
+    }
+  }
+  float max = -std::numeric_limits<float>::infinity();
+  for (int64_t s = 0; s < n; ++s) max = scores[s] > max ? scores[s] : max;
+  const float total = exp_shifted(scores, max, n, scores);
+  for (int64_t s = 0; s < n; ++s) scores[s] /= total;
+}
+
+// out[0..width) = sum over s < n of weights[s] rows[s * row_stride + 0..width), in order of s.
+inline void weighted_sum(const float* weights, int64_t n, const float* rows, int64_t row_stride, int64_t width,
+                         float* out) {
+#pragma omp simd
+  for (int64_t d = 0; d < width; ++d) out[d] = 0.0f;
+  for (int64_t s = 0; s < n; ++s) {
+    const float weight = weights[s];
+    const float* row = rows + s * row_stride;
+#pragma omp simd
+    for (int64_t d = 0; d < width; ++d) out[d] += weight * row[d];
+  }
+}
 
 // Per-thread buffers of one (row, head).
 struct Scratch {
@@ -82,31 +123,8 @@ void attend_range(const Operands& o, int64_t begin, int64_t end, Scratch& scratc
         scores[s] += table_scores[c];
       }
     }
-    if (o.mask != nullptr) {
-      const bool* mask = o.mask + b * o.mask_row;
-      for (int64_t s = 0; s < s_size; ++s) {
-        if (mask[s * o.mask_position]) scores[s] = -std::numeric_limits<float>::infinity();
-      }
-    }
-    float max = -std::numeric_limits<float>::infinity();
-    for (int64_t s = 0; s < s_size; ++s) max = scores[s] > max ? scores[s] : max;
-    // All keys masked: max is -inf and every weight NaN (-inf - -inf), as softmax gives.
-    float total = 0.0f;
-#pragma omp simd reduction(+ : total)
-    for (int64_t s = 0; s < s_size; ++s) {
-      const float e = exp_nonpositive(scores[s] - max);
-      scores[s] = e;
-      total += e;
-    }
-    for (int64_t s = 0; s < s_size; ++s) scores[s] /= total;
-#pragma omp simd
-    for (int64_t d = 0; d < d_size; ++d) sum[d] = 0.0f;
-    for (int64_t s = 0; s < s_size; ++s) {
-      const float weight = scores[s];
-      const float* value = values + s * o.v_position;
-#pragma omp simd
-      for (int64_t d = 0; d < d_size; ++d) sum[d] += weight * value[d];
-    }
+    masked_softmax(scores, s_size, o.mask.row_of(b), o.mask.position);
+    weighted_sum(scores, s_size, values, o.v_position, d_size, sum);
     if (o.relative_values != nullptr) {
       float* table_weights = scratch.table_weights.data();
       float* table_sum = scratch.table_sum.data();
@@ -115,20 +133,57 @@ void attend_range(const Operands& o, int64_t begin, int64_t end, Scratch& scratc
         const int64_t c = std::clamp(s - o.query_offset, -o.max_distance, o.max_distance) + o.max_distance;
         table_weights[c] += scores[s];
       }
-#pragma omp simd
-      for (int64_t d = 0; d < d_size; ++d) table_sum[d] = 0.0f;
-      for (int64_t c = 0; c < tables; ++c) {
-        const float weight = table_weights[c];
-        const float* value = o.relative_values + c * d_size;
-#pragma omp simd
-        for (int64_t d = 0; d < d_size; ++d) table_sum[d] += weight * value[d];
-      }
+      weighted_sum(table_weights, tables, o.relative_values, d_size, d_size, table_sum);
 #pragma omp simd
       for (int64_t d = 0; d < d_size; ++d) sum[d] += table_sum[d];
     }
     float* out = o.out + pair * d_size;
 #pragma omp simd
     for (int64_t d = 0; d < d_size; ++d) out[d] = sum[d];
+  }
+}
+
+// Raw pointers and element strides of step_context's operands.
+struct ContextOperands {
+  const float* query;
+  int64_t query_row;
+  const float* keys;
+  int64_t k_row, k_position;
+  const float* energy;  // null: dot-product scores times scale
+  float scale;
+  const float* memory;
+  int64_t m_row, m_position;
+  const int64_t* key_rows;     // null: row b
+  const int64_t* memory_rows;  // null: row b
+  MaskView mask;
+  int64_t positions, width, dim;
+  float* context;  // (B, M) contiguous
+  float* weights;  // (B, S) contiguous
+};
+
+NMTZOO_VECTOR_CLONES
+void context_range(const ContextOperands& o, int64_t begin, int64_t end) {
+  const int64_t a_size = o.width, m_size = o.dim, s_size = o.positions;
+  for (int64_t b = begin; b < end; ++b) {
+    const float* query = o.query + b * o.query_row;
+    const float* keys = o.keys + (o.key_rows != nullptr ? o.key_rows[b] : b) * o.k_row;
+    const float* memory = o.memory + (o.memory_rows != nullptr ? o.memory_rows[b] : b) * o.m_row;
+    float* weights = o.weights + b * s_size;
+    for (int64_t s = 0; s < s_size; ++s) {
+      const float* key = keys + s * o.k_position;
+      float score = 0.0f;
+      if (o.energy != nullptr) {
+#pragma omp simd reduction(+ : score)
+        for (int64_t a = 0; a < a_size; ++a) score += o.energy[a] * tanh_by_exp(query[a] + key[a]);
+      } else {
+#pragma omp simd reduction(+ : score)
+        for (int64_t a = 0; a < a_size; ++a) score += query[a] * key[a];
+        score *= o.scale;
+      }
+      weights[s] = score;
+    }
+    masked_softmax(weights, s_size, o.mask.row_of(b), o.mask.position);
+    weighted_sum(weights, s_size, memory, o.m_position, m_size, o.context + b * m_size);
   }
 }
 
@@ -139,6 +194,19 @@ bool is_float_cpu(const at::Tensor& t) {
 bool row_index_fits(const at::Tensor& rows, int64_t batch) {
   return !rows.defined() || (rows.scalar_type() == at::kLong && rows.device().is_cpu() && rows.dim() == 1 &&
                              rows.size(0) == batch);
+}
+
+bool mask_fits(const at::Tensor& mask, int64_t batch, int64_t positions) {
+  return !mask.defined() || (mask.scalar_type() == at::kBool && mask.device().is_cpu() && mask.dim() == 2 &&
+                             mask.size(0) == batch && mask.size(1) == positions);
+}
+
+bool without_gradients(std::initializer_list<const at::Tensor*> tensors) {
+  if (!at::GradMode::is_enabled()) return true;
+  for (const at::Tensor* t : tensors) {
+    if (t->defined() && t->requires_grad()) return false;
+  }
+  return true;
 }
 
 const int64_t* checked_rows(const at::Tensor& rows, int64_t limit, const char* name) {
@@ -159,9 +227,7 @@ bool step_attention_applies(const at::Tensor& q, const at::Tensor& keys, const a
                             const at::Tensor& key_rows, const at::Tensor& value_rows,
                             const at::Tensor& key_pad_mask) {
   if (!fast_kernels_enabled() || !is_float_cpu(q) || !is_float_cpu(keys) || !is_float_cpu(values)) return false;
-  if (at::GradMode::is_enabled() && (q.requires_grad() || keys.requires_grad() || values.requires_grad())) {
-    return false;
-  }
+  if (!without_gradients({&q, &keys, &values})) return false;
   if (q.dim() != 4 || keys.dim() != 4 || values.dim() != 4 || q.size(2) != 1) return false;
   const int64_t batch = q.size(0);
   if (keys.size(1) != q.size(1) || keys.size(3) != q.size(3) || values.sizes().slice(1) != keys.sizes().slice(1)) {
@@ -171,9 +237,7 @@ bool step_attention_applies(const at::Tensor& q, const at::Tensor& keys, const a
   if (!row_index_fits(key_rows, batch) || !row_index_fits(value_rows, batch)) return false;
   if (!key_rows.defined() && keys.size(0) != batch) return false;
   if (!value_rows.defined() && values.size(0) != batch) return false;
-  return !key_pad_mask.defined() ||
-         (key_pad_mask.scalar_type() == at::kBool && key_pad_mask.device().is_cpu() && key_pad_mask.dim() == 2 &&
-          key_pad_mask.size(0) == batch && key_pad_mask.size(1) == keys.size(2));
+  return mask_fits(key_pad_mask, batch, keys.size(2));
 }
 
 at::Tensor step_attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
@@ -198,11 +262,7 @@ at::Tensor step_attention(const at::Tensor& q, const at::Tensor& keys, const at:
   o.v_position = values.stride(2);
   o.key_rows = checked_rows(key_rows, keys.size(0), "key_rows");
   o.value_rows = checked_rows(value_rows, values.size(0), "value_rows");
-  if (key_pad_mask.defined()) {
-    o.mask = key_pad_mask.data_ptr<bool>();
-    o.mask_row = key_pad_mask.stride(0);
-    o.mask_position = key_pad_mask.stride(1);
-  }
+  o.mask = MaskView::of(key_pad_mask);
   at::Tensor relative_keys, relative_values;
   if (relative != nullptr) {
     const int64_t tables = 2 * relative->max_distance + 1;
@@ -232,6 +292,60 @@ at::Tensor step_attention(const at::Tensor& q, const at::Tensor& keys, const at:
                      attend_range(o, begin, end, scratch);
                    });
   return out;
+}
+
+bool step_context_applies(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& energy,
+                          const at::Tensor& memory, const at::Tensor& key_rows, const at::Tensor& memory_rows,
+                          const at::Tensor& key_pad_mask) {
+  if (!fast_kernels_enabled() || !is_float_cpu(query) || !is_float_cpu(keys) || !is_float_cpu(memory)) return false;
+  if (energy.defined() && !is_float_cpu(energy)) return false;
+  if (!without_gradients({&query, &keys, &energy, &memory})) return false;
+  if (query.dim() != 2 || keys.dim() != 3 || memory.dim() != 3) return false;
+  const int64_t batch = query.size(0);
+  if (keys.size(2) != query.size(1) || memory.size(1) != keys.size(1) || keys.size(1) == 0) return false;
+  if (energy.defined() && (energy.dim() != 1 || energy.size(0) != query.size(1))) return false;
+  if (query.stride(1) != 1 || keys.stride(2) != 1 || memory.stride(2) != 1) return false;
+  if (!row_index_fits(key_rows, batch) || !row_index_fits(memory_rows, batch)) return false;
+  if (!key_rows.defined() && keys.size(0) != batch) return false;
+  if (!memory_rows.defined() && memory.size(0) != batch) return false;
+  return mask_fits(key_pad_mask, batch, keys.size(1));
+}
+
+std::tuple<at::Tensor, at::Tensor> step_context(const at::Tensor& query, const at::Tensor& keys,
+                                                const at::Tensor& energy, double scale, const at::Tensor& memory,
+                                                const at::Tensor& key_rows, const at::Tensor& memory_rows,
+                                                const at::Tensor& key_pad_mask) {
+  RECORD_FUNCTION("nmtzoo::step_context", std::vector<c10::IValue>({query, keys, memory}));
+  TORCH_CHECK(step_context_applies(query, keys, energy, memory, key_rows, memory_rows, key_pad_mask),
+              "step_context takes query (B, A), keys (B', S, A), memory (B'', S, M) float32 on the CPU "
+              "outside autograd, got query ", query.sizes(), ", keys ", keys.sizes(), ", memory ", memory.sizes());
+  const int64_t batch = query.size(0);
+  at::Tensor energy_row = energy.defined() ? energy.contiguous() : at::Tensor();
+  ContextOperands o{};
+  o.query = query.data_ptr<float>();
+  o.query_row = query.stride(0);
+  o.keys = keys.data_ptr<float>();
+  o.k_row = keys.stride(0);
+  o.k_position = keys.stride(1);
+  o.energy = energy_row.defined() ? energy_row.data_ptr<float>() : nullptr;
+  o.scale = static_cast<float>(scale);
+  o.memory = memory.data_ptr<float>();
+  o.m_row = memory.stride(0);
+  o.m_position = memory.stride(1);
+  o.key_rows = checked_rows(key_rows, keys.size(0), "key_rows");
+  o.memory_rows = checked_rows(memory_rows, memory.size(0), "memory_rows");
+  o.mask = MaskView::of(key_pad_mask);
+  o.positions = keys.size(1);
+  o.width = keys.size(2);
+  o.dim = memory.size(2);
+  at::Tensor context = at::empty({batch, o.dim}, query.options());
+  at::Tensor weights = at::empty({batch, o.positions}, query.options());
+  o.context = context.data_ptr<float>();
+  o.weights = weights.data_ptr<float>();
+  const int64_t work = std::max<int64_t>(1, o.positions * (o.width + o.dim));
+  at::parallel_for(0, batch, std::max<int64_t>(1, (int64_t{1} << 16) / work),
+                   [&](int64_t begin, int64_t end) { context_range(o, begin, end); });
+  return {context, weights};
 }
 
 }  // namespace nmtzoo

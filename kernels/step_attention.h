@@ -12,6 +12,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <tuple>
 
 namespace nmtzoo {
 
@@ -43,5 +44,28 @@ at::Tensor step_attention(const at::Tensor& q, const at::Tensor& keys, const at:
                           const at::Tensor& key_rows, const at::Tensor& value_rows,
                           const at::Tensor& key_pad_mask,
                           const StepRelativePositions* relative = nullptr);
+
+// The RNN decoder's attention of a step: one query per row over its source positions, scored
+// additively (Bahdanau et al. 2015: energy . tanh(query + key), the query already projected) or
+// by dot product times `scale` (Luong et al. 2015's dot and general), a masked softmax and the
+// weighted sum of the encoder outputs (`memory`, as wide as it is, not as the keys). Why: the
+// composition writes the (B, S, A) sums and their tanh (46 MB each per step at beam 5 over 300
+// sentences with A = 512), and its weighted sum is B products of 1 x S by S x M, a oneDNN call
+// each. Keys and memory are read through row indices as in step_attention.
+//
+// Takes: outside autograd (or nothing requires a gradient), fast kernels on, float32 CPU; query
+// (B, A); keys (B', S, A) and memory (B'', S, M) with contiguous rows; energy (A) or undefined
+// (dot scores); key_rows, memory_rows and key_pad_mask as for step_attention.
+bool step_context_applies(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& energy,
+                          const at::Tensor& memory, const at::Tensor& key_rows, const at::Tensor& memory_rows,
+                          const at::Tensor& key_pad_mask);
+
+// Returns the context (B, M) and the weights (B, S); a row whose positions are all masked gets
+// NaN, as the composition's softmax gives. tanh and the exponential are float32 polynomials
+// (kernels/vector_math.h): equal to the composition up to rounding.
+std::tuple<at::Tensor, at::Tensor> step_context(const at::Tensor& query, const at::Tensor& keys,
+                                                const at::Tensor& energy, double scale, const at::Tensor& memory,
+                                                const at::Tensor& key_rows, const at::Tensor& memory_rows,
+                                                const at::Tensor& key_pad_mask);
 
 }  // namespace nmtzoo

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace nmtzoo {
@@ -25,6 +26,27 @@ inline float exp_nonpositive(float x) {
   p = p * r * r + r + 1.0f;
   const int32_t exponent = (static_cast<int32_t>(n) + 127) << 23;
   return x < -87.0f ? 0.0f : p * __builtin_bit_cast(float, exponent);
+}
+
+// out[0..n) = e^(row - max) (out may be row itself), for a row whose maximum is max; returns the
+// sum of out.
+inline float exp_shifted(const float* row, float max, int64_t n, float* out) {
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < n; ++j) {
+    const float e = exp_nonpositive(row[j] - max);
+    out[j] = e;
+    sum += e;
+  }
+  return sum;
+}
+
+// tanh(x) = sign(x) (1 - e) / (1 + e), e = e^(-2|x|) <= 1; absolute error ~1e-7 (relative error
+// grows only where |x| < 1e-3, where tanh(x) itself is that small).
+inline float tanh_by_exp(float x) {
+  const float e = exp_nonpositive(-2.0f * std::fabs(x));
+  const float t = (1.0f - e) / (1.0f + e);
+  return x < 0.0f ? -t : t;
 }
 
 }  // namespace nmtzoo

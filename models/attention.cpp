@@ -5,10 +5,11 @@
 #include <cmath>
 
 #include "kernels/batched_matmul.h"
+#include "kernels/kernels.h"
+#include "kernels/step_attention.h"
 #include "models/functional.h"
 
 namespace nmtzoo {
-
 
 AttentionImpl::AttentionImpl(const AttentionOptions& options_) : options(options_) { reset(); }
 
@@ -87,6 +88,34 @@ std::tuple<Tensor, Tensor> AttentionImpl::forward(const Tensor& query, const Ten
   Tensor context = batched_matmul(weights, keys);                             // (B, T, Dk)
   if (single_step) return {context.squeeze(1), weights.squeeze(1)};
   return {context, weights};
+}
+
+std::optional<std::tuple<Tensor, Tensor>> AttentionImpl::forward_step_in_one_pass(
+    const Tensor& query, const Tensor& keys, const Tensor& key_rows, const Tensor& key_pad_mask,
+    const Tensor& projected_keys, const Tensor& projected_rows) {
+  // Before the query's projection, what rules the kernel out during training.
+  if (!fast_kernels_enabled() || query.dim() != 2 || !projected_keys.defined() ||
+      (at::GradMode::is_enabled() && query.requires_grad())) {
+    return std::nullopt;
+  }
+  Tensor scored = query, energy_weights;
+  double scale = 1.0;
+  switch (options.score()) {
+    case AttentionScore::kAdditive:
+      scored = apply_linear(query, *query_proj);
+      energy_weights = energy->weight.view({-1});
+      break;
+    case AttentionScore::kScaledDot:
+      scale = 1.0 / std::sqrt(static_cast<double>(options.query_dim()));
+      break;
+    case AttentionScore::kGeneral:
+    case AttentionScore::kDot:
+      break;
+  }
+  if (!step_context_applies(scored, projected_keys, energy_weights, keys, projected_rows, key_rows, key_pad_mask)) {
+    return std::nullopt;
+  }
+  return step_context(scored, projected_keys, energy_weights, scale, keys, projected_rows, key_rows, key_pad_mask);
 }
 
 }  // namespace nmtzoo

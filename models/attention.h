@@ -7,6 +7,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
+#include <optional>
 #include <tuple>
 
 #include "models/options/attention_options.h"
@@ -31,6 +32,17 @@ class AttentionImpl : public torch::nn::Cloneable<AttentionImpl> {
   std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& keys,
                                      const Tensor& key_pad_mask = {},
                                      const Tensor& projected_keys = {});
+
+  // A decoding step in one pass (kernels/step_attention.h: outside autograd, on the CPU), keys
+  // and projected keys read through the rows search left pending (row b of keys is
+  // keys[key_rows[b]], undefined: row b). query (B, Dq). Returns forward's (B, Dk) and (B, S), or
+  // nothing when the kernel does not take the operands: the caller then gathers the rows and
+  // calls forward.
+  std::optional<std::tuple<Tensor, Tensor>> forward_step_in_one_pass(const Tensor& query, const Tensor& keys,
+                                                                     const Tensor& key_rows,
+                                                                     const Tensor& key_pad_mask,
+                                                                     const Tensor& projected_keys,
+                                                                     const Tensor& projected_rows);
 
   AttentionOptions options;
   torch::nn::Linear query_proj{nullptr};  // additive: W

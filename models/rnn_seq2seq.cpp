@@ -168,6 +168,13 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
   Tensor* cell = lstm() ? &state["cell"] : nullptr;
   auto attend = [&](const Tensor& query) -> std::pair<Tensor, Tensor> {
     if (!attention) return {state["context"], Tensor()};
+    // One pass over the source as search keeps it (one copy per sentence), else gathered rows.
+    const auto memory = state.indexed(kMemorySlot);
+    const auto keys = state.indexed("keys");
+    if (auto step = attention->forward_step_in_one_pass(query, memory.value, memory.rows, state[kMemoryPadMaskSlot],
+                                                        keys.value, keys.rows)) {
+      return {std::get<0>(*step), std::get<1>(*step)};
+    }
     auto [context, weights] =
         attention->forward(query, state[kMemorySlot], state[kMemoryPadMaskSlot], state["keys"]);
     return {context, weights};

@@ -156,5 +156,94 @@ TEST(StepAttention, LeavesOtherOperandsToTheComposition) {
   EXPECT_THROW(step_attention(q, keys, keys, {}, {}, {}, &wrong_table), c10::Error);
 }
 
+// step_context's composition in float64.
+std::pair<torch::Tensor, torch::Tensor> composed_context(const torch::Tensor& query, const torch::Tensor& keys,
+                                                         const torch::Tensor& energy, double scale,
+                                                         const torch::Tensor& memory, const torch::Tensor& key_rows,
+                                                         const torch::Tensor& memory_rows, const torch::Tensor& mask) {
+  torch::Tensor k = (key_rows.defined() ? keys.index_select(0, key_rows) : keys).to(torch::kDouble);
+  torch::Tensor m = (memory_rows.defined() ? memory.index_select(0, memory_rows) : memory).to(torch::kDouble);
+  torch::Tensor q = query.to(torch::kDouble).unsqueeze(1);  // (B, 1, A)
+  torch::Tensor scores = energy.defined() ? torch::matmul(torch::tanh(q + k), energy.to(torch::kDouble))
+                                          : (k * q).sum(-1) * scale;  // (B, S)
+  if (mask.defined()) scores = scores.masked_fill(mask, -std::numeric_limits<double>::infinity());
+  torch::Tensor weights = scores.softmax(-1);
+  return {torch::matmul(weights.unsqueeze(1), m).squeeze(1), weights};
+}
+
+void expect_context_as_composed(const torch::Tensor& query, const torch::Tensor& keys, const torch::Tensor& energy,
+                                double scale, const torch::Tensor& memory, const torch::Tensor& key_rows,
+                                const torch::Tensor& memory_rows, const torch::Tensor& mask) {
+  ASSERT_TRUE(step_context_applies(query, keys, energy, memory, key_rows, memory_rows, mask));
+  auto [context, weights] = step_context(query, keys, energy, scale, memory, key_rows, memory_rows, mask);
+  auto [expected_context, expected_weights] =
+      composed_context(query, keys, energy, scale, memory, key_rows, memory_rows, mask);
+  ASSERT_EQ(context.sizes(), expected_context.sizes());
+  ASSERT_EQ(weights.sizes(), expected_weights.sizes());
+  EXPECT_TRUE(torch::allclose(context.to(torch::kDouble), expected_context, 1e-5, 1e-5))
+      << (context.to(torch::kDouble) - expected_context).abs().max();
+  EXPECT_TRUE(torch::allclose(weights.to(torch::kDouble), expected_weights, 1e-5, 1e-6))
+      << (weights.to(torch::kDouble) - expected_weights).abs().max();
+}
+
+TEST(StepContext, AdditiveAndDotScoresEqualTheComposition) {
+  testing::KernelSwitch on(true);
+  torch::manual_seed(8);
+  for (int threads : {1, 2}) {
+    testing::ThreadCount thread_count(threads);
+    for (int64_t width : {1, 17, 64}) {
+      for (int64_t positions : {1, 4, 29}) {
+        const int64_t batch = 13, memory_width = 2 * width + 3;
+        // Scores from tiny to saturated tanh: keys and queries up to ~+-9.
+        torch::Tensor query = torch::randn({batch, width}) * 3;
+        torch::Tensor keys = torch::randn({batch, positions, width}) * 3;
+        torch::Tensor memory = torch::randn({batch, positions + 2, memory_width}).narrow(1, 1, positions);
+        torch::Tensor mask = torch::arange(positions).unsqueeze(0) >= torch::randint(1, positions + 1, {batch, 1});
+        torch::Tensor energy = torch::randn({width});
+        expect_context_as_composed(query, keys, energy, 1.0, memory, {}, {}, mask);
+        expect_context_as_composed(query, keys, {}, 0.125, memory.contiguous(), {}, {}, {});
+      }
+    }
+  }
+}
+
+TEST(StepContext, ReadsKeysAndMemoryThroughRowIndices) {
+  testing::KernelSwitch on(true);
+  torch::manual_seed(9);
+  const int64_t sentences = 3, beam = 4, positions = 7, width = 12;
+  torch::Tensor keys = torch::randn({sentences, positions, width});
+  torch::Tensor memory = torch::randn({sentences, positions, 2 * width});
+  torch::Tensor mask = torch::arange(positions).unsqueeze(0) >= torch::tensor({7, 2, 5}).unsqueeze(1);
+  torch::Tensor rows = torch::arange(sentences).repeat_interleave(beam).index_select(
+      0, torch::tensor({0, 0, 2, 3, 5, 5, 5, 6, 8, 11}));
+  torch::Tensor query = torch::randn({rows.size(0), width});
+  expect_context_as_composed(query, keys, torch::randn({width}), 1.0, memory, rows, rows, mask.index_select(0, rows));
+  expect_context_as_composed(query, keys.index_select(0, rows), {}, 1.0, memory, {}, rows, {});
+}
+
+TEST(StepContext, AFullyMaskedRowIsNaNAndOtherOperandsAreRefused) {
+  testing::KernelSwitch on(true);
+  torch::Tensor query = torch::randn({2, 4});
+  torch::Tensor keys = torch::randn({2, 3, 4});
+  torch::Tensor memory = torch::randn({2, 3, 6});
+  torch::Tensor mask = torch::tensor({false, true, true, true, true, true}, torch::kBool).view({2, 3});
+  auto [context, weights] = step_context(query, keys, {}, 1.0, memory, {}, {}, mask);
+  EXPECT_TRUE(context[1].isnan().all().item<bool>());
+  EXPECT_TRUE(weights[0].equal(torch::tensor({1.0f, 0.0f, 0.0f})));
+  EXPECT_TRUE(context[0].equal(memory[0][0]));
+  EXPECT_FALSE(step_context_applies(query.unsqueeze(1), keys, {}, memory, {}, {}, {}));  // (B, T, A)
+  EXPECT_FALSE(step_context_applies(query.to(torch::kBFloat16), keys, {}, memory, {}, {}, {}));
+  EXPECT_FALSE(step_context_applies(query.clone().requires_grad_(), keys, {}, memory, {}, {}, {}));
+  EXPECT_FALSE(step_context_applies(query, keys, torch::randn({3}), memory, {}, {}, {}));  // energy of 3
+  EXPECT_FALSE(step_context_applies(query, keys, {}, torch::randn({2, 4, 6}), {}, {}, {}));  // 4 positions
+  EXPECT_FALSE(step_context_applies(query, keys, {}, memory.transpose(1, 2).contiguous().transpose(1, 2), {}, {}, {}));
+  EXPECT_FALSE(step_context_applies(query, keys, {}, memory, torch::tensor({0, 1, 1}), {}, {}));  // 3 rows for 2
+  {
+    testing::KernelSwitch off(false);
+    EXPECT_FALSE(step_context_applies(query, keys, {}, memory, {}, {}, {}));
+  }
+  EXPECT_THROW(step_context(query, keys, {}, 1.0, memory, {}, torch::tensor({0, 5}), {}), c10::Error);
+}
+
 }  // namespace
 }  // namespace nmtzoo
