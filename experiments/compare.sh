@@ -4,17 +4,17 @@
 #                          [--seeds N] [--ensemble "transformer rnn"] [--fresh]
 #                          [--tests "test_2016_flickr ..."] [--baseline MODEL]
 #                          [--config MODEL=FILE ...] [--set MODEL:KEY=VALUE ...]
-#                          [--run MODEL=RUN_DIR ...] [--no-report] [--train-only [--train-bin DIR]]
+#                          [--run MODEL=RUN_DIR ...] [--no-report] [--train-only] [--frozen-bin DIR]
 # One direction of an experiment plan: experiments/run_plan.sh runs it for each direction of a
 # plan file, with the plan's configs (--config; default configs/multi30k_<pair>_<model>.yaml) and
 # overrides (--set, for one model's runs: languages, tokenizer, budget, test sets; they are part
 # of the recipe a kept folder is checked against). --run gives a model a run folder of its own
 # instead of runs/multi30k_<pair>_<model> (a multilingual model, trained once for all its
 # directions and decoded in each); --no-report only trains, decodes and scores (no report, no
-# ensemble). --train-only only trains (resuming, checking recipes as always), with the
-# nmtzoo-train and nmtzoo-config of --train-bin DIR when given (a frozen copy of the build, which
-# then is not rebuilt), so long trainings go on while the tree changes; a later run decodes. A run
-# another process is training is then skipped, so two --train-only runners share a plan.
+# ensemble). --train-only only trains (resuming, checking recipes as always); a later run decodes.
+# A run another process is training is then skipped, so two --train-only runners share a plan.
+# --frozen-bin DIR runs every step (training, decoding, scoring, report) with the apps of DIR, a
+# frozen copy of build/bin, which then is not rebuilt, so long runs go on while the tree changes.
 # For each model: trains from scratch with its config (an interrupted
 # run in runs/ is resumed), averages the last 5 checkpoints and the 5 best-validated ones, picks
 # on val the checkpoint (an average or the best one) and length penalty
@@ -37,10 +37,10 @@ source "$(dirname "$0")/lib/common.sh"
 pair=de_en
 models="transformer rnn rnn_encdec rnn_luong"
 seeds=1
-parse_args "pair: models: seeds: ensemble: fresh tests: baseline: config+ set+ run+ no-report train-only train-bin:" "$@"
+parse_args "pair: models: seeds: ensemble: fresh tests: baseline: config+ set+ run+ no-report train-only frozen-bin:" "$@"
 expect_args 0
 positive_integer --seeds "$seeds"
-[[ -z "$train_bin" ]] || train_bin="$(realpath "$train_bin")"
+[[ -z "$frozen_bin" ]] || frozen_bin="$(realpath "$frozen_bin")"
 declare -A model_config model_sets
 for model in $models; do model_config[$model]="configs/multi30k_${pair}_${model}.yaml"; done
 for ((i = 1; i < ${#config_args[@]}; i += 2)); do
@@ -63,7 +63,7 @@ test_sets="$tests"  # start_experiment sets tests to Multi30k's test sets
 source "$root/experiments/lib/model_run.sh"
 start_experiment
 [[ -z "$test_sets" ]] || read -ra tests <<< "$test_sets"
-bin=build/bin
+bin="$apps"
 mkdir -p "$report"
 gzip -dc "data/multi30k/test_2016_flickr.$src.gz" | sed -n 1,3p > "$report/attention_sources.txt"
 # The folders of every model's seeds (seed_folder), seed by seed, so an interrupted experiment

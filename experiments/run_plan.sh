@@ -4,9 +4,11 @@
 #   experiments/run_plan.sh PLAN [--fresh]     run what is left, then report
 #   experiments/run_plan.sh PLAN --status      show the grid's progress only
 #   experiments/run_plan.sh PLAN --report      rebuild the report from the kept folders only
-#   experiments/run_plan.sh PLAN --train-only [--train-bin DIR]
-#                                              train what is left, decode nothing (DIR: a frozen
-#                                              copy of build/bin to train with, not rebuilt)
+#   experiments/run_plan.sh PLAN --train-only  train what is left, decode nothing
+#   experiments/run_plan.sh PLAN --frozen-bin DIR [...]
+#                                              run every step with the apps of DIR, a frozen
+#                                              copy of build/bin (not rebuilt), so the tree may
+#                                              be rebuilt meanwhile
 # The plan is checked first (build/bin/nmtzoo-plan: an error names its line and key). Each
 # direction is one experiments/compare.sh run with the plan's configs and overrides: finished
 # runs whose recipe (resolved config) is unchanged are kept, an interrupted one is resumed, a
@@ -18,27 +20,25 @@
 # reports/multi30k_<pair>/.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
-parse_args "fresh status report train-only train-bin:" "$@"
+parse_args "fresh status report train-only frozen-bin:" "$@"
 expect_args 1
-[[ -z "$train_bin" ]] || train_bin="$(realpath "$train_bin")"
+[[ -z "$frozen_bin" ]] || frozen_bin="$(realpath "$frozen_bin")"
 plan="$(realpath --relative-to="$root" "${args[0]}")" || die "no plan file '${args[0]}'"
 prepare_workspace
 [[ -f "$plan" ]] || die "no plan file '${args[0]}'"
-bin="${train_bin:-build/bin}"
+bin="$apps"
 grid="$("$bin/nmtzoo-plan" runs "$plan")" || die "the plan $plan has errors (above)"
 if ((status)); then exec "$bin/nmtzoo-plan" status "$plan"; fi
 if ((!report)); then
-  fresh_args=()
-  ((fresh)) && fresh_args=(--fresh)
-  if ((train_only)); then
-    fresh_args+=(--train-only)
-    [[ -z "$train_bin" ]] || fresh_args+=(--train-bin "$train_bin")
-  fi
+  compare_args=()
+  ((fresh)) && compare_args=(--fresh)
+  ((train_only)) && compare_args+=(--train-only)
+  [[ -z "$frozen_bin" ]] || compare_args+=(--frozen-bin "$frozen_bin")
   while IFS=$'\t' read -ra direction; do
     echo "== progress of $plan"
     "$bin/nmtzoo-plan" status "$plan" | tail -1
     echo "== direction ${direction[1]}"
-    experiments/compare.sh "${direction[@]}" "${fresh_args[@]}"
+    experiments/compare.sh "${direction[@]}" "${compare_args[@]}"
   done <<< "$grid"
   "$bin/nmtzoo-plan" status "$plan" | tail -1
 fi

@@ -28,6 +28,7 @@ if [[ -z "$bin" ]]; then
   "$root/scripts/build.sh" >/dev/null
   bin="$root/build/bin"
 fi
+apps="$bin"
 cd "$root"
 run="runs/screen/$name"
 # compare.sh's plumbing: a tried recipe's run may become a model's seed (promote_recipe.sh).

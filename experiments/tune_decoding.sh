@@ -2,6 +2,7 @@
 # Decoding choices tuned on the validation set only (never on a test set):
 #   experiments/tune_decoding.sh RUN_DIR SRC TGT OUT.tsv
 #   experiments/tune_decoding.sh --ensemble "A.pt B.pt ..." SRC TGT OUT.tsv
+# (--frozen-bin DIR: run the apps of DIR, a copy of build/bin, instead)
 # Run from the project folder. Translates data/multi30k/val.SRC with the run's last checkpoint,
 # its average of the last 5 (RUN_DIR/averaged.pt, made by experiments/compare.sh), greedy and
 # beam 5 with several length penalties, the run's best checkpoint by validation BLEU (checkpoints/checkpoint_best.pt) and,
@@ -18,11 +19,11 @@
 # "LENGTH_PENALTY ALPHA WEIGHTS MODE".
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
-parse_args "ensemble:" "$@"
+parse_args "ensemble: frozen-bin:" "$@"
 [[ -n "$ensemble" ]] && args=("" "${args[@]}")  # no run folder
 expect_args 4
 run="${args[0]}"; src="${args[1]}"; tgt="${args[2]}"; out="${args[3]}"
-bin=build/bin
+bin="${frozen_bin:-build/bin}"
 val_src="data/multi30k/val.$src.gz"
 val_ref="data/multi30k/val.$tgt.gz"
 scratch="$(mktemp -d)"

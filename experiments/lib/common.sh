@@ -22,9 +22,9 @@
 #   positive_integer NAME VALUE
 #                       exits with a usage error unless VALUE is a positive integer
 #   prepare_workspace   gets Multi30k into data/multi30k (scripts/data-dir.sh), builds build/bin
-#                       (scripts/build.sh) unless the script trains with another build
-#                       ($train_bin, a frozen copy that must not change under its runs), and
-#                       enters root
+#                       (scripts/build.sh) unless the script runs another build ($frozen_bin, a
+#                       copy of build/bin that must not change under its runs), sets apps to the
+#                       folder of the apps to run, and enters root
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 script="$(basename "$0")"
@@ -99,6 +99,7 @@ positive_integer() {
 prepare_workspace() {
   # shellcheck source=../../scripts/data-dir.sh
   source "$root/scripts/data-dir.sh"
-  [[ -n "${train_bin:-}" ]] || "$root/scripts/build.sh" >/dev/null
+  [[ -n "${frozen_bin:-}" ]] || "$root/scripts/build.sh" >/dev/null
+  apps="${frozen_bin:-build/bin}"
   cd "$root" || exit 1
 }

@@ -8,7 +8,8 @@
 #   start_experiment
 #
 # sets src, tgt, tests (the test sets) and report (the results folders' parent), gets
-# data/multi30k, builds build/bin and enters the project folder.
+# data/multi30k, builds build/bin (unless frozen_bin names a frozen copy to run: apps, either way)
+# and enters the project folder.
 #
 #   run_model FOLDER CONFIG SEED [KEY=VALUE ...]
 #
@@ -44,6 +45,7 @@
 # Each run and results folder keeps the recipe it was made with (compare_config.yaml: the config
 # file, then the overrides as comments): one made with another recipe (another value of any key
 # once resolved by nmtzoo-config) is never reused silently.
+apps="${apps:-build/bin}"  # the apps every step runs: start_experiment sets them, or the caller
 
 # Models with a run folder of their own (compare.sh --run), by model name.
 declare -p model_run_dir &> /dev/null || declare -gA model_run_dir=()
@@ -77,7 +79,7 @@ seed_settings() {  # SEED: the --set arguments seed SEED trains with (none for 1
 resolved_recipe() {  # RECIPE_FILE: every key's value as training sees it, on stdout
   local override sets=()
   while IFS= read -r override; do sets+=(--set "$override"); done < <(sed -n 's/^#   --set //p' "$1")
-  "${train_bin:-build/bin}/nmtzoo-config" "$1" "${sets[@]}"
+  "$apps/nmtzoo-config" "$1" "${sets[@]}"
 }
 
 check_recipe() {  # FOLDER RECIPE_FILE
@@ -150,7 +152,7 @@ train_run() {
 run_model() {
   local folder="$1" config="$2" seed="$3"
   shift 3
-  local bin="${train_bin:-build/bin}"
+  local bin="$apps"
   # A model with a run folder of its own (model_run_dir, set by compare.sh --run) trains there.
   local model="${folder%_seed*}" run="runs/multi30k_${pair}_${folder}"
   if [[ -n "${model_run_dir[$model]:-}" ]]; then run="${model_run_dir[$model]}${folder#"$model"}"; fi
@@ -196,14 +198,14 @@ run_model() {
 
 decode_run() {  # RUN RESULTS ATTENTION: RUN's decoding choice on val and test outputs in RESULTS
   local run="$1" results="$2" attention="$3"
-  local bin=build/bin
+  local bin="$apps"
   mkdir -p "$results"
   "$bin/nmtzoo-average" --dir "$run/checkpoints" --last 5 -o "$run/averaged.pt"
   if [[ -f "$run/checkpoints/scores.json" ]]; then  # none: the run kept no best checkpoints
     "$bin/nmtzoo-average" --dir "$run/checkpoints" --best 5 -o "$run/best_averaged.pt"
   fi
   local penalty alpha checkpoint
-  read -r penalty alpha checkpoint < <(experiments/tune_decoding.sh "$run" "$src" "$tgt" "$results/val_tuning.tsv")
+  read -r penalty alpha checkpoint < <(experiments/tune_decoding.sh --frozen-bin "$apps" "$run" "$src" "$tgt" "$results/val_tuning.tsv")
   [[ -f "$checkpoint" ]] || { echo "$script: no checkpoint chosen on val for $run" >&2; exit 1; }
   echo "$checkpoint" > "$results/decoding_checkpoint.txt"
   echo "$run: chosen on val: $checkpoint, length penalty $penalty, alpha $alpha"
@@ -238,7 +240,7 @@ ensemble_checkpoints() {  # "MODEL ...": their chosen checkpoints in members, as
 tune_ensemble() {  # OUT.tsv: tunes the decoding of ensemble_checkpoints' members on val
   # (experiments/tune_decoding.sh) into ensemble_settings
   local choice
-  choice="$(experiments/tune_decoding.sh --ensemble "${members[*]}" "$src" "$tgt" "$1")"
+  choice="$(experiments/tune_decoding.sh --frozen-bin "$apps" --ensemble "${members[*]}" "$src" "$tgt" "$1")"
   ensemble_settings "$choice"
 }
 
@@ -272,7 +274,7 @@ kept_ensemble_choice() {  # "MODEL ...": the decoding chosen on val for their en
 }
 
 score_folder() {  # FOLDER: scores report/FOLDER's test outputs (BLEU, chrF2, TER) into *.scores.json
-  local bin=build/bin
+  local bin="$apps"
   local test
   for test in "${tests[@]}"; do
     local scores="$report/$1/$test.scores.json"

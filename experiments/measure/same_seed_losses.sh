@@ -13,7 +13,7 @@ parse_args "arch: steps: threads: set+" "$@"
 expect_args 3
 positive_integer --steps "$steps"
 bin_a="$(cd "${args[0]}" && pwd)"; bin_b="$(cd "${args[1]}" && pwd)"; out="${args[2]}"
-train_bin="$bin_a" prepare_workspace
+frozen_bin="$bin_a" prepare_workspace
 mkdir -p "$out"
 for side in a b; do
   bin="$bin_a"; [[ $side == b ]] && bin="$bin_b"

@@ -460,7 +460,7 @@ rm -rf reports/multi30k_fr_en/rnn runs/multi30k_fr_en_rnn
 : > "$calls"
 echo '#!/usr/bin/env bash
 echo "the build was rebuilt" >&2; exit 1' > scripts/build.sh
-experiments/run_plan.sh plan.yaml --train-only --train-bin frozen_bin > plan_train_only.out 2>&1 ||
+experiments/run_plan.sh plan.yaml --train-only --frozen-bin frozen_bin > plan_train_only.out 2>&1 ||
   { cat plan_train_only.out >&2; check "run_plan.sh --train-only" false; }
 printf '#!/usr/bin/env bash\n' > scripts/build.sh
 check "--train-only trains what is left with the frozen build, and decodes nothing" \
@@ -470,10 +470,23 @@ check "--train-only writes no report" test "$(grep -c '^report' "$calls")" -eq 0
 experiments/run_plan.sh plan.yaml > plan_after_training.out 2>&1 || { cat plan_after_training.out >&2; check "run_plan.sh after --train-only" false; }
 check "a run after --train-only decodes the trained run without training it" \
   test -z "$(plan_trained)" -a -f reports/multi30k_fr_en/rnn/test_2016_flickr.hyp
+# Training and decoding with the frozen build while build/bin is being rebuilt (here: absent).
+rm -rf reports/multi30k_fr_en/rnn runs/multi30k_fr_en_rnn reports/plans/grid/results.md
+: > "$calls"
+mv build/bin build/bin.rebuilding
+echo '#!/usr/bin/env bash
+echo "the build was rebuilt" >&2; exit 1' > scripts/build.sh
+experiments/run_plan.sh plan.yaml --frozen-bin frozen_bin > plan_frozen.out 2>&1 ||
+  { cat plan_frozen.out >&2; check "run_plan.sh --frozen-bin" false; }
+printf '#!/usr/bin/env bash\n' > scripts/build.sh
+mv build/bin.rebuilding build/bin
+check "--frozen-bin trains, decodes, scores and reports with the frozen build alone" \
+  test "$(plan_trained)" == "fr_en_rnn " -a -f reports/multi30k_fr_en/rnn/test_2016_flickr.scores.json \
+  -a "$(grep -c '^evaluate' "$calls")" -gt 0 -a -f reports/plans/grid/results.md
 rm -rf reports/multi30k_en_fr/rnn runs/multi30k_en_fr_rnn reports/multi30k_en_fr/transformer runs/multi30k_en_fr_transformer
 mkdir -p runs && exec {held}> runs/multi30k_en_fr_transformer.lock && flock -n "$held"
 : > "$calls"
-experiments/run_plan.sh plan.yaml --train-only --train-bin frozen_bin > plan_shared.out 2>&1 ||
+experiments/run_plan.sh plan.yaml --train-only --frozen-bin frozen_bin > plan_shared.out 2>&1 ||
   { cat plan_shared.out >&2; check "a second --train-only runner" false; }
 exec {held}>&-
 check "a --train-only runner skips the run another one trains and trains the next" \
