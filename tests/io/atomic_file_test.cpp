@@ -308,7 +308,7 @@ TEST(AtomicWrite, AnOutputThatIsAnInputIsRefusedNamingBoth) {
   testing::write_text(checkpoint, "checkpoint");
   fs::create_hard_link(checkpoint, dir.path("hard.pt"));
   fs::create_symlink("M.pt", dir.path("soft.pt"));
-  for (const std::string& name : {"M.pt", "hard.pt", "soft.pt"}) {
+  for (const char* name : {"M.pt", "hard.pt", "soft.pt"}) {
     try {
       check_output_is_not_an_input({"-o", dir.path(name)},
                                    {{"-i", dir.path("in.txt")}, {"-c", checkpoint}});
