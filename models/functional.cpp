@@ -28,8 +28,18 @@ at::Tensor apply_linear(const at::Tensor& x, const torch::nn::LinearImpl& layer)
 
 at::Tensor gru_cell(const at::Tensor& input, const at::Tensor& h, torch::nn::GRUCellImpl& cell) {
   if (!int8_products(input)) return cell.forward(input, h);
+  return gru_cell_from_input_gates(apply_linear(input, cell.weight_ih, cell.bias_ih), h, cell);
+}
+
+std::tuple<at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input, const at::Tensor& h, const at::Tensor& c,
+                                             torch::nn::LSTMCellImpl& cell) {
+  if (!int8_products(input)) return cell.forward(input, std::make_tuple(h, c));
+  return lstm_cell_from_input_gates(apply_linear(input, cell.weight_ih, cell.bias_ih), h, c, cell);
+}
+
+at::Tensor gru_cell_from_input_gates(const at::Tensor& input_gates, const at::Tensor& h, torch::nn::GRUCellImpl& cell) {
   // PyTorch's gate order: reset, update, new.
-  auto gi = apply_linear(input, cell.weight_ih, cell.bias_ih).chunk(3, 1);
+  auto gi = input_gates.chunk(3, 1);
   auto gh = apply_linear(h, cell.weight_hh, cell.bias_hh).chunk(3, 1);
   at::Tensor reset = torch::sigmoid(gi[0] + gh[0]);
   at::Tensor update = torch::sigmoid(gi[1] + gh[1]);
@@ -37,11 +47,10 @@ at::Tensor gru_cell(const at::Tensor& input, const at::Tensor& h, torch::nn::GRU
   return candidate + update * (h - candidate);
 }
 
-std::tuple<at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input, const at::Tensor& h, const at::Tensor& c,
-                                             torch::nn::LSTMCellImpl& cell) {
-  if (!int8_products(input)) return cell.forward(input, std::make_tuple(h, c));
+std::tuple<at::Tensor, at::Tensor> lstm_cell_from_input_gates(const at::Tensor& input_gates, const at::Tensor& h,
+                                                              const at::Tensor& c, torch::nn::LSTMCellImpl& cell) {
   // PyTorch's gate order: input, forget, cell, output.
-  auto gates = (apply_linear(input, cell.weight_ih, cell.bias_ih) + apply_linear(h, cell.weight_hh, cell.bias_hh)).chunk(4, 1);
+  auto gates = (input_gates + apply_linear(h, cell.weight_hh, cell.bias_hh)).chunk(4, 1);
   at::Tensor c_next = torch::sigmoid(gates[1]) * c + torch::sigmoid(gates[0]) * torch::tanh(gates[2]);
   return {torch::sigmoid(gates[3]) * torch::tanh(c_next), c_next};
 }

@@ -22,6 +22,12 @@ at::Tensor apply_linear(const at::Tensor& x, const torch::nn::LinearImpl& layer)
 at::Tensor gru_cell(const at::Tensor& input, const at::Tensor& h, torch::nn::GRUCellImpl& cell);
 std::tuple<at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input, const at::Tensor& h, const at::Tensor& c,
                                              torch::nn::LSTMCellImpl& cell);
+// The same steps from the input's gate pre-activations, input_gates = x W_ih^T + b_ih ((B, 3n) for
+// a GRU, (B, 4n) for an LSTM), computed by the caller: the RNN decoder adds the context's share
+// from projections of the source made once per sentence (models/rnn_seq2seq.cpp).
+at::Tensor gru_cell_from_input_gates(const at::Tensor& input_gates, const at::Tensor& h, torch::nn::GRUCellImpl& cell);
+std::tuple<at::Tensor, at::Tensor> lstm_cell_from_input_gates(const at::Tensor& input_gates, const at::Tensor& h,
+                                                              const at::Tensor& c, torch::nn::LSTMCellImpl& cell);
 
 // Dropout with probability p when training, the identity otherwise (no copy).
 at::Tensor apply_dropout(const at::Tensor& x, double p, bool training);

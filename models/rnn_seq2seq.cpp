@@ -1,16 +1,24 @@
 #include "models/rnn_seq2seq.h"
 
+#include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
 #include <utility>
 #include <vector>
 
+#include "kernels/kernels.h"
 #include "models/embedding.h"
 #include "models/functional.h"
 
 namespace nmtzoo {
 
 namespace rnn_utils = torch::nn::utils::rnn;
+
+namespace {
+
+constexpr const char* kContextProjectionsSlot = "context_projections";
+
+}  // namespace
 
 RnnSeq2SeqImpl::RnnSeq2SeqImpl(const RnnSeq2SeqOptions& options_) : options(options_) { reset(); }
 
@@ -139,6 +147,7 @@ DecoderState RnnSeq2SeqImpl::encode(const Tensor& src_tokens, const Tensor& src_
   Tensor backward_first = final_states[2 * layers - 1];  // backward state after the first word
   if (attention) {
     state.set("keys", attention->project_keys(memory), SlotKind::kSource);
+    if (projects_context(memory)) state.set(kContextProjectionsSlot, project_context(memory), SlotKind::kSource);
   } else {
     state.set("context", torch::cat({forward_last, backward_first}, 1), SlotKind::kSource);
   }
@@ -152,8 +161,46 @@ DecoderState RnnSeq2SeqImpl::encode(const Tensor& src_tokens, const Tensor& src_
   return state;
 }
 
+// The context c_i = sum_j a_ij h_j enters a Bahdanau-style decoder only through linear maps: the
+// input gates of the cell that reads it and the readout (their last 2n columns, W). So
+// W c_i = sum_j a_ij (W h_j): with W h_j made once per source sentence, a step takes the
+// attention's weighted sum of those projections instead of c_i and its two products per
+// hypothesis (2n x (G + R) multiply-adds per hypothesis and step, 2.6M of the recipe's ~10M),
+// and beam search's hypotheses of a sentence share its projections. Decoding only: training
+// would keep (B, S, G + R) projections and their gradients for every batch.
+bool RnnSeq2SeqImpl::projects_context(const Tensor& memory) const {
+  return attention && !luong() && !is_training() && !at::GradMode::is_enabled() && fast_kernels_enabled() &&
+         memory.device().is_cpu() && memory.scalar_type() == at::kFloat && !at::autocast::is_cpu_enabled();
+}
+
+Tensor RnnSeq2SeqImpl::project_context(const Tensor& memory) {
+  const int64_t context_dim = memory.size(-1);
+  auto context_columns = [&](const Tensor& weight) { return weight.narrow(1, weight.size(1) - context_dim, context_dim); };
+  const Tensor& cell_weight = context_cell_input().first;
+  return torch::cat({apply_linear(memory, context_columns(cell_weight)), apply_linear(memory, context_columns(readout->weight))},
+                    -1);
+}
+
+std::pair<Tensor, Tensor> RnnSeq2SeqImpl::context_cell_input() {
+  const int64_t index = conditional() ? 1 : 0;
+  if (lstm()) {
+    auto cell = decoder_cells->ptr<torch::nn::LSTMCellImpl>(index);
+    return {cell->weight_ih, cell->bias_ih};
+  }
+  auto cell = decoder_cells->ptr<torch::nn::GRUCellImpl>(index);
+  return {cell->weight_ih, cell->bias_ih};
+}
+
+Tensor RnnSeq2SeqImpl::read_out(const Tensor& out, const DecoderState& state) {
+  if (luong()) return out;
+  return state.contains(kContextProjectionsSlot) ? readout_activation(out) : apply_readout(out);
+}
+
 Tensor RnnSeq2SeqImpl::apply_readout(const Tensor& readout_input) {
-  Tensor pre = apply_linear(readout_input, *readout);
+  return readout_activation(apply_linear(readout_input, *readout));
+}
+
+Tensor RnnSeq2SeqImpl::readout_activation(const Tensor& pre) {
   if (options.readout() == Readout::kTanh) return torch::tanh(pre);
   // Maxout over pairs of units: t_j = max(t~_{2j-1}, t~_{2j}).
   auto shape = pre.sizes().vec();
@@ -166,17 +213,21 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
   const int64_t layers = options.decoder_layers();
   Tensor& hidden = state["hidden"];
   Tensor* cell = lstm() ? &state["cell"] : nullptr;
+  // With context projections (projects_context), the attention's weighted sum is over them: the
+  // context's share of the context cell's input gates (the first G columns) and of the readout's
+  // pre-activation (the other R), instead of the context itself.
+  const bool projected = state.contains(kContextProjectionsSlot);
+  const char* attended = projected ? kContextProjectionsSlot : kMemorySlot;
   auto attend = [&](const Tensor& query) -> std::pair<Tensor, Tensor> {
     if (!attention) return {state["context"], Tensor()};
     // One pass over the source as search keeps it (one copy per sentence), else gathered rows.
-    const auto memory = state.indexed(kMemorySlot);
+    const auto values = state.indexed(attended);
     const auto keys = state.indexed("keys");
-    if (auto step = attention->forward_step_in_one_pass(query, memory.value, memory.rows, state[kMemoryPadMaskSlot],
+    if (auto step = attention->forward_step_in_one_pass(query, values.value, values.rows, state[kMemoryPadMaskSlot],
                                                         keys.value, keys.rows)) {
       return {std::get<0>(*step), std::get<1>(*step)};
     }
-    auto [context, weights] =
-        attention->forward(query, state[kMemorySlot], state[kMemoryPadMaskSlot], state["keys"]);
+    auto [context, weights] = attention->forward(query, state[attended], state[kMemoryPadMaskSlot], state["keys"]);
     return {context, weights};
   };
   // Cell `index` of decoder_cells on `input` from the state (h, c); c is undefined for a GRU.
@@ -188,6 +239,33 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
       return {h_next, c_next};
     }
     return {gru_cell(input, h, *decoder_cells->ptr<torch::nn::GRUCellImpl>(index)), Tensor()};
+  };
+  // The context cell's step from its input gates: the context projections' share plus, for a
+  // first cell, the embedding's product (with b_ih), else b_ih alone.
+  auto advance_from_projections = [&](const Tensor& projections, const Tensor& h,
+                                      const Tensor& c) -> std::pair<Tensor, Tensor> {
+    auto [weight, bias] = context_cell_input();
+    Tensor gates = projections.narrow(1, 0, weight.size(0));
+    const int64_t embedding_columns = weight.size(1) - 2 * options.hidden_dim();
+    if (embedding_columns > 0) {
+      gates = apply_linear(embedded, weight.narrow(1, 0, embedding_columns), bias) + gates;
+    } else {
+      gates = gates + bias;
+    }
+    const int64_t index = conditional() ? 1 : 0;
+    if (lstm()) {
+      auto [h_next, c_next] =
+          lstm_cell_from_input_gates(gates, h, c, *decoder_cells->ptr<torch::nn::LSTMCellImpl>(index));
+      return {h_next, c_next};
+    }
+    return {gru_cell_from_input_gates(gates, h, *decoder_cells->ptr<torch::nn::GRUCellImpl>(index)), Tensor()};
+  };
+  // The readout's pre-activation from the top state, the embedding and the projections' share.
+  auto readout_from_projections = [&](const Tensor& top, const Tensor& projections) {
+    const int64_t shares = readout->weight.size(0);
+    const int64_t own_columns = top.size(1) + embedded.size(1);
+    return apply_linear(torch::cat({top, embedded}, 1), readout->weight.narrow(1, 0, own_columns), readout->bias) +
+           projections.narrow(1, projections.size(1) - shares, shares);
   };
   auto previous_cell = [&](int64_t layer) { return lstm() ? cell->select(1, layer) : Tensor(); };
   // Runs the layers above those already in `new_hidden` (and `new_cell`, whose entries are
@@ -216,12 +294,19 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
     auto [intermediate, intermediate_cell] =
         advance(0, embedded, hidden.select(1, 0), previous_cell(0));  // s'_i
     auto [context, weights] = attend(intermediate);
-    auto [first, first_cell] = advance(1, context, intermediate, intermediate_cell);  // s_i
+    auto [first, first_cell] = projected ? advance_from_projections(context, intermediate, intermediate_cell)
+                                         : advance(1, context, intermediate, intermediate_cell);  // s_i
     run_cells(dropout(first), {first}, {first_cell});
+    if (projected) return {readout_from_projections(hidden.select(1, layers - 1), context), weights};
     return {torch::cat({hidden.select(1, layers - 1), embedded, context}, 1), weights};
   }
   Tensor query = hidden.select(1, layers - 1);  // s_{i-1}
   auto [context, weights] = attend(query);
+  if (projected) {
+    auto [first, first_cell] = advance_from_projections(context, hidden.select(1, 0), previous_cell(0));
+    run_cells(dropout(first), {first}, {first_cell});
+    return {readout_from_projections(query, context), weights};
+  }
   run_cells(torch::cat({embedded, context}, 1), {}, {});
   return {torch::cat({query, embedded, context}, 1), weights};
 }
@@ -230,7 +315,7 @@ Tensor RnnSeq2SeqImpl::decode_step(const Tensor& prev_tokens, DecoderState& stat
   Tensor embedded = dropout(apply_word_dropout(target_table()->forward(prev_tokens.view({-1})),
                                                 options.target_word_dropout(), is_training()));
   auto [out, weights] = step(embedded, state);
-  Tensor t = luong() ? out : apply_readout(out);
+  Tensor t = read_out(out, state);
   if (state.record_attention && weights.defined()) {
     state.attention = weights;
     state.layer_attention = {weights.unsqueeze(1)};
@@ -251,7 +336,7 @@ Tensor RnnSeq2SeqImpl::features(const Tensor& src_tokens, const Tensor& src_pad_
   }
   Tensor stacked = torch::stack(outputs, 1);
   // Bahdanau's readout does not feed back, so it runs once over all positions.
-  return dropout(luong() ? stacked : apply_readout(stacked));
+  return dropout(read_out(stacked, state));
 }
 
 Tensor RnnSeq2SeqImpl::output_layer(const Tensor& features) {

@@ -30,7 +30,10 @@ namespace nmtzoo {
 
 // DecoderState entries: memory, memory_pad_mask, and projected "keys" (B, S, A) or, without
 // attention, the fixed "context" (B, 2n) (kSource); "hidden" (B, L, n), "cell" (B, L, n) for
-// LSTM and the fed-back t_{i-1} "feed" (B, l) for Luong (kStep).
+// LSTM and the fed-back t_{i-1} "feed" (B, l) for Luong (kStep). When decoding on the CPU in
+// float32 with the fast kernels on, also "context_projections" (B, S, G + R) (kSource): the
+// encoder outputs through the context's columns of the cell that reads the context (G = 3n
+// or 4n gates) and of the readout (R); see step().
 class RnnSeq2SeqImpl : public EncoderDecoder {
  public:
   explicit RnnSeq2SeqImpl(const RnnSeq2SeqOptions& options);
@@ -64,10 +67,20 @@ class RnnSeq2SeqImpl : public EncoderDecoder {
   torch::nn::Embedding& target_table() { return tgt_embed ? tgt_embed : src_embed; }
   Tensor dropout(const Tensor& x);
   // One decoder step. `embedded` (B, m) is E y_{i-1}; state tensors are read and replaced.
-  // Returns the readout input (Bahdanau) or the readout output t_i (Luong), and the attention
-  // weights (B, S) (undefined without attention).
+  // Returns the readout input (Bahdanau), its pre-activation (Bahdanau with context projections)
+  // or the readout output t_i (Luong), and the attention weights (B, S) (undefined without
+  // attention).
   std::pair<Tensor, Tensor> step(const Tensor& embedded, DecoderState& state);
   Tensor apply_readout(const Tensor& readout_input);  // (..., in) -> t (..., l)
+  Tensor readout_activation(const Tensor& pre);       // maxout or tanh of the readout's product
+  // The step's output as t_i: `out` as step() returned it from `state`.
+  Tensor read_out(const Tensor& out, const DecoderState& state);
+  // Whether encode() adds context_projections for decoding this memory.
+  bool projects_context(const Tensor& memory) const;
+  Tensor project_context(const Tensor& memory);
+  // W_ih and b_ih of the decoder cell that reads the context (RNN_2 of a conditional decoder,
+  // else the first), a GRU's or an LSTM's.
+  std::pair<Tensor, Tensor> context_cell_input();
 };
 TORCH_MODULE(RnnSeq2Seq);
 

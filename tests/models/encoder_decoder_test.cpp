@@ -72,14 +72,19 @@ TEST_P(EveryModel, AStepNormalisedInPlaceEqualsTheAutogradPathBitForBit) {
 
 TEST_P(EveryModel, AStepsKernelsEqualTheCompositionThroughReorders) {
   // Decoding steps with the CPU kernels (the one-pass step attention reading the source's keys
-  // through the rows search left pending) against LibTorch's operators, through beam search's
-  // reorders: rows repeated per hypothesis, permuted within sentences, then a sentence leaving.
+  // through the rows search left pending; the RNNs' context projections) against LibTorch's
+  // operators, through beam search's reorders: rows repeated per hypothesis, permuted within
+  // sentences, then a sentence leaving. In eval mode, as decoding runs.
   auto model = tiny_model(GetParam());
+  model->eval();
   torch::NoGradGuard no_grad;
   auto batch = random_batch({6, 2, 4}, {5, 7, 3}, 5);
   const int64_t beam = 3;
-  DecoderState states[2] = {model->encode(batch.src_tokens, batch.src_pad_mask),
-                            model->encode(batch.src_tokens, batch.src_pad_mask)};
+  DecoderState states[2];
+  for (int kernels : {0, 1}) {
+    testing::KernelSwitch kernel_switch(kernels == 1);
+    states[kernels] = model->encode(batch.src_tokens, batch.src_pad_mask);
+  }
   const at::Tensor tokens = batch.tgt_in.repeat_interleave(beam, 0);
   const at::Tensor permuted = torch::tensor({2, 0, 0, 3, 5, 4, 6, 6, 6});
   const at::Tensor leaving = torch::tensor({0, 1, 2, 6, 7, 8});  // sentence 1 is done
