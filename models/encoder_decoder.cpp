@@ -20,14 +20,14 @@ int64_t count_parameters(const torch::nn::Module& module) {
   return count;
 }
 
-void DecoderState::set(const std::string& name, Tensor value, SlotKind kind) {
+void DecoderState::set(const std::string& name, Tensor value, SlotKind kind, Tensor rows) {
   if (Slot* slot = find(name)) {
     slot->value = std::move(value);
     slot->kind = kind;
-    slot->pending_rows = Tensor();
+    slot->pending_rows = std::move(rows);
     return;
   }
-  slots_.push_back({name, std::move(value), kind, Tensor()});
+  slots_.push_back({name, std::move(value), kind, std::move(rows)});
 }
 
 DecoderState::Slot* DecoderState::find(const std::string& name) {

@@ -31,8 +31,10 @@ enum class SlotKind {
 class DecoderState {
  public:
   // Adds the entry, or replaces its value and kind. An undefined value is allowed (a cache that
-  // is filled at the first step).
-  void set(const std::string& name, Tensor value, SlotKind kind);
+  // is filled at the first step). With `rows` (B) defined, the entry is value.index_select(0,
+  // rows), gathered when read as after a reorder(): an entry made from another's value that
+  // indexed() returned follows that entry's rows.
+  void set(const std::string& name, Tensor value, SlotKind kind, Tensor rows = {});
   bool contains(const std::string& name) const;
   // The entry's value, assignable in place; TORCH_CHECK-fails naming the entry when absent.
   Tensor& operator[](const std::string& name);

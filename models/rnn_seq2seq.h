@@ -30,10 +30,10 @@ namespace nmtzoo {
 
 // DecoderState entries: memory, memory_pad_mask, and projected "keys" (B, S, A) or, without
 // attention, the fixed "context" (B, 2n) (kSource); "hidden" (B, L, n), "cell" (B, L, n) for
-// LSTM and the fed-back t_{i-1} "feed" (B, l) for Luong (kStep). When decoding on the CPU in
-// float32 with the fast kernels on, also "context_projections" (B, S, G + R) (kSource): the
-// encoder outputs through the context's columns of the cell that reads the context (G = 3n
-// or 4n gates) and of the readout (R); see step().
+// LSTM and the fed-back t_{i-1} "feed" (B, l) for Luong (kStep). Added by the first
+// decode_step of a beam search or of one sentence on the CPU in float32 with the fast kernels
+// on: "context_projections" (B, S, G + R) (kSource), the encoder outputs through the context's
+// columns of the cell that reads the context (G = 3n or 4n gates) and of the readout (R).
 class RnnSeq2SeqImpl : public EncoderDecoder {
  public:
   explicit RnnSeq2SeqImpl(const RnnSeq2SeqOptions& options);
@@ -75,9 +75,11 @@ class RnnSeq2SeqImpl : public EncoderDecoder {
   Tensor readout_activation(const Tensor& pre);       // maxout or tanh of the readout's product
   // The step's output as t_i: `out` as step() returned it from `state`.
   Tensor read_out(const Tensor& out, const DecoderState& state);
-  // Whether encode() adds context_projections for decoding this memory.
+  // Whether context projections of this memory may be used (see add_context_projections).
   bool projects_context(const Tensor& memory) const;
   Tensor project_context(const Tensor& memory);
+  // Adds context_projections to a state whose rows share sentences (beam search) or hold one.
+  void add_context_projections(DecoderState& state);
   // W_ih and b_ih of the decoder cell that reads the context (RNN_2 of a conditional decoder,
   // else the first), a GRU's or an LSTM's.
   std::pair<Tensor, Tensor> context_cell_input();

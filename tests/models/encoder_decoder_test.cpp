@@ -288,6 +288,19 @@ TEST(DecoderState, ChildrenAreReorderedWithTheirParent) {
   EXPECT_EQ(state.children[0]["keys"].size(0), 6);
 }
 
+TEST(DecoderState, AnEntrySetWithRowsFollowsThemAsAfterAReorder) {
+  DecoderState state;
+  state.set("memory", torch::tensor({10, 11}), SlotKind::kSource);
+  state.repeat_rows(2);
+  const auto memory = state.indexed("memory");
+  state.set("projections", memory.value * 2, SlotKind::kSource, memory.rows);
+  EXPECT_EQ(state.rows(), 4);
+  EXPECT_TRUE(state.indexed("projections").value.equal(torch::tensor({20, 22}))) << "nothing gathered yet";
+  state.reorder(torch::tensor({3, 0}));
+  EXPECT_TRUE(state["projections"].equal(torch::tensor({22, 20})));
+  EXPECT_TRUE(state["memory"].equal(torch::tensor({11, 10})));
+}
+
 TEST(DecoderState, AppendGathersThePendingRowsOfReorders) {
   // A self-attention cache (B, H, t, D) grown a position per step while the beam reorders rows:
   // the same values as gathering at every reorder and concatenating after.

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "tests/models/model_fixtures.h"
+#include "tests/support/kernel_scopes.h"
 
 namespace nmtzoo {
 namespace {
@@ -50,6 +51,28 @@ TEST(RnnSeq2Seq, WithoutAttentionOnlyTheFinalEncoderStatesMatter) {
     EXPECT_FALSE(torch::allclose(model->decode_step(batch.tgt_in.select(1, 1), other_context),
                                  model->decode_step(batch.tgt_in.select(1, 1), reference)));
   }
+}
+
+TEST(RnnSeq2Seq, ContextProjectionsOnlyWhereRowsShareASentenceOrThereIsOne) {
+  // Beam search's hypotheses share a sentence's projections, and one sentence's step products
+  // would be matrix-vector ones; batched greedy decoding and training keep the context's products.
+  testing::KernelSwitch kernels(true);
+  auto model = testing::tiny_model("rnn_conditional");
+  auto batch = testing::random_batch({6, 3}, {4, 4}, 11);
+  torch::NoGradGuard no_grad;
+  auto projected = [&](int64_t beam, int64_t sentences) {
+    DecoderState state =
+        model->encode(batch.src_tokens.narrow(0, 0, sentences), batch.src_pad_mask.narrow(0, 0, sentences));
+    state.repeat_rows(beam);
+    model->decode_step(batch.tgt_in.narrow(0, 0, sentences).select(1, 0).repeat_interleave(beam), state);
+    return state.contains("context_projections");
+  };
+  model->eval();
+  EXPECT_TRUE(projected(3, 2)) << "beam search";
+  EXPECT_TRUE(projected(1, 1)) << "one sentence";
+  EXPECT_FALSE(projected(1, 2)) << "batched greedy";
+  model->train();
+  EXPECT_FALSE(projected(3, 2)) << "training";
 }
 
 TEST(RnnSeq2Seq, AttentionRowsSumToOneAndIgnorePadding) {
