@@ -33,12 +33,14 @@ TEST(WordAlignment, SubwordsMapToWordsAndPairsArePharaoh) {
 struct CopyAlignments {
   std::vector<std::string> alignments;
   int64_t diagonal = 0;
+  int64_t beside_diagonal = 0;  // one word off it
   int64_t links = 0;
 };
 
 CopyAlignments copy_task_alignments(const std::string& variant, int steps) {
   // One thread, whatever the machine or an earlier test set: float sums, and so the trained
-  // model, depend on the thread count (at 2 threads the RNN's diagonal share is 0.8875, not 0.9+).
+  // model, depend on the thread count (at 2 threads the RNN's diagonal share is 0.8875, not
+  // 0.9+) and on the CPU's kernels (0.8875 at one thread on an Intel Xeon, 0.9+ on an AMD EPYC).
   const int threads = torch::get_num_threads();
   torch::set_num_threads(1);
   struct RestoreThreads {
@@ -94,7 +96,10 @@ CopyAlignments copy_task_alignments(const std::string& variant, int steps) {
     }
     WordAlignment links = hard_word_alignment(best.attention, pieces, pieces);
     found.alignments.push_back(pharaoh(links));
-    for (const auto& [i, j] : links) found.diagonal += i == j ? 1 : 0;
+    for (const auto& [i, j] : links) {
+      found.diagonal += i == j ? 1 : 0;
+      found.beside_diagonal += i == j + 1 || i + 1 == j ? 1 : 0;
+    }
     found.links += static_cast<int64_t>(links.size());
   }
   return found;
@@ -111,12 +116,14 @@ TEST(WordAlignment, ACopyTransformerAlignsTheDiagonal) {
 }
 
 // A Bahdanau RNN's annotations come from a bidirectional encoder, so h_(t-1) also knows x_t and
-// attention may peak one word early; its links are still overwhelmingly diagonal.
+// attention may peak one word early (or late); its links are still overwhelmingly diagonal and
+// never further than one word from it.
 TEST(WordAlignment, ACopyRnnAlignsMostlyTheDiagonal) {
   CopyAlignments found = copy_task_alignments("rnn_bahdanau", 600);
   ASSERT_GE(found.alignments.size(), 6u) << "the copy model should have learnt its task";
-  EXPECT_GE(static_cast<double>(found.diagonal) / static_cast<double>(found.links), 0.9)
+  EXPECT_GE(static_cast<double>(found.diagonal) / static_cast<double>(found.links), 0.85)
       << ::testing::PrintToString(found.alignments);
+  EXPECT_EQ(found.diagonal + found.beside_diagonal, found.links) << ::testing::PrintToString(found.alignments);
 }
 
 }  // namespace
