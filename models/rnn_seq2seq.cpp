@@ -194,7 +194,7 @@ Tensor RnnSeq2SeqImpl::project_context(const Tensor& memory) {
 }
 
 std::pair<Tensor, Tensor> RnnSeq2SeqImpl::context_cell_input() {
-  const int64_t index = conditional() ? 1 : 0;
+  const int64_t index = context_cell();
   if (lstm()) {
     auto cell = decoder_cells->ptr<torch::nn::LSTMCellImpl>(index);
     return {cell->weight_ih, cell->bias_ih};
@@ -264,7 +264,7 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
     } else {
       gates = gates + bias;
     }
-    const int64_t index = conditional() ? 1 : 0;
+    const int64_t index = context_cell();
     if (lstm()) {
       auto [h_next, c_next] =
           lstm_cell_from_input_gates(gates, h, c, *decoder_cells->ptr<torch::nn::LSTMCellImpl>(index));

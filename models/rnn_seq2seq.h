@@ -80,8 +80,9 @@ class RnnSeq2SeqImpl : public EncoderDecoder {
   Tensor project_context(const Tensor& memory);
   // Adds context_projections to a state whose rows share sentences (beam search) or hold one.
   void add_context_projections(DecoderState& state);
-  // W_ih and b_ih of the decoder cell that reads the context (RNN_2 of a conditional decoder,
-  // else the first), a GRU's or an LSTM's.
+  // The decoder cell that reads the context: RNN_2 of a conditional decoder, else the first.
+  int64_t context_cell() const { return conditional() ? 1 : 0; }
+  // Its W_ih and b_ih, a GRU's or an LSTM's.
   std::pair<Tensor, Tensor> context_cell_input();
 };
 TORCH_MODULE(RnnSeq2Seq);
