@@ -197,39 +197,50 @@ void TranslationService::decode_loop() {
     }
     std::vector<TranslationRequest> sentences;
     for (const auto& job : batch) sentences.insert(sentences.end(), job->sentences.begin(), job->sentences.end());
+    std::vector<std::vector<Translation>> answers(batch.size());
+    std::vector<std::exception_ptr> failures(batch.size());
     try {
       const ServedModel& model = *batch.front()->model;
       std::vector<Translation> translations = model.translator->translate_batch(sentences, batch.front()->options);
       warn_about_limits(model, translations);
-      size_t next = 0;
-      for (const auto& job : batch) {
-        std::vector<Translation> mine(std::make_move_iterator(translations.begin() + static_cast<std::ptrdiff_t>(next)),
-                                      std::make_move_iterator(translations.begin() +
-                                                              static_cast<std::ptrdiff_t>(next + job->sentences.size())));
-        next += job->sentences.size();
-        job->result.set_value(std::move(mine));
+      auto next = translations.begin();
+      for (size_t i = 0; i < batch.size(); ++i) {
+        const auto end = next + static_cast<std::ptrdiff_t>(batch[i]->sentences.size());
+        answers[i].assign(std::make_move_iterator(next), std::make_move_iterator(end));
+        next = end;
       }
     } catch (...) {
       // One request's bad prefix must not fail the others: decode them one by one.
-      for (const auto& job : batch) {
+      for (size_t i = 0; i < batch.size(); ++i) {
+        const Job& job = *batch[i];
         try {
-          std::vector<Translation> translations = job->model->translator->translate_batch(job->sentences, job->options);
-          warn_about_limits(*job->model, translations);
-          job->result.set_value(std::move(translations));
+          answers[i] = job.model->translator->translate_batch(job.sentences, job.options);
+          warn_about_limits(*job.model, answers[i]);
         } catch (const UnusableGuide& e) {
           // Decoded alone, its line is the sentence's number in the request: name the field.
-          job->result.set_exception(std::make_exception_ptr(
-              std::invalid_argument(fmt::format("field '{}' item {}: {}", e.field, e.line, e.problem))));
+          failures[i] = std::make_exception_ptr(
+              std::invalid_argument(fmt::format("field '{}' item {}: {}", e.field, e.line, e.problem)));
         } catch (...) {
-          job->result.set_exception(std::current_exception());
+          failures[i] = std::current_exception();
         }
       }
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    decoder_free_since_ = Clock::now();
-    ++stats_.batches;
-    stats_.sentences += static_cast<int64_t>(sentences.size());
-    stats_.batch_sentences.observe(static_cast<double>(sentences.size()));
+    {
+      // Counted before any client is answered, so that a client reading /metrics after its answer
+      // sees its own batch.
+      std::lock_guard<std::mutex> lock(mutex_);
+      decoder_free_since_ = Clock::now();
+      ++stats_.batches;
+      stats_.sentences += static_cast<int64_t>(sentences.size());
+      stats_.batch_sentences.observe(static_cast<double>(sentences.size()));
+    }
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (failures[i]) {
+        batch[i]->result.set_exception(failures[i]);
+      } else {
+        batch[i]->result.set_value(std::move(answers[i]));
+      }
+    }
   }
 }
 
