@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
@@ -93,14 +94,22 @@ double last_scale(const std::string& log) {
   return scale;
 }
 
-double last_wall_seconds(const std::string& metrics) {
+// The last training record of a run's metrics.jsonl: its update and wall-clock seconds (0, 0: none).
+struct RunProgress {
+  int64_t step = 0;
+  double wall_seconds = 0;
+};
+
+RunProgress last_progress(const std::string& metrics) {
   std::ifstream in(metrics);
-  double seconds = 0;
+  RunProgress progress;
   for (std::string line; std::getline(in, line);) {
     const auto record = nlohmann::json::parse(line, nullptr, false);
-    if (record.is_object() && record.contains("wall_seconds")) seconds = record["wall_seconds"].get<double>();
+    if (record.is_object() && record.contains("wall_seconds") && record.contains("step")) {
+      progress = {record["step"].get<int64_t>(), record["wall_seconds"].get<double>()};
+    }
   }
-  return seconds;
+  return progress;
 }
 
 int print_status(const ExperimentPlan& plan) {
@@ -108,22 +117,43 @@ int print_status(const ExperimentPlan& plan) {
   double budget_left = 0;  // seconds of the reference machine
   double scale = std::numeric_limits<double>::quiet_NaN();
   auto newest_log = fs::file_time_type::min();
-  // The state of the run `run` whose results are kept in `results`, counted.
-  auto run_state = [&](const std::string& results, const std::string& run, const RunConfig& config) {
+  // Runs budgeted by updates (training.max_steps, no max_time): the updates left per plan model,
+  // and each model's seconds per update in its most recently written log.
+  std::map<std::string, int64_t> updates_left;
+  std::map<std::string, std::pair<fs::file_time_type, double>> seconds_per_update;
+  // The state of the run `run` of plan model `model` whose results are kept in `results`, counted.
+  auto run_state = [&](const std::string& results, const std::string& run, const std::string& model,
+                       const RunConfig& config) {
     ++runs;
     const double budget = config.training.max_time;
+    const int64_t max_steps = budget > 0 ? 0 : config.training.max_steps;
     std::error_code ignored;
-    if (fs::exists(run + ".log", ignored) && fs::last_write_time(run + ".log", ignored) > newest_log) {
-      newest_log = fs::last_write_time(run + ".log", ignored);
+    const auto log_time = fs::exists(run + ".log", ignored) ? fs::last_write_time(run + ".log", ignored)
+                                                            : fs::file_time_type::min();
+    if (log_time > newest_log) {
+      newest_log = log_time;
       if (const double s = last_scale(run + ".log"); std::isfinite(s)) scale = s;
     }
     if (fs::exists(results + "/training_summary.json")) return ++done, std::string("done");
     if (fs::exists(run + "/training_summary.json")) return ++started, std::string("trained, to decode");
-    const double run_scale = last_scale(run + ".log");
-    const double used = std::isfinite(run_scale) ? last_wall_seconds(run + "/metrics.jsonl") * run_scale : 0;
-    budget_left += std::max(0.0, budget - used);
-    const std::string share =
-        budget > 0 ? fmt::format(" ({:.0f}% of {})", 100 * std::min(1.0, used / budget), format_duration(budget)) : "";
+    const RunProgress progress = last_progress(run + "/metrics.jsonl");
+    std::string share;
+    if (max_steps > 0) {
+      updates_left[model] += std::max<int64_t>(0, max_steps - progress.step);
+      auto& rate = seconds_per_update[model];
+      if (progress.step > 0 && (rate.second == 0 || log_time > rate.first)) {
+        rate = {log_time, progress.wall_seconds / static_cast<double>(progress.step)};
+      }
+      share = fmt::format(" ({:.0f}% of {} updates)", 100 * std::min(1.0, static_cast<double>(progress.step) / max_steps),
+                          max_steps);
+    } else {
+      const double run_scale = last_scale(run + ".log");
+      const double used = std::isfinite(run_scale) ? progress.wall_seconds * run_scale : 0;
+      budget_left += std::max(0.0, budget - used);
+      if (budget > 0) {
+        share = fmt::format(" ({:.0f}% of {})", 100 * std::min(1.0, used / budget), format_duration(budget));
+      }
+    }
     if (locked(run)) return ++running, "running" + share;
     if (fs::exists(run + "/checkpoints/checkpoint_last.pt")) return ++started, "started" + share;
     return ++left, std::string("left");
@@ -134,7 +164,7 @@ int print_status(const ExperimentPlan& plan) {
       for (const auto& model : plan.models) {
         const std::string folder = seed_folder(model.name, seed);
         const std::string state = run_state(direction_report(direction) + "/" + folder,
-                                            "runs/multi30k_" + direction.pair() + "_" + folder,
+                                            "runs/multi30k_" + direction.pair() + "_" + folder, model.name,
                                             load_config(model.config, run_overrides(plan, direction, model.name)));
         fmt::print("{:<8} {:<26} {:>4}  {}\n", direction.pair(), model.name, seed, state);
       }
@@ -148,20 +178,29 @@ int print_status(const ExperimentPlan& plan) {
   // A multilingual system is one training, done once decoded in its last direction.
   for (const auto& system : plan.multilingual) {
     const std::string state =
-        run_state(direction_report(system.directions.back()) + "/" + system.name, system.run(),
+        run_state(direction_report(system.directions.back()) + "/" + system.name, system.run(), system.model,
                   load_config(plan.model(system.model).config, multilingual_overrides(plan, system)));
     std::string pairs;
     for (const auto& direction : system.directions) pairs += (pairs.empty() ? "" : ",") + direction.pair();
     fmt::print("{:<8} {:<26} {:>4}  {} ({})\n", "multi", system.name, 1, state, pairs);
   }
   fmt::print("{} runs: {} done, {} running, {} started or trained, {} left", runs, done, running, started, left);
-  if (budget_left <= 0) fmt::print("\n");
-  else if (std::isfinite(scale) && scale > 0) {
-    fmt::print("; training left: {} of the reference machine, ~{} here at the last measured speed "
-               "(decoding not counted)\n", format_duration(budget_left), format_duration(budget_left / scale));
-  } else {
-    fmt::print("; training left: {} of the reference machine\n", format_duration(budget_left));
+  std::vector<std::string> parts;
+  if (budget_left > 0 && std::isfinite(scale) && scale > 0) {
+    parts.push_back(fmt::format("{} of the reference machine, ~{} here at the last measured speed",
+                                format_duration(budget_left), format_duration(budget_left / scale)));
+  } else if (budget_left > 0) {
+    parts.push_back(format_duration(budget_left) + " of the reference machine");
   }
+  for (const auto& [model, updates] : updates_left) {
+    if (updates == 0) continue;
+    const double rate = seconds_per_update[model].second;
+    parts.push_back(fmt::format("{} updates of {}{}", updates, model,
+                                rate > 0 ? ", ~" + format_duration(updates * rate) + " here at its last measured speed"
+                                         : ""));
+  }
+  if (!parts.empty()) fmt::print("; training left: {} (decoding not counted)", joined(parts, "; "));
+  fmt::print("\n");
   return 0;
 }
 

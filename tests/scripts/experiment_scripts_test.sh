@@ -382,7 +382,7 @@ models:
 ensemble: [transformer, rnn]
 directions:
   - fr-en
-  - en-fr: {tests: [test_2016_flickr], set: {rnn: [model.dropout=0.4]}}
+  - en-fr: {tests: [test_2016_flickr], set: {rnn: [model.dropout=0.4, training.max_steps=40, training.max_time=0]}}
 multilingual:
   m_transformer: {model: transformer, directions: [fr-en, en-fr], budget: 60m}
 PLAN
@@ -439,8 +439,12 @@ if STUB_INTERRUPTED=1 experiments/run_plan.sh plan.yaml > plan_interrupted.out 2
 else
   check "an interrupted plan says the same command resumes it" grep -q 'the same command resumes it' plan_interrupted.out
 fi
+echo '{"type": "train", "step": 10, "wall_seconds": 20.0}' > runs/multi30k_en_fr_rnn/metrics.jsonl
 experiments/run_plan.sh plan.yaml --status > plan_status.out
-check "the status shows the interrupted run as started" grep -q '^en_fr    rnn  *1  started' plan_status.out
+check "the status shows the interrupted run as started, with the share of its updates made" \
+  grep -q '^en_fr    rnn  *1  started (25% of 40 updates)$' plan_status.out
+check "and the updates left with the time they take at the run's speed" \
+  grep -q '; training left: 30 updates of rnn, ~1m00s here at its last measured speed (decoding not counted)$' plan_status.out
 exec {held}> runs/multi30k_en_fr_rnn.lock
 flock -n "$held"
 experiments/run_plan.sh plan.yaml --status > plan_running.out
