@@ -142,6 +142,13 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     spec = json.load(open(f"{args.dir}/model.json"))
+    # The peer is the paper's model on torch.nn.Transformer: another architecture would be timed as
+    # a different model in training and refused only after it, when its weights do not load.
+    peer = {"positions": "sinusoidal", "norm": "post", "activation": "relu"}
+    for key, value in peer.items():
+        if spec.get(key, value) != value:
+            raise SystemExit(f"{args.dir}/model.json: model.{key} is '{spec[key]}': the peer (torch.nn.Transformer) "
+                             f"has {key} '{value}' only; export a model with model.{key}={value}")
     result = {"threads": args.threads, "torch": torch.__version__}
     shapes = json.load(open(f"{args.dir}/train_shapes.json"))
     result["train_tgt_tokens_per_second"] = bench_training(spec, shapes, args.threads, args.warmup, args.repeats)
