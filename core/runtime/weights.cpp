@@ -1,5 +1,6 @@
 #include "core/runtime/weights.h"
 
+#include <nlohmann/json.hpp>
 #include <torch/serialize.h>
 #include <torch/torch.h>
 
@@ -7,7 +8,10 @@
 #include <iterator>
 #include <sstream>
 
+#include "core/config/config.h"
 #include "core/io/atomic_file.h"
+#include "core/runtime/trained_model.h"
+#include "models/registry.h"
 
 namespace nmtzoo {
 
@@ -83,6 +87,23 @@ void import_weights(torch::nn::Module& model, const std::string& path) {
   }
   torch::NoGradGuard no_grad;
   for (auto& [name, tensor] : targets) tensor.copy_(loaded.at(name));
+}
+
+void export_model_spec(const RunConfig& unresolved, int64_t target_vocab, const std::string& path) {
+  RunConfig config = unresolved;
+  apply_model_preset(config);  // the preset's sizes, where the config left them unset
+  nlohmann::json model{{"arch", resolve_arch(config.model.arch)},
+                       {"encoder_layers", config.model.encoder_layers},
+                       {"decoder_layers", config.model.decoder_layers},
+                       {"vocab", target_vocab},
+                       {"max_len_a", config.decoding.max_len_a},
+                       {"max_len_b", config.decoding.max_len_b},
+                       {"max_tokens", config.training.max_tokens}};
+  // The architecture's own keys: numbers as numbers, choices as strings.
+  for (const auto& [key, text] : arch_option_values(config.model)) {
+    model[key] = nlohmann::json::accept(text) ? nlohmann::json::parse(text) : nlohmann::json(text);
+  }
+  write_file_atomically(path, [&](std::ostream& out) { out << model.dump(); });
 }
 
 }  // namespace nmtzoo

@@ -14,7 +14,6 @@
 #include "core/search/translator.h"
 #include "kernels/int8_linear.h"
 #include "models/encoder_decoder.h"
-#include "models/registry.h"
 
 namespace nmtzoo {
 namespace {
@@ -201,18 +200,7 @@ nlohmann::json benchmark_decoding(const DecodingBenchmarkOptions& cli, std::ostr
     }
     write_json(cli.export_dir + "/test_src.json", ids);
     write_json(cli.export_dir + "/greedy_ids.json", greedy_ids);
-    nlohmann::json model{{"arch", resolve_arch(config.model.arch)},
-                         {"encoder_layers", config.model.encoder_layers},
-                         {"decoder_layers", config.model.decoder_layers},
-                         {"vocab", trained.tokenizers.tgt->vocab_size()},
-                         {"max_len_a", config.decoding.max_len_a},
-                         {"max_len_b", config.decoding.max_len_b},
-                         {"max_tokens", config.training.max_tokens}};
-    // The architecture's own keys: numbers as numbers, choices as strings.
-    for (const auto& [key, text] : arch_option_values(config.model)) {
-      model[key] = nlohmann::json::accept(text) ? nlohmann::json::parse(text) : nlohmann::json(text);
-    }
-    write_json(cli.export_dir + "/model.json", model);
+    export_model_spec(config, trained.tokenizers.tgt->vocab_size(), cli.export_dir + "/model.json");
   }
   return results;
 }

@@ -13,6 +13,7 @@
 #include "core/runtime/matmul_ceiling.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/trained_model.h"
+#include "core/runtime/weights.h"
 #include "core/train/engine.h"
 #include "core/train/training_data.h"
 #include "core/train/update_timing.h"
@@ -99,6 +100,7 @@ nlohmann::json benchmark_training(const TrainingBenchmarkOptions& cli, MatmulCei
                         {"src_tokens", s.src_tokens}, {"tgt_tokens", s.tgt_tokens}});
     }
     write_file_atomically(cli.export_dir + "/train_shapes.json", [&](std::ostream& stream) { stream << shapes.dump(); });
+    export_model_spec(config, data.tokenizers.tgt->vocab_size(), cli.export_dir + "/model.json");
   }
   std::error_code ignored;
   fs::remove_all(scratch, ignored);

@@ -2,8 +2,10 @@
 #include "models/encoder_decoder.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "core/config/loader.h"
 #include "core/runtime/weights.h"
 #include "models/registry.h"
 #include "tests/models/model_fixtures.h"
@@ -225,6 +227,24 @@ TEST(Weights, MismatchedNamesAndShapesAreListed) {
   EXPECT_TRUE(rnn->parameters()[0].equal(before)) << "a failed import must change nothing";
   testing::write_text(dir.path("junk.pt"), "not a pickle");
   EXPECT_THROW(import_weights(*rnn, dir.path("junk.pt")), std::runtime_error);
+}
+
+// What experiments/measure/python_peer.py rebuilds its model from and checks before it times it.
+TEST(Weights, TheModelSpecNamesTheArchitectureAndItsOwnOptions) {
+  testing::TempDir dir;
+  RunConfig config = default_config();
+  apply_overrides(config, {"model.arch=transformer_small", "model.positions=relative",
+                           "model.max_relative_positions=16", "training.max_tokens=3000"});
+  export_model_spec(config, 8000, dir.path("model.json"));
+  const auto spec = nlohmann::json::parse(testing::read_text(dir.path("model.json")));
+  EXPECT_EQ(spec["arch"], "transformer");
+  EXPECT_EQ(spec["vocab"], 8000);
+  EXPECT_EQ(spec["d_model"], 256);
+  EXPECT_EQ(spec["encoder_layers"], 3);
+  EXPECT_EQ(spec["positions"], "relative");
+  EXPECT_EQ(spec["max_relative_positions"], 16);
+  EXPECT_EQ(spec["norm"], "post");
+  EXPECT_EQ(spec["max_tokens"], 3000);
 }
 
 TEST(DecoderState, ReorderSelectsRowsOfEveryTensor) {
