@@ -34,6 +34,8 @@ int64_t onednn_matmul_products();
 // oneDNN or LibTorch's fallback alike (summed over calling threads; two clock reads per call): how
 // a benchmark splits a training step into products and everything else, without a profiler.
 double matmul_seconds();
+// Adds products a kernel ran through onednn_sgemm itself (fused attention) to matmul_seconds().
+void add_matmul_seconds(double seconds);
 
 // Row-major C = alpha op(A) op(B) + beta C, as BLAS sgemm with leading dimensions.
 void onednn_sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,

@@ -21,6 +21,17 @@ bool int8_products(const at::Tensor& x) {
 
 at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   if (int8_products(x)) return active_int8_linears()->linear(x, weight, bias);
+  if (x.dim() > 2 && bias.defined() && x.is_contiguous()) {
+    // LibTorch 1.13's linear folds the bias into the product (addmm) for 2-D inputs only: a
+    // (B, T, E) input got a product and then a separate pass adding the bias (45 per
+    // transformer_small update). As rows of a 2-D input, one addmm.
+    // _unsafe_view, as LibTorch's matmul folds: the result is not a view of the 2-D product to
+    // autograd, so an in-place op on it (the feed-forward's ReLU) stays in place, without the
+    // CopySlices a view's in-place op costs.
+    std::vector<int64_t> sizes = x.sizes().vec();
+    sizes.back() = weight.size(0);
+    return at::_unsafe_view(torch::nn::functional::linear(x.view({-1, x.size(-1)}), weight, bias), sizes);
+  }
   return torch::nn::functional::linear(x, weight, bias);
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/batched_matmul.h"
+#include "kernels/fused_attention.h"
 #include "kernels/step_attention.h"
 #include "models/functional.h"
 
@@ -139,21 +140,36 @@ Tensor MultiheadAttentionImpl::split_heads(const Tensor& x) const {
 }
 
 std::tuple<Tensor, Tensor, Tensor> MultiheadAttentionImpl::project_qkv(const Tensor& x) {
-  auto qkv = split_projection_heads(apply_linear(x, in_proj_weight, in_proj_bias), 3, options.num_heads());
-  return {qkv[0] * (1.0 / std::sqrt(static_cast<double>(head_dim()))), qkv[1], qkv[2]};
+  return heads_of_qkv(apply_linear(x, in_proj_weight, in_proj_bias));
 }
 
-Tensor MultiheadAttentionImpl::project_q(const Tensor& x) {
-  const int64_t e = options.embed_dim();
-  return split_heads(apply_linear(x, in_proj_weight.narrow(0, 0, e), in_proj_bias.narrow(0, 0, e))) *
-         (1.0 / std::sqrt(static_cast<double>(head_dim())));
-}
+Tensor MultiheadAttentionImpl::project_q(const Tensor& x) { return heads_of_q(project_q_rows(x)); }
 
 std::tuple<Tensor, Tensor> MultiheadAttentionImpl::project_kv(const Tensor& memory) {
+  return heads_of_kv(project_kv_rows(memory));
+}
+
+Tensor MultiheadAttentionImpl::project_q_rows(const Tensor& x) {
   const int64_t e = options.embed_dim();
-  auto kv = split_projection_heads(
-      apply_linear(memory, in_proj_weight.narrow(0, e, 2 * e), in_proj_bias.narrow(0, e, 2 * e)), 2,
-      options.num_heads());
+  return apply_linear(x, in_proj_weight.narrow(0, 0, e), in_proj_bias.narrow(0, 0, e));
+}
+
+Tensor MultiheadAttentionImpl::project_kv_rows(const Tensor& memory) {
+  const int64_t e = options.embed_dim();
+  return apply_linear(memory, in_proj_weight.narrow(0, e, 2 * e), in_proj_bias.narrow(0, e, 2 * e));
+}
+
+std::tuple<Tensor, Tensor, Tensor> MultiheadAttentionImpl::heads_of_qkv(const Tensor& projected) const {
+  auto qkv = split_projection_heads(projected, 3, options.num_heads());
+  return {qkv[0] * query_scale(), qkv[1], qkv[2]};
+}
+
+Tensor MultiheadAttentionImpl::heads_of_q(const Tensor& projected) const {
+  return split_heads(projected) * query_scale();
+}
+
+std::tuple<Tensor, Tensor> MultiheadAttentionImpl::heads_of_kv(const Tensor& projected) const {
+  auto kv = split_projection_heads(projected, 2, options.num_heads());
   return {kv[0], kv[1]};
 }
 
@@ -200,6 +216,22 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const
   return {apply_linear(merged, *out_proj), weights};
 }
 
+FusedAttentionOptions MultiheadAttentionImpl::fused_options(const Tensor& attn_mask,
+                                                           const Tensor& key_pad_mask) const {
+  FusedAttentionOptions fused;
+  fused.heads = options.num_heads();
+  fused.scale = query_scale();
+  fused.dropout = is_training() ? options.dropout() : 0.0;
+  fused.attn_mask = attn_mask;
+  fused.key_pad_mask = key_pad_mask;
+  if (relative_keys.defined()) {
+    fused.relative_keys = relative_keys;
+    fused.relative_values = relative_values;
+    fused.max_distance = options.max_relative_positions();
+  }
+  return fused;
+}
+
 std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query,
                                                            const Tensor& key_value,
                                                            const Tensor& attn_mask,
@@ -207,12 +239,21 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query,
                                                            bool need_weights) {
   TORCH_CHECK(query.dim() == 3 && query.size(2) == options.embed_dim(),
               "query must be (B, T, ", options.embed_dim(), "), but got ", query.sizes());
-  if (query.is_same(key_value)) {
-    auto [q, k, v] = project_qkv(query);
+  const bool self = query.is_same(key_value);
+  const Tensor q_rows = self ? apply_linear(query, in_proj_weight, in_proj_bias) : project_q_rows(query);
+  const Tensor kv_rows = self ? Tensor() : project_kv_rows(key_value);
+  if (!need_weights) {
+    const FusedAttentionOptions fused = fused_options(attn_mask, key_pad_mask);
+    if (fused_attention_applies(q_rows, kv_rows, fused)) {
+      return {apply_linear(fused_attention(q_rows, kv_rows, fused), *out_proj), Tensor()};
+    }
+  }
+  if (self) {
+    auto [q, k, v] = heads_of_qkv(q_rows);
     return attend(q, k, v, attn_mask, key_pad_mask, need_weights);
   }
-  auto [k, v] = project_kv(key_value);
-  return attend(project_q(query), k, v, attn_mask, key_pad_mask, need_weights);
+  auto [k, v] = heads_of_kv(kv_rows);
+  return attend(heads_of_q(q_rows), k, v, attn_mask, key_pad_mask, need_weights);
 }
 
 }  // namespace nmtzoo

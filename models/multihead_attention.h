@@ -7,10 +7,12 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
+#include <cmath>
 #include <tuple>
 
 #include <c10/core/Device.h>
 
+#include "kernels/fused_attention.h"
 #include "models/functional.h"
 #include "models/options/attention_options.h"
 
@@ -84,6 +86,17 @@ class MultiheadAttentionImpl : public torch::nn::Cloneable<MultiheadAttentionImp
 
  private:
   Tensor split_heads(const Tensor& x) const;  // (B, T, E) -> (B, H, T, D)
+  double query_scale() const { return 1.0 / std::sqrt(static_cast<double>(head_dim())); }
+  // The projections' rows: x (B, T, E) -> (B, T, E) queries; memory (B, S, E) -> (B, S, 2E) keys
+  // then values. The fused kernel reads these; the composition reads the heads below.
+  Tensor project_q_rows(const Tensor& x);
+  Tensor project_kv_rows(const Tensor& memory);
+  // Heads of projected rows, as views: (B, T, 3E) -> q (scaled), k, v; (B, T, E) -> scaled q;
+  // (B, S, 2E) -> k, v; each (B, H, T or S, D).
+  std::tuple<Tensor, Tensor, Tensor> heads_of_qkv(const Tensor& projected) const;
+  Tensor heads_of_q(const Tensor& projected) const;
+  std::tuple<Tensor, Tensor> heads_of_kv(const Tensor& projected) const;
+  FusedAttentionOptions fused_options(const Tensor& attn_mask, const Tensor& key_pad_mask) const;
   int64_t head_dim() const { return options.embed_dim() / options.num_heads(); }
 };
 TORCH_MODULE(MultiheadAttention);

@@ -100,8 +100,8 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& x, const Tensor& memor
                                             DecoderLayerCache* cache, Tensor* cross_weights) {
   const bool training = is_training();
   auto self_attention = [&](const Tensor& in) {
+    if (cache == nullptr) return std::get<0>(self_attn->forward(in, in, causal));
     auto [q, k, v] = self_attn->project_qkv(in);
-    if (cache == nullptr) return std::get<0>(self_attn->attend(q, k, v, causal, {}, false));
     const Tensor& self_k = cache->state->append(*cache->self_k, k, 2);
     const Tensor& self_v = cache->state->append(*cache->self_v, v, 2);
     // The cache holds only positions up to the newest one(s); `causal` covers several at once.
@@ -109,26 +109,25 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& x, const Tensor& memor
                                          /*query_offset=*/self_k.size(2) - q.size(2)));
   };
   auto cross_attention = [&](const Tensor& in) {
-    Tensor q = multihead_attn->project_q(in);
-    Tensor k, v;
-    if (cache != nullptr) {
-      // A kernel that reads rows through an index takes the source's keys as they are kept, one
-      // copy per sentence; the composition takes them gathered per hypothesis.
-      DecoderState& state = *cache->state;
-      const auto keys = state.indexed(*cache->memory_k);
-      const auto values = state.indexed(*cache->memory_v);
-      if (cross_weights == nullptr &&
-          multihead_attn->attends_in_one_pass(q, keys.value, values.value, keys.rows, values.rows, {},
-                                              memory_pad_mask, false)) {
-        return std::get<0>(multihead_attn->attend(q, keys.value, values.value, {}, memory_pad_mask, false,
-                                                  0, keys.rows, values.rows));
-      }
-      k = state[*cache->memory_k];
-      v = state[*cache->memory_v];
-    } else {
-      std::tie(k, v) = multihead_attn->project_kv(memory);
+    if (cache == nullptr) {
+      auto [out, weights] = multihead_attn->forward(in, memory, {}, memory_pad_mask, cross_weights != nullptr);
+      if (cross_weights != nullptr) *cross_weights = weights;
+      return out;
     }
-    auto [out, weights] = multihead_attn->attend(q, k, v, {}, memory_pad_mask, cross_weights != nullptr);
+    Tensor q = multihead_attn->project_q(in);
+    // A kernel that reads rows through an index takes the source's keys as they are kept, one
+    // copy per sentence; the composition takes them gathered per hypothesis.
+    DecoderState& state = *cache->state;
+    const auto keys = state.indexed(*cache->memory_k);
+    const auto values = state.indexed(*cache->memory_v);
+    if (cross_weights == nullptr &&
+        multihead_attn->attends_in_one_pass(q, keys.value, values.value, keys.rows, values.rows, {},
+                                            memory_pad_mask, false)) {
+      return std::get<0>(multihead_attn->attend(q, keys.value, values.value, {}, memory_pad_mask, false,
+                                                0, keys.rows, values.rows));
+    }
+    auto [out, weights] = multihead_attn->attend(q, state[*cache->memory_k], state[*cache->memory_v], {},
+                                                 memory_pad_mask, cross_weights != nullptr);
     if (cross_weights != nullptr) *cross_weights = weights;
     return out;
   };

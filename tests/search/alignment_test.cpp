@@ -108,7 +108,7 @@ CopyAlignments copy_task_alignments(const std::string& variant, int steps) {
 // A Transformer trained to copy attends to source position t when writing target position t:
 // its hard alignment is exactly the diagonal.
 TEST(WordAlignment, ACopyTransformerAlignsTheDiagonal) {
-  CopyAlignments found = copy_task_alignments("transformer_post", 600);
+  CopyAlignments found = copy_task_alignments("transformer_post", 800);
   ASSERT_GE(found.alignments.size(), 6u) << "the copy model should have learnt its task";
   for (const auto& alignment : found.alignments) {
     EXPECT_EQ(alignment, "0-0 1-1 2-2 3-3 4-4 5-5 6-6 7-7 8-8 9-9");
