@@ -12,24 +12,13 @@
 
 #include "kernels/counter_rng.h"
 #include "kernels/kernels.h"
+#include "kernels/mask_view.h"
 #include "kernels/onednn_matmul.h"
 #include "kernels/vector_clones.h"
 #include "kernels/vector_math.h"
 
 namespace nmtzoo {
 namespace {
-
-// A bool mask's data and element strides; data null: nothing masked.
-struct MaskView {
-  const bool* data = nullptr;
-  int64_t row = 0, column = 0;
-
-  static MaskView of(const at::Tensor& mask) {
-    if (!mask.defined()) return {};
-    return {mask.data_ptr<bool>(), mask.stride(0), mask.stride(1)};
-  }
-  bool forbids(int64_t r, int64_t c) const { return data != nullptr && data[r * row + c * column]; }
-};
 
 // The operands of one call, as raw pointers: q of sentence b, head h at position t is
 // q + (b T + t) q_row + h D; k and v likewise with kv_row over S positions.

@@ -12,23 +12,12 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "kernels/mask_view.h"
 #include "kernels/vector_clones.h"
 #include "kernels/vector_math.h"
 
 namespace nmtzoo {
 namespace {
-
-// A (B, S) bool mask's data and strides; data null: nothing masked.
-struct MaskView {
-  const bool* data = nullptr;
-  int64_t row = 0, position = 0;
-
-  static MaskView of(const at::Tensor& mask) {
-    if (!mask.defined()) return {};
-    return {mask.data_ptr<bool>(), mask.stride(0), mask.stride(1)};
-  }
-  const bool* row_of(int64_t b) const { return data != nullptr ? data + b * row : nullptr; }
-};
 
 // Raw pointers and element strides of step_attention's operands.
 struct Operands {
@@ -123,7 +112,7 @@ void attend_range(const Operands& o, int64_t begin, int64_t end, Scratch& scratc
         scores[s] += table_scores[c];
       }
     }
-    masked_softmax(scores, s_size, o.mask.row_of(b), o.mask.position);
+    masked_softmax(scores, s_size, o.mask.row_of(b), o.mask.column);
     weighted_sum(scores, s_size, values, o.v_position, d_size, sum);
     if (o.relative_values != nullptr) {
       float* table_weights = scratch.table_weights.data();
@@ -182,7 +171,7 @@ void context_range(const ContextOperands& o, int64_t begin, int64_t end) {
       }
       weights[s] = score;
     }
-    masked_softmax(weights, s_size, o.mask.row_of(b), o.mask.position);
+    masked_softmax(weights, s_size, o.mask.row_of(b), o.mask.column);
     weighted_sum(weights, s_size, memory, o.m_position, m_size, o.context + b * m_size);
   }
 }

@@ -12,7 +12,6 @@
 
 namespace nmtzoo {
 
-namespace rnn_utils = torch::nn::utils::rnn;
 
 namespace {
 
@@ -113,38 +112,63 @@ Tensor RnnSeq2SeqImpl::dropout(const Tensor& x) {
   return apply_dropout(x, options.dropout(), is_training());
 }
 
+// Why not LibTorch's packed sequences: its packed RNN on CPU projects every token's input once
+// and takes each step's rows with narrow, and each narrow's backward zero-fills and adds a
+// gradient the size of the whole projection: quadratic in the source length, 330 of ~910 ms
+// outside the products per RNN recipe update on one thread (profile). On unpacked input LibTorch
+// unbinds the projection instead (one stack in the backward). The forward direction reads the
+// padded rows as they are (padding after the words cannot reach them); the backward direction
+// reads each sentence reversed within its length, so its padding also comes after its words.
+// Between layers, LibTorch's dropout on the whole (B, S, 2n) output: with several layers its
+// masks differ from the packed path's, drawn over the words alone.
+RnnSeq2SeqImpl::EncoderOutput RnnSeq2SeqImpl::run_encoder(const Tensor& embedded, const Tensor& pad_mask) {
+  const int64_t batch = embedded.size(0), positions = embedded.size(1), n = options.hidden_dim();
+  const int64_t layers = options.encoder_layers();
+  const Tensor lengths = pad_mask.logical_not().sum(1).unsqueeze(1);  // (B, 1)
+  TORCH_CHECK(lengths.min().item<int64_t>() > 0, "every source sentence needs at least one token");
+  const Tensor steps = torch::arange(positions, lengths.options()).unsqueeze(0);
+  const Tensor reversed = torch::where(steps < lengths, lengths - 1 - steps, steps).unsqueeze(2);  // (B, S, 1)
+  auto reverse = [&](const Tensor& x) { return x.gather(1, reversed.expand({batch, positions, x.size(2)})); };
+  const std::vector<Tensor> weights = lstm() ? encoder_lstm->all_weights() : encoder_gru->all_weights();
+  const double between_layers = lstm() ? encoder_lstm->options.dropout() : encoder_gru->options.dropout();
+  const Tensor zeros = torch::zeros({1, batch, n}, embedded.options());
+  // One direction of one layer over (B, S, in), its weights at `first` of the module's list.
+  auto direction = [&](const Tensor& input, size_t first) {
+    const at::TensorList params(weights.data() + first, 4);
+    if (lstm()) {
+      return std::get<0>(at::lstm(input, {zeros, zeros}, params, true, 1, 0.0, is_training(), false, true));
+    }
+    return std::get<0>(at::gru(input, zeros, params, true, 1, 0.0, is_training(), false, true));
+  };
+  Tensor input = embedded, forward_out, backward_out;
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    if (layer > 0) input = at::dropout(input, between_layers, is_training());
+    forward_out = direction(input, static_cast<size_t>(8 * layer));
+    backward_out = reverse(direction(reverse(input), static_cast<size_t>(8 * layer + 4)));
+    input = torch::cat({forward_out, backward_out}, 2);
+  }
+  EncoderOutput out;
+  out.memory = input.masked_fill(pad_mask.unsqueeze(2), 0.0);
+  out.forward_last = forward_out.gather(1, (lengths - 1).unsqueeze(2).expand({batch, 1, n})).squeeze(1);
+  out.backward_first = backward_out.select(1, 0);
+  return out;
+}
+
 DecoderState RnnSeq2SeqImpl::encode(const Tensor& src_tokens, const Tensor& src_pad_mask) {
   TORCH_CHECK(src_tokens.dim() == 2 && src_pad_mask.sizes() == src_tokens.sizes(),
               "src_tokens and src_pad_mask must both be (B, S), but got ", src_tokens.sizes(),
               " and ", src_pad_mask.sizes());
   const int64_t batch = src_tokens.size(0);
   const int64_t n = options.hidden_dim();
-  const int64_t layers = options.encoder_layers();
   Tensor embedded = dropout(apply_word_dropout(src_embed->forward(src_tokens),
                                                 options.source_word_dropout(), is_training()));
-  Tensor lengths = src_pad_mask.logical_not().sum(1).to(torch::kCPU);
-  auto packed = rnn_utils::pack_padded_sequence(embedded, lengths, /*batch_first=*/true,
-                                                /*enforce_sorted=*/false);
-  Tensor final_states;  // (2 * layers, B, n): direction-minor
-  auto unpack = [&](const rnn_utils::PackedSequence& out) {
-    return std::get<0>(rnn_utils::pad_packed_sequence(out, /*batch_first=*/true,
-                                                      /*padding_value=*/0.0, src_tokens.size(1)));
-  };
-  Tensor memory;
-  if (lstm()) {
-    auto [out, hc] = encoder_lstm->forward_with_packed_input(packed);
-    memory = unpack(out);
-    final_states = std::get<0>(hc);
-  } else {
-    auto [out, h] = encoder_gru->forward_with_packed_input(packed);
-    memory = unpack(out);
-    final_states = h;
-  }
+  const EncoderOutput encoded = run_encoder(embedded, src_pad_mask);
+  const Tensor& memory = encoded.memory;
+  const Tensor& forward_last = encoded.forward_last;
+  const Tensor& backward_first = encoded.backward_first;
   DecoderState state;
   state.set(kMemorySlot, memory, SlotKind::kSource);
   state.set(kMemoryPadMaskSlot, src_pad_mask, SlotKind::kSource);
-  Tensor forward_last = final_states[2 * layers - 2];   // forward state after the last word
-  Tensor backward_first = final_states[2 * layers - 1];  // backward state after the first word
   if (attention) {
     state.set("keys", attention->project_keys(memory), SlotKind::kSource);
   } else {

@@ -84,6 +84,13 @@ class RnnSeq2SeqImpl : public EncoderDecoder {
   int64_t context_cell() const { return conditional() ? 1 : 0; }
   // Its W_ih and b_ih, a GRU's or an LSTM's.
   std::pair<Tensor, Tensor> context_cell_input();
+  // The bidirectional encoder over right-padded embeddings (B, S, m): the annotations (B, S, 2n),
+  // zero at padding, the last layer's forward state after each sentence's last word and its
+  // backward state after the first word.
+  struct EncoderOutput {
+    Tensor memory, forward_last, backward_first;
+  };
+  EncoderOutput run_encoder(const Tensor& embedded, const Tensor& pad_mask);
 };
 TORCH_MODULE(RnnSeq2Seq);
 

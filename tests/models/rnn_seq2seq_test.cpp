@@ -149,5 +149,56 @@ TEST(RnnSeq2Seq, TyingNeedsReadoutAsWideAsTheEmbedding) {
                c10::Error);
 }
 
+// The encoder runs unpacked (LibTorch's packed RNN backward is quadratic in the length): its
+// annotations, the decoder's initial state and every gradient equal those of LibTorch's packed
+// bidirectional RNN on the module's own weights, for GRUs and LSTMs, one layer and two, sentences
+// of several lengths (padding zero in the annotations, as pad_packed_sequence gives).
+TEST(RnnSeq2Seq, TheEncoderEqualsLibTorchsPackedRnn) {
+  namespace rnn_utils = torch::nn::utils::rnn;
+  const auto batch = testing::random_batch({6, 1, 4, 9}, {3, 3, 3, 3}, 11);
+  for (const std::string variant : {"rnn_bahdanau", "rnn_bahdanau_lstm", "rnn_bahdanau_2layers",
+                                    "rnn_conditional_lstm_2layers"}) {
+    SCOPED_TRACE(variant);
+    auto model = testing::tiny_model(variant, 3);
+    auto& rnn = dynamic_cast<RnnSeq2SeqImpl&>(*model);
+    const at::Tensor upstream = torch::randn({4, batch.src_tokens.size(1), 2 * rnn.options.hidden_dim()});
+    auto gradients = [&](const at::Tensor& memory, const at::Tensor& hidden) {
+      rnn.zero_grad();
+      ((memory * upstream).sum() + hidden.pow(2).sum()).backward();
+      std::vector<at::Tensor> grads;
+      for (const auto& p : rnn.parameters()) {
+        if (p.grad().defined()) grads.push_back(p.grad().clone());
+      }
+      return grads;
+    };
+    DecoderState state = rnn.encode(batch.src_tokens, batch.src_pad_mask);
+    const at::Tensor memory = state[kMemorySlot], hidden = state["hidden"];
+    const auto grads = gradients(memory, hidden);
+
+    const at::Tensor embedded = rnn.src_embed->forward(batch.src_tokens);
+    const at::Tensor lengths = batch.src_pad_mask.logical_not().sum(1);
+    auto packed = rnn_utils::pack_padded_sequence(embedded, lengths, true, false);
+    at::Tensor out, finals;
+    if (rnn.encoder_lstm) {
+      auto [o, hc] = rnn.encoder_lstm->forward_with_packed_input(packed);
+      out = std::get<0>(rnn_utils::pad_packed_sequence(o, true, 0.0, batch.src_tokens.size(1)));
+      finals = std::get<0>(hc);
+    } else {
+      auto [o, h] = rnn.encoder_gru->forward_with_packed_input(packed);
+      out = std::get<0>(rnn_utils::pad_packed_sequence(o, true, 0.0, batch.src_tokens.size(1)));
+      finals = h;
+    }
+    const at::Tensor expected_hidden =
+        torch::tanh(rnn.init_proj->forward(finals[finals.size(0) - 1])).view_as(hidden);
+    EXPECT_TRUE(torch::allclose(memory, out, 1e-5, 1e-6)) << (memory - out).abs().max();
+    EXPECT_TRUE(torch::allclose(hidden, expected_hidden, 1e-5, 1e-6));
+    const auto expected_grads = gradients(out, expected_hidden);
+    ASSERT_EQ(grads.size(), expected_grads.size());
+    for (size_t i = 0; i < grads.size(); ++i) {
+      EXPECT_TRUE(torch::allclose(grads[i], expected_grads[i], 1e-4, 1e-5)) << "gradient " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nmtzoo
