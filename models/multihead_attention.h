@@ -12,13 +12,14 @@
 
 #include <c10/core/Device.h>
 
-#include "kernels/fused_attention.h"
 #include "models/functional.h"
 #include "models/options/attention_options.h"
 
 namespace nmtzoo {
 
 using at::Tensor;
+
+struct FusedAttentionOptions;  // kernels/fused_attention.h, not a public header
 
 // Relative position representations (Shaw, Uszkoreit & Vaswani 2018): the distance j - i from
 // query i to key j, clipped to [-K, K], selects a row of `keys`, added to key j when scoring
