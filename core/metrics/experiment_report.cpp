@@ -296,10 +296,12 @@ std::string report_markdown(const std::string& title, const std::string& results
          "\nBLEU, chrF2 and TER: nmtzoo-evaluate (sacreBLEU 2.6.0 definitions, "
          "cased, BLEU tokenizer 13a, TER tercom), beam 5, each model's checkpoint and "
          "length penalty chosen on val. "
-         "Training time, validation included, is the time budget spent (training.max_time: "
-         "minutes of the reference machine, a second on another machine counting at "
-         "the ratio of matmul ceilings), with wall-clock minutes in brackets where "
-         "they differ; tokens/s counts non-pad target tokens while training.\n" +
+         "Training time, validation included: for a run budgeted in time, the budget spent "
+         "(training.max_time: minutes of the reference machine, a second on another machine "
+         "counting at the ratio of matmul ceilings), with wall-clock minutes in brackets where "
+         "they differ; for a run budgeted in updates (training.max_steps), the wall-clock "
+         "minutes of the machine that trained it, which other jobs may have shared. tokens/s "
+         "counts non-pad target tokens while training.\n" +
          seed_variation + significance +
          "\n"
          "![validation BLEU](valid_bleu_vs_time.svg)\n![training loss](train_loss_vs_step.svg)\n\n"
