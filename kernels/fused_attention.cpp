@@ -67,7 +67,6 @@ struct ProductClock {
 };
 
 // Per-thread buffers: one head's T x S matrices.
-// Per-thread buffers: one head's T x S matrices.
 struct Scratch {
   explicit Scratch(const Operands& o)
       : multipliers(static_cast<size_t>(o.queries * o.keys)),
