@@ -12,7 +12,6 @@
 
 namespace nmtzoo {
 
-
 namespace {
 
 constexpr const char* kContextProjectionsSlot = "context_projections";
