@@ -1,7 +1,10 @@
 #include "kernels/step_attention.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/record_function.h>
+#include <torch/csrc/autograd/functions/utils.h>
+#include <torch/csrc/autograd/saved_variable.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -11,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/deferred_gradients.h"
 #include "kernels/kernels.h"
 #include "kernels/mask_view.h"
 #include "kernels/vector_clones.h"
@@ -176,6 +180,82 @@ void context_range(const ContextOperands& o, int64_t begin, int64_t end) {
   }
 }
 
+// Raw pointers of a training step's backward; rows are contiguous.
+struct ContextGradientOperands {
+  const float* query;         // (B, A)
+  const float* keys;          // (B, S, A)
+  const float* energy;        // (A); null: dot-product scores times scale
+  float scale;
+  const float* memory;        // (B, S, M)
+  const float* weights;       // (B, S), the forward's
+  const float* grad_context;  // (B, M) or null
+  const float* grad_weights;  // (B, S) or null
+  int64_t positions, width, dim;
+  float* grad_query;   // (B, A), written
+  float* grad_keys;    // (B, S, A), added to
+  float* grad_memory;  // (B, S, M), added to
+};
+
+// Rows [begin, end): with w the weights and e the scores, dL/dw_s = g_c . m_s (+ the weights' own
+// gradient), dL/de_s = w_s (dL/dw_s - sum_r w_r dL/dw_r), and through e_s = v . tanh(q + k_s) the
+// query's, the key's and the energy's (added to grad_energy, this thread's); masked positions
+// (weight exactly 0) contribute nothing.
+NMTZOO_VECTOR_CLONES
+void context_backward_range(const ContextGradientOperands& o, int64_t begin, int64_t end, float* grad_energy,
+                            float* grad_scores) {
+  const int64_t a_size = o.width, m_size = o.dim, s_size = o.positions;
+  for (int64_t b = begin; b < end; ++b) {
+    const float* query = o.query + b * a_size;
+    const float* weights = o.weights + b * s_size;
+    const float* grad_context = o.grad_context != nullptr ? o.grad_context + b * m_size : nullptr;
+    float* grad_query = o.grad_query + b * a_size;
+#pragma omp simd
+    for (int64_t a = 0; a < a_size; ++a) grad_query[a] = 0.0f;
+    float expected = 0.0f;
+    for (int64_t s = 0; s < s_size; ++s) {
+      float g = o.grad_weights != nullptr ? o.grad_weights[b * s_size + s] : 0.0f;
+      if (grad_context != nullptr) {
+        const float* row = o.memory + (b * s_size + s) * m_size;
+        float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+        for (int64_t m = 0; m < m_size; ++m) dot += grad_context[m] * row[m];
+        g += dot;
+      }
+      grad_scores[s] = g;
+      expected += weights[s] * g;
+    }
+    for (int64_t s = 0; s < s_size; ++s) {
+      const float weight = weights[s];
+      if (weight == 0.0f) continue;
+      const float grad_score = weight * (grad_scores[s] - expected);
+      if (grad_context != nullptr) {
+        float* grad_row = o.grad_memory + (b * s_size + s) * m_size;
+#pragma omp simd
+        for (int64_t m = 0; m < m_size; ++m) grad_row[m] += weight * grad_context[m];
+      }
+      const float* key = o.keys + (b * s_size + s) * a_size;
+      float* grad_key = o.grad_keys + (b * s_size + s) * a_size;
+      if (o.energy != nullptr) {
+#pragma omp simd
+        for (int64_t a = 0; a < a_size; ++a) {
+          const float t = tanh_by_exp(query[a] + key[a]);
+          const float grad_sum = grad_score * o.energy[a] * (1.0f - t * t);
+          grad_query[a] += grad_sum;
+          grad_key[a] += grad_sum;
+          grad_energy[a] += grad_score * t;
+        }
+      } else {
+        const float scaled = grad_score * o.scale;
+#pragma omp simd
+        for (int64_t a = 0; a < a_size; ++a) {
+          grad_query[a] += scaled * key[a];
+          grad_key[a] += scaled * query[a];
+        }
+      }
+    }
+  }
+}
+
 bool is_float_cpu(const at::Tensor& t) {
   return t.defined() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided && t.device().is_cpu();
 }
@@ -334,6 +414,139 @@ std::tuple<at::Tensor, at::Tensor> step_context(const at::Tensor& query, const a
   const int64_t work = std::max<int64_t>(1, o.positions * (o.width + o.dim));
   at::parallel_for(0, batch, std::max<int64_t>(1, (int64_t{1} << 16) / work),
                    [&](int64_t begin, int64_t end) { context_range(o, begin, end); });
+  return {context, weights};
+}
+
+// The source's node: the gradients of keys and memory, which the steps add into.
+class StepSourceSums : public DeferredGradients {
+ public:
+  StepSourceSums(const at::Tensor& keys, const at::Tensor& memory) : DeferredGradients({keys, memory}) {}
+  // The buffers, zero before the first step's backward adds into them.
+  std::pair<at::Tensor, at::Tensor> buffers(const at::Tensor& keys, const at::Tensor& memory) {
+    if (!grad_keys_.defined()) {
+      grad_keys_ = at::zeros_like(keys);
+      grad_memory_ = at::zeros_like(memory);
+    }
+    return {grad_keys_, grad_memory_};
+  }
+  void release_variables() override {
+    grad_keys_.reset();
+    grad_memory_.reset();
+  }
+
+ protected:
+  torch::autograd::variable_list sums() override {
+    torch::autograd::variable_list result{grad_keys_, grad_memory_};
+    release_variables();
+    return result;
+  }
+
+ private:
+  at::Tensor grad_keys_, grad_memory_;
+};
+
+namespace {
+
+class TrainingStepContextNode : public torch::autograd::Node {
+ public:
+  TrainingStepContextNode(const at::Tensor& query, const at::Tensor& energy, double scale, const at::Tensor& keys,
+                          const at::Tensor& memory, std::shared_ptr<StepSourceSums> sums)
+      : query_(query, false), energy_(energy, false), scale_(scale), keys_(keys), memory_(memory),
+        sums_(std::move(sums)) {
+    add_next_edge(torch::autograd::impl::gradient_edge(query));
+    add_next_edge(energy.defined() ? torch::autograd::impl::gradient_edge(energy) : torch::autograd::Edge());
+    add_next_edge(sums_->edge_to(0));
+    add_next_edge(sums_->edge_to(1));
+  }
+  void save_weights(const at::Tensor& weights) { weights_ = torch::autograd::SavedVariable(weights, true); }
+  std::string name() const override { return "nmtzoo::TrainingStepContext"; }
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    refuse_double_backward("nmtzoo::TrainingStepContext");
+    torch::autograd::variable_list result(num_outputs());
+    if (!grads[0].defined() && !grads[1].defined()) return result;
+    const at::Tensor query = query_.unpack(), energy = energy_.unpack(), weights = weights_.unpack(shared_from_this());
+    const at::Tensor grad_context = grads[0].defined() ? grads[0].contiguous() : at::Tensor();
+    const at::Tensor grad_weights = grads[1].defined() ? grads[1].contiguous() : at::Tensor();
+    const int64_t batch = query.size(0), width = query.size(1);
+    at::Tensor grad_query = at::empty_like(query);
+    auto [grad_keys, grad_memory] = sums_->buffers(keys_, memory_);
+    const int64_t threads = at::get_num_threads();
+    at::Tensor grad_energy = at::zeros({threads, width}, query.options());
+
+    ContextGradientOperands o{};
+    o.query = query.data_ptr<float>();
+    o.keys = keys_.data_ptr<float>();
+    o.energy = energy.defined() ? energy.data_ptr<float>() : nullptr;
+    o.scale = static_cast<float>(scale_);
+    o.memory = memory_.data_ptr<float>();
+    o.weights = weights.data_ptr<float>();
+    o.grad_context = grad_context.defined() ? grad_context.data_ptr<float>() : nullptr;
+    o.grad_weights = grad_weights.defined() ? grad_weights.data_ptr<float>() : nullptr;
+    o.positions = keys_.size(1);
+    o.width = width;
+    o.dim = memory_.size(2);
+    o.grad_query = grad_query.data_ptr<float>();
+    o.grad_keys = grad_keys.data_ptr<float>();
+    o.grad_memory = grad_memory.data_ptr<float>();
+    float* grad_energy_rows = grad_energy.data_ptr<float>();
+    const int64_t work = std::max<int64_t>(1, o.positions * (2 * o.width + o.dim));
+    at::parallel_for(0, batch, std::max<int64_t>(1, (int64_t{1} << 16) / work), [&](int64_t begin, int64_t end) {
+      std::vector<float> grad_scores(static_cast<size_t>(o.positions));
+      context_backward_range(o, begin, end, grad_energy_rows + at::get_thread_num() * width, grad_scores.data());
+    });
+    result[0] = should_compute_output(0) ? grad_query : at::Tensor();
+    if (energy.defined() && should_compute_output(1)) result[1] = grad_energy.sum(0).view_as(energy);
+    return result;
+  }
+  void release_variables() override {
+    query_.reset_data();
+    energy_.reset_data();
+    weights_.reset_data();
+  }
+
+ private:
+  torch::autograd::SavedVariable query_, energy_, weights_;
+  double scale_;
+  at::Tensor keys_, memory_;
+  std::shared_ptr<StepSourceSums> sums_;
+};
+
+}  // namespace
+
+bool TrainingStepContext::applies(const at::Tensor& keys, const at::Tensor& memory, const at::Tensor& key_pad_mask) {
+  if (!fast_kernels_enabled() || !at::GradMode::is_enabled() || at::autocast::is_cpu_enabled() ||
+      !is_float_cpu(keys) || !is_float_cpu(memory)) {
+    return false;
+  }
+  if (keys.dim() != 3 || memory.dim() != 3 || !keys.requires_grad() || !memory.requires_grad()) return false;
+  if (memory.size(0) != keys.size(0) || memory.size(1) != keys.size(1) || keys.size(1) == 0) return false;
+  return mask_fits(key_pad_mask, keys.size(0), keys.size(1));
+}
+
+TrainingStepContext::TrainingStepContext(const at::Tensor& keys, const at::Tensor& memory,
+                                         const at::Tensor& key_pad_mask)
+    : keys_(keys.contiguous()), memory_(memory.contiguous()), key_pad_mask_(key_pad_mask) {
+  TORCH_CHECK(applies(keys, memory, key_pad_mask), "TrainingStepContext takes keys (B, S, A) and memory (B, S, M) ",
+              "float32 on the CPU requiring gradients, under autograd, got keys ", keys.sizes(), " and memory ",
+              memory.sizes());
+  sums_ = std::make_shared<StepSourceSums>(keys_, memory_);
+}
+
+std::tuple<at::Tensor, at::Tensor> TrainingStepContext::operator()(const at::Tensor& query, const at::Tensor& energy,
+                                                                   double scale) const {
+  RECORD_FUNCTION("nmtzoo::training_step_context", std::vector<c10::IValue>({query}));
+  const at::Tensor rows = query.contiguous();
+  at::Tensor context, weights;
+  {
+    at::AutoGradMode no_grad(false);
+    std::tie(context, weights) = step_context(rows, keys_, energy, scale, memory_, {}, {}, key_pad_mask_);
+  }
+  if (!at::GradMode::is_enabled()) return {context, weights};
+  auto node = std::make_shared<TrainingStepContextNode>(rows, energy, scale, keys_, memory_, sums_);
+  torch::autograd::set_history(context, node);
+  torch::autograd::set_history(weights, node);
+  node->save_weights(weights);
   return {context, weights};
 }
 

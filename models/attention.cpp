@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kernels/batched_matmul.h"
+#include "kernels/deferred_gradients.h"
 #include "kernels/kernels.h"
 #include "kernels/step_attention.h"
 #include "models/functional.h"
@@ -98,24 +99,37 @@ std::optional<std::tuple<Tensor, Tensor>> AttentionImpl::forward_step_in_one_pas
       (at::GradMode::is_enabled() && query.requires_grad())) {
     return std::nullopt;
   }
-  Tensor scored = query, energy_weights;
-  double scale = 1.0;
+  const StepScoring scoring = step_scoring(query, nullptr);
+  if (!step_context_applies(scoring.query, projected_keys, scoring.energy, keys, projected_rows, key_rows,
+                            key_pad_mask)) {
+    return std::nullopt;
+  }
+  return step_context(scoring.query, projected_keys, scoring.energy, scoring.scale, keys, projected_rows, key_rows,
+                      key_pad_mask);
+}
+
+std::tuple<Tensor, Tensor> AttentionImpl::forward_training_step(const Tensor& query, const TrainingStepContext& source,
+                                                                const RecurrentLinear* query_projection) {
+  TORCH_CHECK(query.dim() == 2, "a training step's query must be (B, Dq), got ", query.sizes());
+  const StepScoring scoring = step_scoring(query, query_projection);
+  return source(scoring.query, scoring.energy, scoring.scale);
+}
+
+AttentionImpl::StepScoring AttentionImpl::step_scoring(const Tensor& query, const RecurrentLinear* query_projection) {
+  StepScoring scoring{query, Tensor()};
   switch (options.score()) {
     case AttentionScore::kAdditive:
-      scored = apply_linear(query, *query_proj);
-      energy_weights = energy->weight.view({-1});
+      scoring.query = query_projection != nullptr ? (*query_projection)(query) : apply_linear(query, *query_proj);
+      scoring.energy = energy->weight.view({-1});
       break;
     case AttentionScore::kScaledDot:
-      scale = 1.0 / std::sqrt(static_cast<double>(options.query_dim()));
+      scoring.scale = 1.0 / std::sqrt(static_cast<double>(options.query_dim()));
       break;
     case AttentionScore::kGeneral:
     case AttentionScore::kDot:
       break;
   }
-  if (!step_context_applies(scored, projected_keys, energy_weights, keys, projected_rows, key_rows, key_pad_mask)) {
-    return std::nullopt;
-  }
-  return step_context(scored, projected_keys, energy_weights, scale, keys, projected_rows, key_rows, key_pad_mask);
+  return scoring;
 }
 
 }  // namespace nmtzoo

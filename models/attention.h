@@ -15,6 +15,8 @@
 namespace nmtzoo {
 
 using at::Tensor;
+class RecurrentLinear;      // kernels/deferred_gradients.h
+class TrainingStepContext;  // kernels/step_attention.h
 
 class AttentionImpl : public torch::nn::Cloneable<AttentionImpl> {
  public:
@@ -44,6 +46,13 @@ class AttentionImpl : public torch::nn::Cloneable<AttentionImpl> {
                                                                      const Tensor& projected_keys,
                                                                      const Tensor& projected_rows);
 
+  // A training step (query (B, Dq)) through the kernel of kernels/step_attention.h, on the source
+  // the caller made once per forward pass from forward's keys and project_keys' result (its
+  // applies() says when); query_projection: the caller's RecurrentLinear of query_proj for
+  // additive scores (kernels/deferred_gradients.h), or nullptr. Returns forward's (B, Dk), (B, S).
+  std::tuple<Tensor, Tensor> forward_training_step(const Tensor& query, const TrainingStepContext& source,
+                                                   const RecurrentLinear* query_projection);
+
   AttentionOptions options;
   torch::nn::Linear query_proj{nullptr};  // additive: W
   torch::nn::Linear key_proj{nullptr};    // additive: U; general: W of q^T W k
@@ -51,6 +60,13 @@ class AttentionImpl : public torch::nn::Cloneable<AttentionImpl> {
 
  private:
   Tensor score(const Tensor& query, const Tensor& projected_keys);  // (B,T,Dq) -> (B,T,S)
+  // What the step kernels score a query (B, Dq) with: the query as scored (projected for additive
+  // scores), the energy (additive) or undefined, and the dot products' scale.
+  struct StepScoring {
+    Tensor query, energy;
+    double scale = 1.0;
+  };
+  StepScoring step_scoring(const Tensor& query, const RecurrentLinear* query_projection);
 };
 TORCH_MODULE(Attention);
 

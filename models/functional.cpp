@@ -49,21 +49,29 @@ std::tuple<at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input, const at::
 }
 
 at::Tensor gru_cell_from_input_gates(const at::Tensor& input_gates, const at::Tensor& h, torch::nn::GRUCellImpl& cell) {
+  return gru_cell_from_gates(input_gates, apply_linear(h, cell.weight_hh, cell.bias_hh), h);
+}
+
+std::tuple<at::Tensor, at::Tensor> lstm_cell_from_input_gates(const at::Tensor& input_gates, const at::Tensor& h,
+                                                              const at::Tensor& c, torch::nn::LSTMCellImpl& cell) {
+  return lstm_cell_from_gates(input_gates + apply_linear(h, cell.weight_hh, cell.bias_hh), c);
+}
+
+at::Tensor gru_cell_from_gates(const at::Tensor& input_gates, const at::Tensor& hidden_gates, const at::Tensor& h) {
   // PyTorch's gate order: reset, update, new.
   auto gi = input_gates.chunk(3, 1);
-  auto gh = apply_linear(h, cell.weight_hh, cell.bias_hh).chunk(3, 1);
+  auto gh = hidden_gates.chunk(3, 1);
   at::Tensor reset = torch::sigmoid(gi[0] + gh[0]);
   at::Tensor update = torch::sigmoid(gi[1] + gh[1]);
   at::Tensor candidate = torch::tanh(gi[2] + reset * gh[2]);
   return candidate + update * (h - candidate);
 }
 
-std::tuple<at::Tensor, at::Tensor> lstm_cell_from_input_gates(const at::Tensor& input_gates, const at::Tensor& h,
-                                                              const at::Tensor& c, torch::nn::LSTMCellImpl& cell) {
+std::tuple<at::Tensor, at::Tensor> lstm_cell_from_gates(const at::Tensor& gates, const at::Tensor& c) {
   // PyTorch's gate order: input, forget, cell, output.
-  auto gates = (input_gates + apply_linear(h, cell.weight_hh, cell.bias_hh)).chunk(4, 1);
-  at::Tensor c_next = torch::sigmoid(gates[1]) * c + torch::sigmoid(gates[0]) * torch::tanh(gates[2]);
-  return {torch::sigmoid(gates[3]) * torch::tanh(c_next), c_next};
+  auto chunks = gates.chunk(4, 1);
+  at::Tensor c_next = torch::sigmoid(chunks[1]) * c + torch::sigmoid(chunks[0]) * torch::tanh(chunks[2]);
+  return {torch::sigmoid(chunks[3]) * torch::tanh(c_next), c_next};
 }
 
 at::Tensor apply_dropout(const at::Tensor& x, double p, bool training) {

@@ -28,6 +28,10 @@ std::tuple<at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input, const at::
 at::Tensor gru_cell_from_input_gates(const at::Tensor& input_gates, const at::Tensor& h, torch::nn::GRUCellImpl& cell);
 std::tuple<at::Tensor, at::Tensor> lstm_cell_from_input_gates(const at::Tensor& input_gates, const at::Tensor& h,
                                                               const at::Tensor& c, torch::nn::LSTMCellImpl& cell);
+// The cells' elementwise part from both products' gate pre-activations, biases included: a GRU's
+// input and hidden gates (each (B, 3n)), an LSTM's summed gates (B, 4n) and its cell c.
+at::Tensor gru_cell_from_gates(const at::Tensor& input_gates, const at::Tensor& hidden_gates, const at::Tensor& h);
+std::tuple<at::Tensor, at::Tensor> lstm_cell_from_gates(const at::Tensor& gates, const at::Tensor& c);
 
 // Dropout with probability p when training, the identity otherwise (no copy).
 at::Tensor apply_dropout(const at::Tensor& x, double p, bool training);

@@ -3,10 +3,13 @@
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "kernels/deferred_gradients.h"
 #include "kernels/kernels.h"
+#include "kernels/step_attention.h"
 #include "models/embedding.h"
 #include "models/functional.h"
 
@@ -244,7 +247,40 @@ Tensor RnnSeq2SeqImpl::readout_activation(const Tensor& pre) {
   return std::get<0>(pre.view(shape).max(-1));
 }
 
-std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderState& state) {
+// What the steps of a forward pass over whole target sentences share: each decoder cell's two
+// products and the attention's query projection (and Luong's readout) as RecurrentLinears, whose
+// weights' gradients are one product over all steps; the attention's source for its kernel, which
+// sums the source's gradients over the steps (kernels/deferred_gradients.h).
+struct RnnSeq2SeqImpl::TrainingSteps {
+  std::vector<RecurrentLinear> cell_input, cell_hidden;  // per decoder cell: W_ih, b_ih and W_hh, b_hh
+  RecurrentLinear query, readout;
+  std::optional<TrainingStepContext> source;
+};
+
+std::unique_ptr<RnnSeq2SeqImpl::TrainingSteps> RnnSeq2SeqImpl::training_steps(const DecoderState& state) {
+  if (!fast_kernels_enabled() || !at::GradMode::is_enabled()) return nullptr;
+  auto steps = std::make_unique<TrainingSteps>();
+  for (size_t index = 0; index < decoder_cells->size(); ++index) {
+    if (lstm()) {
+      const auto& cell = *decoder_cells->ptr<torch::nn::LSTMCellImpl>(index);
+      steps->cell_input.emplace_back(cell.weight_ih, cell.bias_ih);
+      steps->cell_hidden.emplace_back(cell.weight_hh, cell.bias_hh);
+    } else {
+      const auto& cell = *decoder_cells->ptr<torch::nn::GRUCellImpl>(index);
+      steps->cell_input.emplace_back(cell.weight_ih, cell.bias_ih);
+      steps->cell_hidden.emplace_back(cell.weight_hh, cell.bias_hh);
+    }
+  }
+  if (attention && attention->query_proj) steps->query = RecurrentLinear(attention->query_proj->weight, {});
+  if (luong()) steps->readout = RecurrentLinear(readout->weight, readout->bias);
+  if (attention && TrainingStepContext::applies(state["keys"], state[kMemorySlot], state[kMemoryPadMaskSlot])) {
+    steps->source.emplace(state["keys"], state[kMemorySlot], state[kMemoryPadMaskSlot]);
+  }
+  return steps;
+}
+
+std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderState& state,
+                                               const TrainingSteps* training) {
   const int64_t layers = options.decoder_layers();
   Tensor& hidden = state["hidden"];
   Tensor* cell = lstm() ? &state["cell"] : nullptr;
@@ -255,6 +291,10 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
   const char* attended = projected ? kContextProjectionsSlot : kMemorySlot;
   auto attend = [&](const Tensor& query) -> std::pair<Tensor, Tensor> {
     if (!attention) return {state["context"], Tensor()};
+    if (training != nullptr && training->source) {
+      auto [context, weights] = attention->forward_training_step(query, *training->source, &training->query);
+      return {context, weights};
+    }
     // One pass over the source as search keeps it (one copy per sentence), else gathered rows.
     const auto values = state.indexed(attended);
     const auto keys = state.indexed("keys");
@@ -268,6 +308,16 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
   // Cell `index` of decoder_cells on `input` from the state (h, c); c is undefined for a GRU.
   auto advance = [&](int64_t index, const Tensor& input, const Tensor& h,
                      const Tensor& c) -> std::pair<Tensor, Tensor> {
+    if (training != nullptr) {
+      const auto cell_index = static_cast<size_t>(index);
+      const Tensor input_gates = training->cell_input[cell_index](input);
+      const Tensor hidden_gates = training->cell_hidden[cell_index](h);
+      if (lstm()) {
+        auto [h_next, c_next] = lstm_cell_from_gates(input_gates + hidden_gates, c);
+        return {h_next, c_next};
+      }
+      return {gru_cell_from_gates(input_gates, hidden_gates, h), Tensor()};
+    }
     if (lstm()) {
       auto [h_next, c_next] =
           lstm_cell(input, h, c, *decoder_cells->ptr<torch::nn::LSTMCellImpl>(index));
@@ -322,7 +372,8 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
     run_cells(torch::cat({embedded, feed}, 1), {}, {});
     Tensor query = hidden.select(1, layers - 1);
     auto [context, weights] = attend(query);
-    feed = apply_readout(torch::cat({query, context}, 1));
+    const Tensor readout_input = torch::cat({query, context}, 1);
+    feed = training != nullptr ? readout_activation(training->readout(readout_input)) : apply_readout(readout_input);
     return {feed, weights};
   }
   if (conditional()) {
@@ -365,10 +416,12 @@ Tensor RnnSeq2SeqImpl::features(const Tensor& src_tokens, const Tensor& src_pad_
   DecoderState state = encode(src_tokens, src_pad_mask);
   Tensor embedded = dropout(apply_word_dropout(target_table()->forward(tgt_in),  // (B, T, m)
                                                 options.target_word_dropout(), is_training()));
+  const std::unique_ptr<TrainingSteps> training = training_steps(state);
   std::vector<Tensor> outputs;
   outputs.reserve(static_cast<size_t>(tgt_in.size(1)));
-  for (int64_t t = 0; t < tgt_in.size(1); ++t) {
-    outputs.push_back(step(embedded.select(1, t), state).first);
+  // unbind, not select per step: select's backward writes a zero (B, T, m) gradient per step.
+  for (const Tensor& embedded_step : embedded.unbind(1)) {
+    outputs.push_back(step(embedded_step, state, training.get()).first);
   }
   Tensor stacked = torch::stack(outputs, 1);
   // Bahdanau's readout does not feed back, so it runs once over all positions.

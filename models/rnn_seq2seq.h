@@ -22,6 +22,8 @@
 #include <torch/nn/modules/rnn.h>
 #include <torch/nn/pimpl.h>
 
+#include <memory>
+
 #include "models/attention.h"
 #include "models/encoder_decoder.h"
 #include "models/options/rnn_options.h"
@@ -70,7 +72,12 @@ class RnnSeq2SeqImpl : public EncoderDecoder {
   // Returns the readout input (Bahdanau), its pre-activation (Bahdanau with context projections)
   // or the readout output t_i (Luong), and the attention weights (B, S) (undefined without
   // attention).
-  std::pair<Tensor, Tensor> step(const Tensor& embedded, DecoderState& state);
+  // `training`, from training_steps(), runs the step's products and attention through the
+  // kernels that sum the shared tensors' gradients over the steps.
+  struct TrainingSteps;
+  std::pair<Tensor, Tensor> step(const Tensor& embedded, DecoderState& state, const TrainingSteps* training = nullptr);
+  // For a forward pass over whole target sentences under autograd with the kernels on (else none).
+  std::unique_ptr<TrainingSteps> training_steps(const DecoderState& state);
   Tensor apply_readout(const Tensor& readout_input);  // (..., in) -> t (..., l)
   Tensor readout_activation(const Tensor& pre);       // maxout or tanh of the readout's product
   // The step's output as t_i: `out` as step() returned it from `state`.

@@ -200,5 +200,45 @@ TEST(RnnSeq2Seq, TheEncoderEqualsLibTorchsPackedRnn) {
   }
 }
 
+// A training forward pass runs the decoder's products as RecurrentLinears and its attention
+// through TrainingStepContext (kernels/deferred_gradients.h, kernels/step_attention.h): every RNN
+// of the zoo (GRU and LSTM, one and two layers, Bahdanau, Luong, conditional, without attention)
+// gets the loss and every parameter's gradient of LibTorch's operators (the kernels off) on a
+// padded batch, up to float32 rounding (dropout 0).
+TEST(RnnSeq2Seq, TrainingLossAndGradientsAreAlikeWithTheKernelsOnAndOff) {
+  const auto batch = testing::random_batch({5, 9, 3}, {7, 2, 8}, 4);
+  for (const std::string& variant : testing::tiny_variants()) {
+    if (variant.rfind("rnn", 0) != 0) continue;
+    SCOPED_TRACE(variant);
+    auto model = testing::tiny_model(variant, 5);
+    model->train();
+    auto step = [&](bool kernels) {
+      testing::KernelSwitch kernel_switch(kernels);
+      model->zero_grad();
+      const at::Tensor logits = model->forward(batch.src_tokens, batch.src_pad_mask, batch.tgt_in);
+      const at::Tensor loss = torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}),
+                                                                   batch.tgt_out.reshape({-1}));
+      const auto nodes = testing::graph_nodes(loss);
+      EXPECT_EQ(nodes.count("nmtzoo::DeferredGradients") > 0, kernels);
+      const bool attends = variant != "rnn_encdec";
+      EXPECT_EQ(nodes.count("nmtzoo::TrainingStepContext") > 0, kernels && attends);
+      loss.backward();
+      std::vector<at::Tensor> result{loss.detach()};
+      for (const auto& p : model->parameters()) result.push_back(p.grad().defined() ? p.grad().clone() : at::Tensor());
+      return result;
+    };
+    const auto on = step(true);
+    const auto off = step(false);
+    ASSERT_EQ(on.size(), off.size());
+    for (size_t i = 0; i < on.size(); ++i) {
+      ASSERT_EQ(on[i].defined(), off[i].defined()) << "tensor " << i;
+      if (on[i].defined()) {
+        EXPECT_TRUE(torch::allclose(on[i], off[i], 1e-4, 1e-5))
+            << "tensor " << i << ": largest difference " << (on[i] - off[i]).abs().max().item<double>();
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nmtzoo

@@ -1,7 +1,14 @@
-// Scopes for the kernel tests: the hand-written kernels on or off, and LibTorch's thread count.
+// Scopes for the kernel tests: the hand-written kernels on or off, and LibTorch's thread count;
+// and which kernels' autograd nodes a graph holds.
 #pragma once
 
 #include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <torch/csrc/autograd/function.h>
+
+#include <set>
+#include <string>
+#include <vector>
 
 #include "kernels/kernels.h"
 
@@ -30,5 +37,20 @@ class ThreadCount {
  private:
   int before_;
 };
+
+// The names of every node of the autograd graph behind `root` ("nmtzoo::..." for the kernels').
+inline std::set<std::string> graph_nodes(const at::Tensor& root) {
+  std::set<std::string> names;
+  std::set<torch::autograd::Node*> seen;
+  std::vector<torch::autograd::Node*> pending{root.grad_fn().get()};
+  while (!pending.empty()) {
+    torch::autograd::Node* node = pending.back();
+    pending.pop_back();
+    if (node == nullptr || !seen.insert(node).second) continue;
+    names.insert(node->name());
+    for (const auto& edge : node->next_edges()) pending.push_back(edge.function.get());
+  }
+  return names;
+}
 
 }  // namespace nmtzoo::testing
