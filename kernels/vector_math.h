@@ -49,4 +49,12 @@ inline float tanh_by_exp(float x) {
   return x < 0.0f ? -t : t;
 }
 
+// 1 / (1 + e^-x) through e = e^(-|x|) <= 1, never overflowing: 1 / (1 + e) for x >= 0, e / (1 + e)
+// below.
+inline float sigmoid_by_exp(float x) {
+  const float e = exp_nonpositive(-std::fabs(x));
+  const float s = 1.0f / (1.0f + e);
+  return x < 0.0f ? e * s : s;
+}
+
 }  // namespace nmtzoo

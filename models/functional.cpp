@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/dropout.h"
+#include "kernels/gru_gates.h"
 #include "kernels/int8_linear.h"
 #include "kernels/kernels.h"
 
@@ -58,6 +59,7 @@ std::tuple<at::Tensor, at::Tensor> lstm_cell_from_input_gates(const at::Tensor& 
 }
 
 at::Tensor gru_cell_from_gates(const at::Tensor& input_gates, const at::Tensor& hidden_gates, const at::Tensor& h) {
+  if (gru_gates_applies(input_gates, hidden_gates, h)) return gru_gates(input_gates, hidden_gates, h);
   // PyTorch's gate order: reset, update, new.
   auto gi = input_gates.chunk(3, 1);
   auto gh = hidden_gates.chunk(3, 1);
