@@ -258,7 +258,11 @@ struct RnnSeq2SeqImpl::TrainingSteps {
 };
 
 std::unique_ptr<RnnSeq2SeqImpl::TrainingSteps> RnnSeq2SeqImpl::training_steps(const DecoderState& state) {
-  if (!fast_kernels_enabled() || !at::GradMode::is_enabled()) return nullptr;
+  // Under autocast the kernels stand aside (they take float32): LibTorch's cells and attention.
+  if (!fast_kernels_enabled() || !at::GradMode::is_enabled() || at::autocast::is_cpu_enabled() ||
+      at::autocast::is_enabled()) {
+    return nullptr;
+  }
   auto steps = std::make_unique<TrainingSteps>();
   for (size_t index = 0; index < decoder_cells->size(); ++index) {
     if (lstm()) {

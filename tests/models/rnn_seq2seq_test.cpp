@@ -1,5 +1,6 @@
 #include "models/rnn_seq2seq.h"
 
+#include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -8,6 +9,8 @@
 
 namespace nmtzoo {
 namespace {
+
+constexpr const char* kGruGatesNode = "torch::autograd::CppNode<nmtzoo::(anonymous namespace)::GruGates>";
 
 at::Tensor first_step(EncoderDecoder& model, const testing::TinyBatch& batch, DecoderState& state) {
   return model.decode_step(batch.tgt_in.select(1, 0), state);
@@ -222,6 +225,8 @@ TEST(RnnSeq2Seq, TrainingLossAndGradientsAreAlikeWithTheKernelsOnAndOff) {
       EXPECT_EQ(nodes.count("nmtzoo::DeferredGradients") > 0, kernels);
       const bool attends = variant != "rnn_encdec";
       EXPECT_EQ(nodes.count("nmtzoo::TrainingStepContext") > 0, kernels && attends);
+      const bool gru = variant.find("lstm") == std::string::npos;
+      EXPECT_EQ(nodes.count(kGruGatesNode) > 0, kernels && gru);
       loss.backward();
       std::vector<at::Tensor> result{loss.detach()};
       for (const auto& p : model->parameters()) result.push_back(p.grad().defined() ? p.grad().clone() : at::Tensor());
@@ -238,6 +243,24 @@ TEST(RnnSeq2Seq, TrainingLossAndGradientsAreAlikeWithTheKernelsOnAndOff) {
       }
     }
   }
+}
+
+// Under bf16 autocast the kernels, which take float32, stand aside: LibTorch's cells and attention.
+TEST(RnnSeq2Seq, AutocastTrainingKeepsLibTorchsOperators) {
+  testing::KernelSwitch on(true);
+  const auto batch = testing::random_batch({5, 3}, {4, 2}, 6);
+  auto model = testing::tiny_model("rnn_conditional", 7);
+  model->train();
+  at::autocast::set_cpu_enabled(true);
+  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+  const at::Tensor logits = model->forward(batch.src_tokens, batch.src_pad_mask, batch.tgt_in);
+  at::autocast::set_cpu_enabled(false);
+  at::autocast::clear_cache();
+  const auto nodes = testing::graph_nodes(logits);
+  EXPECT_EQ(nodes.count("nmtzoo::DeferredGradients"), 0u);
+  EXPECT_EQ(nodes.count("nmtzoo::TrainingStepContext"), 0u);
+  EXPECT_EQ(nodes.count(kGruGatesNode), 0u);
+  logits.sum().backward();
 }
 
 }  // namespace
