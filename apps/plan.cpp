@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -94,20 +96,38 @@ double last_scale(const std::string& log) {
   return scale;
 }
 
-// The last training record of a run's metrics.jsonl: its update and wall-clock seconds (0, 0: none).
+// The last training record of a run's metrics.jsonl: its update and wall-clock seconds (0, 0: none),
+// and the run's recent seconds per update.
 struct RunProgress {
   int64_t step = 0;
   double wall_seconds = 0;
+  // The median over the log's last intervals (up to 9), else over the whole run: an interval
+  // with a pause in it (a stopped process, validation, other jobs beside it) would mislead the ETA.
+  double seconds_per_update = 0;
 };
 
 RunProgress last_progress(const std::string& metrics) {
   std::ifstream in(metrics);
   RunProgress progress;
+  std::deque<double> intervals;
   for (std::string line; std::getline(in, line);) {
     const auto record = nlohmann::json::parse(line, nullptr, false);
     if (record.is_object() && record.contains("wall_seconds") && record.contains("step")) {
+      const RunProgress previous = progress;
       progress = {record["step"].get<int64_t>(), record["wall_seconds"].get<double>()};
+      if (previous.step > 0 && progress.step > previous.step && progress.wall_seconds > previous.wall_seconds) {
+        intervals.push_back((progress.wall_seconds - previous.wall_seconds) /
+                            static_cast<double>(progress.step - previous.step));
+        if (intervals.size() > 9) intervals.pop_front();
+      }
     }
+  }
+  if (!intervals.empty()) {
+    std::vector<double> sorted(intervals.begin(), intervals.end());
+    std::sort(sorted.begin(), sorted.end());
+    progress.seconds_per_update = sorted[(sorted.size() - 1) / 2];
+  } else if (progress.step > 0) {
+    progress.seconds_per_update = progress.wall_seconds / static_cast<double>(progress.step);
   }
   return progress;
 }
@@ -118,7 +138,7 @@ int print_status(const ExperimentPlan& plan) {
   double scale = std::numeric_limits<double>::quiet_NaN();
   auto newest_log = fs::file_time_type::min();
   // Runs budgeted by updates (training.max_steps, no max_time): the updates left per plan model,
-  // and each model's seconds per update in its most recently written log.
+  // and each model's seconds per update over the last interval of its most recently written log.
   std::map<std::string, int64_t> updates_left;
   std::map<std::string, std::pair<fs::file_time_type, double>> seconds_per_update;
   // The state of the run `run` of plan model `model` whose results are kept in `results`, counted.
@@ -142,7 +162,7 @@ int print_status(const ExperimentPlan& plan) {
       updates_left[model] += std::max<int64_t>(0, max_steps - progress.step);
       auto& rate = seconds_per_update[model];
       if (progress.step > 0 && (rate.second == 0 || log_time > rate.first)) {
-        rate = {log_time, progress.wall_seconds / static_cast<double>(progress.step)};
+        rate = {log_time, progress.seconds_per_update};
       }
       share = fmt::format(" ({:.0f}% of {} updates)", 100 * std::min(1.0, static_cast<double>(progress.step) / max_steps),
                           max_steps);

@@ -445,6 +445,13 @@ check "the status shows the interrupted run as started, with the share of its up
   grep -q '^en_fr    rnn  *1  started (25% of 40 updates)$' plan_status.out
 check "and the updates left with the time they take at the run's speed" \
   grep -q '; training left: 30 updates of rnn, ~1m00s here at its last measured speed (decoding not counted)$' plan_status.out
+printf '%s\n' '{"type": "train", "step": 2, "wall_seconds": 4.0}' '{"type": "train", "step": 4, "wall_seconds": 10.0}' \
+  '{"type": "valid", "step": 4}' '{"type": "train", "step": 8, "wall_seconds": 5000.0}' \
+  '{"type": "train", "step": 10, "wall_seconds": 5006.0}' > runs/multi30k_en_fr_rnn/metrics.jsonl
+experiments/run_plan.sh plan.yaml --status > plan_status_paused.out
+check "a run paused for a while: the ETA takes the median speed of its log's intervals (3 s per update)" \
+  grep -q '; training left: 30 updates of rnn, ~1m30s here at its last measured speed (decoding not counted)$' plan_status_paused.out
+echo '{"type": "train", "step": 10, "wall_seconds": 20.0}' > runs/multi30k_en_fr_rnn/metrics.jsonl
 exec {held}> runs/multi30k_en_fr_rnn.lock
 flock -n "$held"
 experiments/run_plan.sh plan.yaml --status > plan_running.out
