@@ -84,54 +84,6 @@ bool locked(const std::string& run) {
   return held;
 }
 
-// The last "a second here counts S s of training.max_time" of a run's log: its budget scale.
-double last_scale(const std::string& log) {
-  std::ifstream in(log);
-  static const std::regex counts(R"(a second here counts ([0-9.]+) s of training\.max_time)");
-  double scale = std::numeric_limits<double>::quiet_NaN();
-  std::smatch match;
-  for (std::string line; std::getline(in, line);) {
-    if (std::regex_search(line, match, counts)) scale = std::stod(match[1]);
-  }
-  return scale;
-}
-
-// The last training record of a run's metrics.jsonl: its update and wall-clock seconds (0, 0: none),
-// and the run's recent seconds per update.
-struct RunProgress {
-  int64_t step = 0;
-  double wall_seconds = 0;
-  // The median over the log's last intervals (up to 9), else over the whole run: an interval
-  // with a pause in it (a stopped process, validation, other jobs beside it) would mislead the ETA.
-  double seconds_per_update = 0;
-};
-
-RunProgress last_progress(const std::string& metrics) {
-  std::ifstream in(metrics);
-  RunProgress progress;
-  std::deque<double> intervals;
-  for (std::string line; std::getline(in, line);) {
-    const auto record = nlohmann::json::parse(line, nullptr, false);
-    if (record.is_object() && record.contains("wall_seconds") && record.contains("step")) {
-      const RunProgress previous = progress;
-      progress = {record["step"].get<int64_t>(), record["wall_seconds"].get<double>()};
-      if (previous.step > 0 && progress.step > previous.step && progress.wall_seconds > previous.wall_seconds) {
-        intervals.push_back((progress.wall_seconds - previous.wall_seconds) /
-                            static_cast<double>(progress.step - previous.step));
-        if (intervals.size() > 9) intervals.pop_front();
-      }
-    }
-  }
-  if (!intervals.empty()) {
-    std::vector<double> sorted(intervals.begin(), intervals.end());
-    std::sort(sorted.begin(), sorted.end());
-    progress.seconds_per_update = sorted[(sorted.size() - 1) / 2];
-  } else if (progress.step > 0) {
-    progress.seconds_per_update = progress.wall_seconds / static_cast<double>(progress.step);
-  }
-  return progress;
-}
-
 int print_status(const ExperimentPlan& plan) {
   int done = 0, running = 0, started = 0, left = 0, runs = 0;
   double budget_left = 0;  // seconds of the reference machine
@@ -152,7 +104,7 @@ int print_status(const ExperimentPlan& plan) {
                                                             : fs::file_time_type::min();
     if (log_time > newest_log) {
       newest_log = log_time;
-      if (const double s = last_scale(run + ".log"); std::isfinite(s)) scale = s;
+      if (const double s = last_budget_scale(run + ".log"); std::isfinite(s)) scale = s;
     }
     if (fs::exists(results + "/training_summary.json")) return ++done, std::string("done");
     if (fs::exists(run + "/training_summary.json")) return ++started, std::string("trained, to decode");
@@ -167,7 +119,7 @@ int print_status(const ExperimentPlan& plan) {
       share = fmt::format(" ({:.0f}% of {} updates)", 100 * std::min(1.0, static_cast<double>(progress.step) / max_steps),
                           max_steps);
     } else {
-      const double run_scale = last_scale(run + ".log");
+      const double run_scale = last_budget_scale(run + ".log");
       const double used = std::isfinite(run_scale) ? progress.wall_seconds * run_scale : 0;
       budget_left += std::max(0.0, budget - used);
       if (budget > 0) {

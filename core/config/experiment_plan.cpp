@@ -1,13 +1,19 @@
 #include "core/config/experiment_plan.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <deque>
 #include <filesystem>
+#include <fstream>
+#include <limits>
 #include <memory>
+#include <regex>
 #include <set>
 #include <stdexcept>
+#include <vector>
 
 #include "common/edit_distance.h"
 #include "core/config/loader.h"
@@ -439,6 +445,43 @@ ExperimentPlan load_plan(const std::string& path) {
   }
   if (!reader.problems().empty()) throw ConfigError(reader.problems());
   return plan;
+}
+
+double last_budget_scale(const std::string& log) {
+  std::ifstream in(log);
+  static const std::regex counts(R"(a second here counts ([0-9.]+) s of training\.max_time)");
+  double scale = std::numeric_limits<double>::quiet_NaN();
+  std::smatch match;
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, match, counts)) scale = std::stod(match[1]);
+  }
+  return scale;
+}
+
+RunProgress last_progress(const std::string& metrics) {
+  std::ifstream in(metrics);
+  RunProgress progress;
+  std::deque<double> intervals;
+  for (std::string line; std::getline(in, line);) {
+    const auto record = nlohmann::json::parse(line, nullptr, false);
+    if (record.is_object() && record.contains("wall_seconds") && record.contains("step")) {
+      const RunProgress previous = progress;
+      progress = {record["step"].get<int64_t>(), record["wall_seconds"].get<double>()};
+      if (previous.step > 0 && progress.step > previous.step && progress.wall_seconds > previous.wall_seconds) {
+        intervals.push_back((progress.wall_seconds - previous.wall_seconds) /
+                            static_cast<double>(progress.step - previous.step));
+        if (intervals.size() > 9) intervals.pop_front();
+      }
+    }
+  }
+  if (!intervals.empty()) {
+    std::vector<double> sorted(intervals.begin(), intervals.end());
+    std::sort(sorted.begin(), sorted.end());
+    progress.seconds_per_update = sorted[(sorted.size() - 1) / 2];
+  } else if (progress.step > 0) {
+    progress.seconds_per_update = progress.wall_seconds / static_cast<double>(progress.step);
+  }
+  return progress;
 }
 
 }  // namespace nmtzoo

@@ -74,4 +74,19 @@ std::string seed_folder(const std::string& model, int64_t seed);
 // The report folder of one direction (its per-model folders): reports/multi30k_<pair>.
 std::string direction_report(const PlanDirection& direction);
 
+// A run's progress as the plan's status reads it from the run's files.
+// The last "a second here counts S s of training.max_time" of a run's log: its budget scale (NaN:
+// none).
+double last_budget_scale(const std::string& log);
+// The last training record of a run's metrics.jsonl: its update and wall-clock seconds (0, 0:
+// none), and the run's recent seconds per update: the median over the log's last intervals (up
+// to 9) between training records, else over the whole run, since an interval with a pause in it
+// (a stopped process, validation, other jobs beside it) would mislead an ETA.
+struct RunProgress {
+  int64_t step = 0;
+  double wall_seconds = 0;
+  double seconds_per_update = 0;
+};
+RunProgress last_progress(const std::string& metrics);
+
 }  // namespace nmtzoo

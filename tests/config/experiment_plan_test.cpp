@@ -138,5 +138,27 @@ TEST_F(ExperimentPlanTest, ADirectionsMissingDataIsNamedBeforeAnythingRuns) {
   EXPECT_EQ(errors("tests: [test_2016_flickr]\ndirections: [de-cs]\n").find("plan.yaml:6: directions de-cs: the training corpus 'train' has no cs file"), 0u);
 }
 
+// A run's speed for the status's ETA: the median over the log's last intervals, so one long pause
+// (a stopped process) does not count; one record alone: its wall time per update; no file: zeros.
+TEST(RunProgress, TheSpeedIsTheMedianOfTheLastIntervals) {
+  TempDir dir;
+  const std::string metrics = dir.path("metrics.jsonl");
+  testing::write_text(metrics,
+                      "{\"type\": \"train\", \"step\": 100, \"wall_seconds\": 300.0}\n"
+                      "{\"type\": \"valid\", \"step\": 100, \"bleu\": 10.0}\n"
+                      "{\"type\": \"train\", \"step\": 200, \"wall_seconds\": 550.0}\n"
+                      "{\"type\": \"train\", \"step\": 300, \"wall_seconds\": 9550.0}\n"
+                      "{\"type\": \"train\", \"step\": 400, \"wall_seconds\": 9800.0}\n");
+  const RunProgress progress = last_progress(metrics);
+  EXPECT_EQ(progress.step, 400);
+  EXPECT_DOUBLE_EQ(progress.wall_seconds, 9800.0);
+  EXPECT_DOUBLE_EQ(progress.seconds_per_update, 2.5);
+  testing::write_text(metrics, "{\"type\": \"train\", \"step\": 10, \"wall_seconds\": 20.0}\n");
+  EXPECT_DOUBLE_EQ(last_progress(metrics).seconds_per_update, 2.0);
+  const RunProgress none = last_progress(dir.path("missing.jsonl"));
+  EXPECT_EQ(none.step, 0);
+  EXPECT_EQ(none.seconds_per_update, 0.0);
+}
+
 }  // namespace
 }  // namespace nmtzoo

@@ -232,30 +232,13 @@ TEST(FusedAttention, ATransformersLossAndGradientsAreAlikeWithTheKernelsOnAndOff
     SCOPED_TRACE(variant);
     auto model = testing::tiny_model(variant, 5);
     model->train();
-    auto step = [&](bool kernels) {
-      testing::KernelSwitch kernel_switch(kernels);
-      model->zero_grad();
-      torch::Tensor logits = model->forward(batch.src_tokens, batch.src_pad_mask, batch.tgt_in);
-      torch::Tensor loss = torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}),
-                                                                batch.tgt_out.reshape({-1}));
-      loss.backward();
-      std::vector<torch::Tensor> result{loss.detach()};
-      for (const auto& p : model->parameters()) result.push_back(p.grad().defined() ? p.grad().clone() : torch::Tensor());
-      return result;
-    };
     const int64_t calls = fused_attention_calls();
-    const auto on = step(true);
+    const auto on = testing::training_step(*model, batch, true);
     const int64_t fused = fused_attention_calls() - calls;
     EXPECT_EQ(fused, 6) << "2 encoder layers' self-attention, 2 decoder layers' self- and cross attention";
-    const auto off = step(false);
+    const auto off = testing::training_step(*model, batch, false);
     EXPECT_EQ(fused_attention_calls() - calls, fused);
-    ASSERT_EQ(on.size(), off.size());
-    for (size_t i = 0; i < on.size(); ++i) {
-      ASSERT_EQ(on[i].defined(), off[i].defined());
-      if (on[i].defined()) {
-        EXPECT_TRUE(torch::allclose(on[i], off[i], 1e-4, 1e-5)) << "tensor " << i;
-      }
-    }
+    testing::expect_alike(on, off, 1e-4, 1e-5);
   }
 }
 

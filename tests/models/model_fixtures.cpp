@@ -1,5 +1,6 @@
 #include "tests/models/model_fixtures.h"
 
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include "core/config/loader.h"
@@ -7,6 +8,7 @@
 #include "core/data/corpus.h"
 #include "core/runtime/trained_model.h"
 #include "models/registry.h"
+#include "tests/support/kernel_scopes.h"
 
 namespace nmtzoo::testing {
 
@@ -85,6 +87,31 @@ TinyBatch random_batch(const std::vector<int64_t>& src_lengths,
   }
   Batch batch = make_batch(corpus, rows);
   return {batch.src_tokens, batch.src_pad_mask, batch.tgt_in, batch.tgt_out};
+}
+
+std::vector<at::Tensor> training_step(EncoderDecoder& model, const TinyBatch& batch, bool kernels,
+                                      const std::function<void(const at::Tensor& loss)>& inspect) {
+  KernelSwitch kernel_switch(kernels);
+  model.zero_grad();
+  const at::Tensor logits = model.forward(batch.src_tokens, batch.src_pad_mask, batch.tgt_in);
+  const at::Tensor loss =
+      torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}), batch.tgt_out.reshape({-1}));
+  if (inspect) inspect(loss);
+  loss.backward();
+  std::vector<at::Tensor> result{loss.detach()};
+  for (const auto& p : model.parameters()) result.push_back(p.grad().defined() ? p.grad().clone() : at::Tensor());
+  return result;
+}
+
+void expect_alike(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b, double rtol, double atol) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].defined(), b[i].defined()) << "tensor " << i;
+    if (a[i].defined()) {
+      EXPECT_TRUE(torch::allclose(a[i], b[i], rtol, atol))
+          << "tensor " << i << ": largest difference " << (a[i] - b[i]).abs().max().item<double>();
+    }
+  }
 }
 
 }  // namespace nmtzoo::testing

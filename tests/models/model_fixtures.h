@@ -4,6 +4,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,5 +31,13 @@ struct TinyBatch {
 // Random sequences of the given lengths (EOS added), padded; ids avoid the special tokens.
 TinyBatch random_batch(const std::vector<int64_t>& src_lengths,
                        const std::vector<int64_t>& tgt_lengths, uint64_t seed);
+
+// A training step on `batch` (cross-entropy of the model's logits) with the hand-written kernels
+// on or off: the loss, then every parameter's gradient (undefined where it has none). `inspect`
+// sees the loss before its backward (which kernels' nodes its graph holds).
+std::vector<at::Tensor> training_step(EncoderDecoder& model, const TinyBatch& batch, bool kernels,
+                                      const std::function<void(const at::Tensor& loss)>& inspect = {});
+// Expects two training_step results alike: the same gradients defined, values within the tolerances.
+void expect_alike(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b, double rtol, double atol);
 
 }  // namespace nmtzoo::testing

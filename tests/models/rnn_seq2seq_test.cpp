@@ -215,33 +215,19 @@ TEST(RnnSeq2Seq, TrainingLossAndGradientsAreAlikeWithTheKernelsOnAndOff) {
     SCOPED_TRACE(variant);
     auto model = testing::tiny_model(variant, 5);
     model->train();
-    auto step = [&](bool kernels) {
-      testing::KernelSwitch kernel_switch(kernels);
-      model->zero_grad();
-      const at::Tensor logits = model->forward(batch.src_tokens, batch.src_pad_mask, batch.tgt_in);
-      const at::Tensor loss = torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}),
-                                                                   batch.tgt_out.reshape({-1}));
-      const auto nodes = testing::graph_nodes(loss);
-      EXPECT_EQ(nodes.count("nmtzoo::DeferredGradients") > 0, kernels);
-      const bool attends = variant != "rnn_encdec";
-      EXPECT_EQ(nodes.count("nmtzoo::TrainingStepContext") > 0, kernels && attends);
-      const bool gru = variant.find("lstm") == std::string::npos;
-      EXPECT_EQ(nodes.count(kGruGatesNode) > 0, kernels && gru);
-      loss.backward();
-      std::vector<at::Tensor> result{loss.detach()};
-      for (const auto& p : model->parameters()) result.push_back(p.grad().defined() ? p.grad().clone() : at::Tensor());
-      return result;
+    auto inspect = [&](bool kernels) {
+      return [&, kernels](const at::Tensor& loss) {
+        const auto nodes = testing::graph_nodes(loss);
+        EXPECT_EQ(nodes.count("nmtzoo::DeferredGradients") > 0, kernels);
+        const bool attends = variant != "rnn_encdec";
+        EXPECT_EQ(nodes.count("nmtzoo::TrainingStepContext") > 0, kernels && attends);
+        const bool gru = variant.find("lstm") == std::string::npos;
+        EXPECT_EQ(nodes.count(kGruGatesNode) > 0, kernels && gru);
+      };
     };
-    const auto on = step(true);
-    const auto off = step(false);
-    ASSERT_EQ(on.size(), off.size());
-    for (size_t i = 0; i < on.size(); ++i) {
-      ASSERT_EQ(on[i].defined(), off[i].defined()) << "tensor " << i;
-      if (on[i].defined()) {
-        EXPECT_TRUE(torch::allclose(on[i], off[i], 1e-4, 1e-5))
-            << "tensor " << i << ": largest difference " << (on[i] - off[i]).abs().max().item<double>();
-      }
-    }
+    const auto on = testing::training_step(*model, batch, true, inspect(true));
+    const auto off = testing::training_step(*model, batch, false, inspect(false));
+    testing::expect_alike(on, off, 1e-4, 1e-5);
   }
 }
 
