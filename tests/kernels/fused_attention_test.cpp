@@ -115,6 +115,7 @@ void expect_same(const Outcome& fused, const Outcome& reference, double toleranc
 // lengths, self and cross attention: values and every gradient against the composition in
 // float64, on one thread and two.
 TEST(FusedAttention, EqualsTheCompositionInFloat64WithMasksPaddingAndRelativePositions) {
+  testing::KernelSwitch on(true);  // a test of the kernel: NMTZOO_KERNELS=off must not skip it
   const std::vector<Case> cases{
       {3, 7, 7, 2, 5, true, 0, false, false, 0.0},  {3, 7, 7, 2, 5, true, 0, true, true, 0.0},
       {4, 9, 9, 3, 8, true, 2, true, false, 0.0},   {2, 5, 5, 1, 16, true, 16, false, true, 0.0},
@@ -136,6 +137,7 @@ TEST(FusedAttention, EqualsTheCompositionInFloat64WithMasksPaddingAndRelativePos
 // from the same generator state, so both paths train alike from one seed: equal up to float32
 // rounding, on one thread and two, across the 4,096-element streams of the generator.
 TEST(FusedAttention, DropsWhatTheCompositionDropsFromTheSameSeed) {
+  testing::KernelSwitch on(true);  // a test of the kernel: NMTZOO_KERNELS=off must not skip it
   const std::vector<Case> cases{{3, 7, 7, 2, 5, true, 2, true, true, 0.3},
                                 {6, 23, 31, 4, 8, false, 0, false, true, 0.1}};
   torch::manual_seed(2);
@@ -154,6 +156,7 @@ TEST(FusedAttention, DropsWhatTheCompositionDropsFromTheSameSeed) {
 }
 
 TEST(FusedAttention, AQueryWithAllKeysMaskedGetsZeroInsteadOfNaN) {
+  testing::KernelSwitch on(true);  // a test of the kernel: NMTZOO_KERNELS=off must not skip it
   const Case c{2, 3, 3, 1, 4, false, 0, false, true, 0.0};
   Inputs in = inputs(c);
   in.key_pad_mask[1].fill_(true);
@@ -164,6 +167,7 @@ TEST(FusedAttention, AQueryWithAllKeysMaskedGetsZeroInsteadOfNaN) {
 }
 
 TEST(FusedAttention, AppliesOnlyToWhatItComputes) {
+  testing::KernelSwitch on(true);  // a test of the kernel: NMTZOO_KERNELS=off must not skip it
   FusedAttentionOptions options;
   options.heads = 2;
   const torch::Tensor qkv = torch::randn({2, 3, 12});

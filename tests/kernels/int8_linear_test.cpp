@@ -7,6 +7,7 @@
 #include "core/search/model_translator.h"
 #include "models/encoder_decoder.h"
 #include "models/functional.h"
+#include "tests/support/kernel_scopes.h"
 #include "tests/support/tiny_run.h"
 
 namespace nmtzoo {
@@ -83,6 +84,8 @@ TEST(Int8Linear, DropsThePackedFormOfAWeightNothingElseHolds) {
 // the next-token distributions stay close to float32's.
 // expected_weights: packed by a forward pass; decoding_weights (default: the same) by beam search.
 void expect_int8_close(const std::string& arch, int64_t expected_weights, int64_t decoding_weights = -1) {
+  // The layer counts are those of the kernels' paths (the RNN decoder's context projections).
+  testing::KernelSwitch on(true);
   testing::TinyRun run(arch);
   TrainedModel trained = load_trained_model(run.save_untrained_checkpoint(), torch::kCPU);
   torch::NoGradGuard no_grad;
