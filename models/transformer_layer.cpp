@@ -4,6 +4,7 @@
 
 #include "kernels/dropout_layer_norm.h"
 #include "kernels/kernels.h"
+#include "kernels/linear_relu.h"
 #include "models/functional.h"
 
 namespace nmtzoo {
@@ -46,10 +47,15 @@ Tensor TransformerSublayers::residual(const Tensor& x, torch::nn::LayerNorm& nor
 }
 
 Tensor TransformerSublayers::feed_forward(const Tensor& x, bool training) {
-  Tensor hidden = apply_linear(x, *linear1);
-  // ReLU in place: the product's output is not needed by its backward, and a (tokens x ffn_dim)
-  // tensor fewer is written per layer.
-  hidden = options.activation() == Activation::kGelu ? F::gelu(hidden) : hidden.relu_();
+  Tensor hidden;
+  if (options.activation() == Activation::kRelu && linear_relu_applies(x, linear1->weight, linear1->bias)) {
+    hidden = linear_relu(x, linear1->weight, linear1->bias);
+  } else {
+    hidden = apply_linear(x, *linear1);
+    // ReLU in place: the product's output is not needed by its backward, and a (tokens x ffn_dim)
+    // tensor fewer is written per layer.
+    hidden = options.activation() == Activation::kGelu ? F::gelu(hidden) : hidden.relu_();
+  }
   return apply_linear(apply_dropout(hidden, options.activation_dropout(), training), *linear2);
 }
 

@@ -14,6 +14,8 @@
 namespace nmtzoo {
 namespace {
 
+constexpr const char* kLinearReluNode = "torch::autograd::CppNode<nmtzoo::(anonymous namespace)::LinearRelu>";
+
 struct Case {
   int64_t batch, queries, keys, heads, dim;
   bool self;
@@ -227,7 +229,7 @@ TEST(FusedAttention, MultiheadAttentionTrainsAlikeWithTheKernelsOnAndOff) {
 }
 
 // A whole Transformer's training step on a padded batch, every Transformer variant of the zoo
-// (post- and pre-norm, relative positions): loss and every parameter's gradient alike with the
+// (post- and pre-norm, relative positions, GELU): loss and every parameter's gradient alike with the
 // kernels on and off (dropout 0, so the fused residual steps only round differently).
 TEST(FusedAttention, ATransformersLossAndGradientsAreAlikeWithTheKernelsOnAndOff) {
   const auto batch = testing::random_batch({5, 9, 3}, {7, 2, 8}, 4);
@@ -236,11 +238,18 @@ TEST(FusedAttention, ATransformersLossAndGradientsAreAlikeWithTheKernelsOnAndOff
     SCOPED_TRACE(variant);
     auto model = testing::tiny_model(variant, 5);
     model->train();
+    // The feed-forward's first layer and its ReLU as kernels/linear_relu.h's node where it is a ReLU.
+    const bool relu = variant.find("gelu") == std::string::npos;
+    auto inspect = [&](bool kernels) {
+      return [&, kernels](const at::Tensor& loss) {
+        EXPECT_EQ(testing::graph_nodes(loss).count(kLinearReluNode) > 0, kernels && relu);
+      };
+    };
     const int64_t calls = fused_attention_calls();
-    const auto on = testing::training_step(*model, batch, true);
+    const auto on = testing::training_step(*model, batch, true, inspect(true));
     const int64_t fused = fused_attention_calls() - calls;
     EXPECT_EQ(fused, 6) << "2 encoder layers' self-attention, 2 decoder layers' self- and cross attention";
-    const auto off = testing::training_step(*model, batch, false);
+    const auto off = testing::training_step(*model, batch, false, inspect(false));
     EXPECT_EQ(fused_attention_calls() - calls, fused);
     testing::expect_alike(on, off, 1e-4, 1e-5);
   }
