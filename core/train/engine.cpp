@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <limits>
 
 #include "core/data/batch.h"
 #include "core/data/batching.h"
@@ -16,6 +15,7 @@
 #include "core/runtime/trained_model.h"
 #include "core/search/model_translator.h"
 #include "core/train/distributed.h"
+#include "core/train/gradient_norm.h"
 #include "core/train/loss.h"
 #include "core/train/training_data.h"
 #include "core/train/weight_ema.h"
@@ -125,13 +125,8 @@ StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& ba
   stats.nll = nll_sum.item<double>();
   stats.finite = std::isfinite(stats.loss) && stats.tokens > 0;
   if (stats.finite) {
-    const double scale = 1.0 / static_cast<double>(stats.tokens);
-    for (auto& parameter : model_->parameters()) {
-      if (parameter.grad().defined()) parameter.grad().mul_(scale);
-    }
-    double norm = torch::nn::utils::clip_grad_norm_(
-        model_->parameters(), config_.training.clip_norm > 0 ? config_.training.clip_norm
-                                                             : std::numeric_limits<double>::infinity());
+    const double norm = scale_and_clip_gradients(model_->parameters(), 1.0 / static_cast<double>(stats.tokens),
+                                                 config_.training.clip_norm);
     stats.finite = std::isfinite(norm);
   }
   if (!stats.finite) {
