@@ -14,6 +14,7 @@
 #include "kernels/kernels.h"
 #include "kernels/mask_view.h"
 #include "kernels/onednn_matmul.h"
+#include "kernels/small_sgemm.h"
 #include "kernels/vector_clones.h"
 #include "kernels/vector_math.h"
 
@@ -64,6 +65,14 @@ struct ProductClock {
     onednn_sgemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
+  // A (sentence, head) pair's product: small_sgemm, C overwritten.
+  void pair_product(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                    int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+    const auto start = std::chrono::steady_clock::now();
+    small_sgemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, c, ldc, transposed);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  std::vector<float> transposed;  // small_sgemm's copy of a transposed right operand
 };
 
 // Per-thread buffers: one head's T x S matrices.
@@ -117,7 +126,7 @@ void forward_pairs(const Operands& o, float* out, int64_t begin, int64_t end, Sc
     const float* k = o.k + b * s_size * o.kv_row + h * d;
     const float* v = o.v + b * s_size * o.kv_row + h * d;
     float* p = o.weights + pair * t_size * s_size;
-    clock.gemm(false, true, t_size, s_size, d, o.scale, q, o.q_row, k, o.kv_row, 0.0f, p, s_size);
+    clock.pair_product(false, true, t_size, s_size, d, o.scale, q, o.q_row, k, o.kv_row, p, s_size);
     if (o.tables > 0) add_table_entries(o, o.table_scores + o.table_rows(b, h), p);
     for (int64_t i = 0; i < t_size; ++i) {
       float* row = p + i * s_size;
@@ -135,8 +144,8 @@ void forward_pairs(const Operands& o, float* out, int64_t begin, int64_t end, Sc
       for (int64_t j = 0; j < s_size; ++j) row[j] *= inverse;
     }
     const float* used = o.dropout ? drop(o, pair, p, scratch) : p;
-    clock.gemm(false, false, t_size, d, s_size, 1.0f, used, s_size, v, o.kv_row, 0.0f, out + b * t_size * e + h * d,
-               e);
+    clock.pair_product(false, false, t_size, d, s_size, 1.0f, used, s_size, v, o.kv_row,
+                       out + b * t_size * e + h * d, e);
     if (o.tables > 0) sum_into_table_rows(o, used, o.table_weights + o.table_rows(b, h));
   }
 }
@@ -164,8 +173,8 @@ void backward_pairs(const Operands& o, const Gradients& g, int64_t begin, int64_
     const float* p = o.weights + pair * t_size * s_size;
     const float* grad_out = g.out + b * t_size * e + h * d;
     const float* used = o.dropout ? drop(o, pair, p, scratch) : p;
-    clock.gemm(true, false, s_size, d, t_size, 1.0f, used, s_size, grad_out, e, 0.0f, g.v + kv_offset, o.kv_row);
-    clock.gemm(false, true, t_size, s_size, d, 1.0f, grad_out, e, v, o.kv_row, 0.0f, ds, s_size);
+    clock.pair_product(true, false, s_size, d, t_size, 1.0f, used, s_size, grad_out, e, g.v + kv_offset, o.kv_row);
+    clock.pair_product(false, true, t_size, s_size, d, 1.0f, grad_out, e, v, o.kv_row, ds, s_size);
     if (o.tables > 0) add_table_entries(o, o.grad_table_weights + o.table_rows(b, h), ds);
     if (o.dropout) {
 #pragma omp simd
@@ -180,8 +189,8 @@ void backward_pairs(const Operands& o, const Gradients& g, int64_t begin, int64_
 #pragma omp simd
       for (int64_t j = 0; j < s_size; ++j) row[j] = p_row[j] * (row[j] - dot);
     }
-    clock.gemm(false, false, t_size, d, s_size, o.scale, ds, s_size, k, o.kv_row, 0.0f, g.q + q_offset, o.q_row);
-    clock.gemm(true, false, s_size, d, t_size, o.scale, ds, s_size, q, o.q_row, 0.0f, g.k + kv_offset, o.kv_row);
+    clock.pair_product(false, false, t_size, d, s_size, o.scale, ds, s_size, k, o.kv_row, g.q + q_offset, o.q_row);
+    clock.pair_product(true, false, s_size, d, t_size, o.scale, ds, s_size, q, o.q_row, g.k + kv_offset, o.kv_row);
     if (o.tables > 0) sum_into_table_rows(o, ds, o.table_scores + o.table_rows(b, h));
   }
 }
