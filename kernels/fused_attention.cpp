@@ -47,16 +47,13 @@ struct Operands {
   float* table_weights;  // table rows: the (dropped) weights summed per table row
   float* grad_table_weights;  // backward: their gradient
   int64_t width() const { return heads * dim; }
-  int64_t table(int64_t i, int64_t j) const {
-    return std::clamp(j - i, -max_distance, max_distance) + max_distance;
-  }
   // Offset of the table rows of (sentence b, head h).
   int64_t table_rows(int64_t b, int64_t h) const { return (h * batch + b) * queries * tables; }
   // Offset of a head's table rows, a (B T) x (2K + 1) matrix.
   int64_t head_table_rows(int64_t h) const { return h * batch * queries * tables; }
 };
 
-// oneDNN's products, timed: what they add to matmul_seconds().
+// The products, timed: what they add to matmul_seconds().
 struct ProductClock {
   double seconds = 0;
   void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
@@ -101,18 +98,44 @@ inline const float* drop(const Operands& o, int64_t pair, const float* weights, 
   return dropped;
 }
 
+// The keys j of query i fall in three runs: j - i <= -K (table 0), |j - i| < K (table j - i + K,
+// one key each) and j - i >= K (table 2K). In [begin, end) of row i, the middle run.
+struct MiddleRun {
+  int64_t begin, end;
+  MiddleRun(const Operands& o, int64_t i)
+      : begin(std::clamp(i - o.max_distance + 1, int64_t{0}, o.keys)),
+        end(std::clamp(i + o.max_distance, begin, o.keys)) {}
+};
+
 // square (T x S) += the table rows' entries, square[i, j] += rows[i, c(i, j)].
-inline void add_table_entries(const Operands& o, const float* rows, float* square) {
+NMTZOO_VECTOR_CLONES
+void add_table_entries(const Operands& o, const float* rows, float* square) {
+  const int64_t k = o.max_distance;
   for (int64_t i = 0; i < o.queries; ++i) {
-    for (int64_t j = 0; j < o.keys; ++j) square[i * o.keys + j] += rows[i * o.tables + o.table(i, j)];
+    const float* row_tables = rows + i * o.tables;
+    float* row = square + i * o.keys;
+    const MiddleRun middle(o, i);
+    const float first = row_tables[0], last = row_tables[2 * k];
+    for (int64_t j = 0; j < middle.begin; ++j) row[j] += first;
+#pragma omp simd
+    for (int64_t j = middle.begin; j < middle.end; ++j) row[j] += row_tables[j - i + k];
+    for (int64_t j = middle.end; j < o.keys; ++j) row[j] += last;
   }
 }
 
-// rows[i, c] = sum of square[i, j] over the j with c(i, j) = c.
-inline void sum_into_table_rows(const Operands& o, const float* square, float* rows) {
+// rows[i, c] = sum of square[i, j] over the j with c(i, j) = c, j ascending.
+NMTZOO_VECTOR_CLONES
+void sum_into_table_rows(const Operands& o, const float* square, float* rows) {
+  const int64_t k = o.max_distance;
   std::fill(rows, rows + o.queries * o.tables, 0.0f);
   for (int64_t i = 0; i < o.queries; ++i) {
-    for (int64_t j = 0; j < o.keys; ++j) rows[i * o.tables + o.table(i, j)] += square[i * o.keys + j];
+    float* row_tables = rows + i * o.tables;
+    const float* row = square + i * o.keys;
+    const MiddleRun middle(o, i);
+    for (int64_t j = 0; j < middle.begin; ++j) row_tables[0] += row[j];
+#pragma omp simd
+    for (int64_t j = middle.begin; j < middle.end; ++j) row_tables[j - i + k] = row[j];
+    for (int64_t j = middle.end; j < o.keys; ++j) row_tables[2 * k] += row[j];
   }
 }
 

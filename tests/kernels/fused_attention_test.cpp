@@ -122,7 +122,8 @@ TEST(FusedAttention, EqualsTheCompositionInFloat64WithMasksPaddingAndRelativePos
       {3, 7, 7, 2, 5, true, 0, false, false, 0.0},  {3, 7, 7, 2, 5, true, 0, true, true, 0.0},
       {4, 9, 9, 3, 8, true, 2, true, false, 0.0},   {2, 5, 5, 1, 16, true, 16, false, true, 0.0},
       {3, 6, 11, 2, 7, false, 0, false, true, 0.0}, {1, 1, 1, 1, 1, true, 1, true, false, 0.0},
-      {5, 3, 4, 4, 3, false, 0, false, false, 0.0}};
+      {5, 3, 4, 4, 3, false, 0, false, false, 0.0}, {2, 6, 11, 2, 7, false, 3, false, true, 0.0},
+      {2, 11, 6, 2, 7, false, 3, false, true, 0.0}};
   torch::manual_seed(1);
   for (int threads : {1, 2}) {
     testing::ThreadCount thread_count(threads);
