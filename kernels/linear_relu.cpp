@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "kernels/small_sgemm.h"
 #include "kernels/vector_clones.h"
 
 namespace nmtzoo {
@@ -91,7 +92,7 @@ class LinearRelu : public torch::autograd::Function<LinearRelu> {
       sizes.back() = rows.size(1);
       grad_x = at::mm(grad, weight).view(sizes);
     }
-    if (ctx->needs_input_grad(1)) grad_weight = at::mm(rows.t(), grad).t().contiguous();
+    if (ctx->needs_input_grad(1)) grad_weight = contiguous_transpose(at::mm(rows.t(), grad));
     if (ctx->needs_input_grad(2)) {
       grad_bias = at::empty({n}, out.options());
       float* bias_data = grad_bias.data_ptr<float>();
