@@ -28,6 +28,8 @@ constexpr int64_t kChunk = 16384;
 // optimizer computes them in double and the ATen kernel converts the Scalar (or the wrapped
 // double scalar tensor) to float.
 struct StepScalars {
+  bool scale_gradient = false;      // grad.mul_(factor) first
+  float gradient_factor = 1;        //   (float)factor
   bool decoupled_decay = false;     // AdamW with weight_decay != 0: p.mul_(1 - lr * wd) first
   float decay = 1;                  //   (float)(1 - lr * wd)
   bool coupled_decay = false;       // Adam with weight_decay != 0: grad = grad.add(p, wd)
@@ -47,12 +49,13 @@ struct StepScalars {
 void fused_adam_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
                        const StepScalars& s) {
   at::parallel_for(0, n, kChunk, [&](int64_t begin, int64_t end) {
-    const Vec decay(s.decay), weight_decay(s.weight_decay), beta1(s.beta1), one_minus_beta1(s.one_minus_beta1),
+    const Vec gradient_factor(s.gradient_factor), decay(s.decay), weight_decay(s.weight_decay), beta1(s.beta1), one_minus_beta1(s.one_minus_beta1),
         beta2(s.beta2), one_minus_beta2(s.one_minus_beta2), sqrt_bias_correction2(s.sqrt_bias_correction2),
         eps(s.eps), neg_step_size(s.neg_step_size);
     auto update = [&](int64_t i, int64_t count) {
       Vec p = Vec::loadu(param + i, count);
       Vec g = Vec::loadu(grad + i, count);
+      if (s.scale_gradient) g = g * gradient_factor;                 // grad.mul_(factor)
       if (s.decoupled_decay) p = p * decay;                          // p.mul_(1 - lr * wd)
       if (s.coupled_decay) g = at::vec::fmadd(p, weight_decay, g);   // grad.add(p, wd)
       Vec m = Vec::loadu(exp_avg + i, count) * beta1;                // exp_avg.mul_(beta1)
@@ -96,8 +99,8 @@ bool fusable(const at::Tensor& p, const ParamState* state) {
 // copies of their groups' options; parameters are independent, so the order does not matter,
 // and the state lives in the optimizer keyed by parameter, not by group.
 template <typename Options, typename ParamState>
-torch::Tensor fused_step(torch::optim::Optimizer& optimizer, bool decoupled, const LossClosure& closure,
-                         const std::function<void()>& base_step) {
+torch::Tensor fused_step(torch::optim::Optimizer& optimizer, bool decoupled, double gradient_factor,
+                         const LossClosure& closure, const std::function<void()>& base_step) {
   torch::NoGradGuard no_grad;
   torch::Tensor loss;
   if (closure != nullptr) {
@@ -134,6 +137,8 @@ torch::Tensor fused_step(torch::optim::Optimizer& optimizer, bool decoupled, con
       const double bias_correction2 = 1 - std::pow(beta2, state.step());
       const double step_size = options.lr() / bias_correction1;
       StepScalars s;
+      s.scale_gradient = gradient_factor != 1.0;
+      s.gradient_factor = static_cast<float>(gradient_factor);
       s.decoupled_decay = decoupled && options.weight_decay() != 0;
       s.decay = static_cast<float>(1 - options.lr() * options.weight_decay());
       s.coupled_decay = !decoupled && options.weight_decay() != 0;
@@ -156,6 +161,7 @@ torch::Tensor fused_step(torch::optim::Optimizer& optimizer, bool decoupled, con
     if (!fallback.empty()) fallback_groups.emplace_back(std::move(fallback), group.options().clone());
   }
   if (!fallback_groups.empty()) {
+    for (auto& group : fallback_groups) scale_gradients(group.params(), gradient_factor);
     auto& groups = optimizer.param_groups();
     std::swap(groups, fallback_groups);
     try {
@@ -175,16 +181,32 @@ bool all_on_cpu(const std::vector<at::Tensor>& parameters) {
 
 }  // namespace
 
+void scale_gradients(const std::vector<at::Tensor>& parameters, double factor) {
+  if (factor == 1.0) return;
+  torch::NoGradGuard no_grad;
+  for (const auto& p : parameters) {
+    if (p.grad().defined()) p.grad().mul_(factor);
+  }
+}
+
 torch::Tensor FusedAdam::step(LossClosure closure) {
-  if (!fast_kernels_enabled()) return torch::optim::Adam::step(std::move(closure));
+  const double factor = take_gradient_factor();
+  if (!fast_kernels_enabled()) {
+    for (auto& group : param_groups()) scale_gradients(group.params(), factor);
+    return torch::optim::Adam::step(std::move(closure));
+  }
   return fused_step<torch::optim::AdamOptions, torch::optim::AdamParamState>(
-      *this, /*decoupled=*/false, closure, [this] { torch::optim::Adam::step(nullptr); });
+      *this, /*decoupled=*/false, factor, closure, [this] { torch::optim::Adam::step(nullptr); });
 }
 
 torch::Tensor FusedAdamW::step(LossClosure closure) {
-  if (!fast_kernels_enabled()) return torch::optim::AdamW::step(std::move(closure));
+  const double factor = take_gradient_factor();
+  if (!fast_kernels_enabled()) {
+    for (auto& group : param_groups()) scale_gradients(group.params(), factor);
+    return torch::optim::AdamW::step(std::move(closure));
+  }
   return fused_step<torch::optim::AdamWOptions, torch::optim::AdamWParamState>(
-      *this, /*decoupled=*/true, closure, [this] { torch::optim::AdamW::step(nullptr); });
+      *this, /*decoupled=*/true, factor, closure, [this] { torch::optim::AdamW::step(nullptr); });
 }
 
 std::unique_ptr<torch::optim::Optimizer> make_adam(std::vector<at::Tensor> parameters,

@@ -22,21 +22,41 @@
 #include <torch/optim/adamw.h>
 
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace nmtzoo {
 
-class FusedAdam : public torch::optim::Adam {
+// An optimizer whose next step() takes the gradients multiplied by a factor, as grad.mul_(factor)
+// before it would give them (the same float products), without that pass over every gradient
+// (the training step's 1 / tokens and clipping, core/train/gradient_norm.h). Gradients the fused
+// kernel reads are left unscaled; those LibTorch's step takes are multiplied in place first.
+class ScalesGradientsInStep {
+ public:
+  virtual ~ScalesGradientsInStep() = default;
+  void scale_next_gradients(double factor) { next_factor_ = factor; }
+
+ protected:
+  double take_gradient_factor() { return std::exchange(next_factor_, 1.0); }
+
+ private:
+  double next_factor_ = 1.0;
+};
+
+class FusedAdam : public torch::optim::Adam, public ScalesGradientsInStep {
  public:
   using torch::optim::Adam::Adam;
   torch::Tensor step(LossClosure closure = nullptr) override;
 };
 
-class FusedAdamW : public torch::optim::AdamW {
+class FusedAdamW : public torch::optim::AdamW, public ScalesGradientsInStep {
  public:
   using torch::optim::AdamW::AdamW;
   torch::Tensor step(LossClosure closure = nullptr) override;
 };
+
+// grad.mul_(factor) for each parameter with a gradient (nothing when factor is 1).
+void scale_gradients(const std::vector<at::Tensor>& parameters, double factor);
 
 // Adam (or AdamW when `decoupled_weight_decay`, with the same lr, betas, eps, weight_decay and
 // amsgrad): the fused class when fast_kernels_enabled() and every parameter is on the CPU,

@@ -124,10 +124,11 @@ StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& ba
   stats.loss = loss_sum.item<double>();
   stats.nll = nll_sum.item<double>();
   stats.finite = std::isfinite(stats.loss) && stats.tokens > 0;
+  GradientScaling scaling;
   if (stats.finite) {
-    const double norm = scale_and_clip_gradients(model_->parameters(), 1.0 / static_cast<double>(stats.tokens),
-                                                 config_.training.clip_norm);
-    stats.finite = std::isfinite(norm);
+    scaling = gradient_scaling(model_->parameters(), 1.0 / static_cast<double>(stats.tokens),
+                               config_.training.clip_norm);
+    stats.finite = std::isfinite(scaling.norm);
   }
   if (!stats.finite) {
     drop_gradients(*model_);
@@ -148,6 +149,11 @@ StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& ba
   current_lr_ = schedule_->at(progress_.step + progress_.schedule_offset + 1, progress_.lr_factor,
                               budget_fraction);
   for (auto& group : optimizer_->param_groups()) group.options().set_lr(current_lr_);
+  if (auto* in_step = dynamic_cast<ScalesGradientsInStep*>(optimizer_.get())) {
+    in_step->scale_next_gradients(scaling.factor);
+  } else {
+    scale_gradients(model_->parameters(), scaling.factor);
+  }
   optimizer_->step();
   ++progress_.step;
   if (ema_) ema_->update(progress_.step);

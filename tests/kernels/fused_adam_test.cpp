@@ -175,6 +175,38 @@ TEST(FusedAdam, NonContiguousAndDoubleParametersTakeLibTorchsStep) {
                                              {reference_params[1], reference_params[2]}, "fallback");
 }
 
+// scale_next_gradients(f) then step() gives the bits of grad.mul_(f) then step(), for the fused
+// kernel's parameters and LibTorch's (non-contiguous, float64), with the kernels on and off; the
+// factor holds for one step only.
+template <typename Optimizer, typename State, typename Options>
+void expect_scaling_in_step_equals_scaling_first(const Options& options) {
+  for (const bool kernels : {true, false}) {
+    KernelSwitch fast(kernels);
+    torch::manual_seed(6);
+    Params params{torch::randn({33, 65}).requires_grad_(), torch::randn({65, 33}).t().detach().requires_grad_(),
+                  torch::randn({7}, torch::kDouble).requires_grad_()};
+    auto reference_params = copy_params(params);
+    Optimizer ours(params, options);
+    Optimizer reference(reference_params, options);
+    const std::vector<double> factors{0.25, 1.0 / 37, 1.0};
+    for (size_t step = 0; step < factors.size(); ++step) {
+      set_grads({&params, &reference_params}, static_cast<int>(step));
+      if (factors[step] != 1.0) ours.scale_next_gradients(factors[step]);
+      for (auto& p : reference_params) p.mutable_grad().mul_(factors[step]);
+      ours.step();
+      reference.step();
+    }
+    expect_equal<State>(ours, params, reference, reference_params, kernels ? "kernels on" : "kernels off");
+  }
+}
+
+TEST(FusedAdam, ScalingTheGradientsInTheStepEqualsScalingThemFirst) {
+  expect_scaling_in_step_equals_scaling_first<FusedAdam, torch::optim::AdamParamState>(
+      torch::optim::AdamOptions(1e-2).weight_decay(0.1));
+  expect_scaling_in_step_equals_scaling_first<FusedAdamW, torch::optim::AdamWParamState>(
+      torch::optim::AdamWOptions(1e-2).weight_decay(0.1));
+}
+
 TEST(FusedAdam, AmsgradTakesLibTorchsStep) {
   KernelSwitch on(true);
   auto params = make_params({{7}, {33, 65}}, 5);

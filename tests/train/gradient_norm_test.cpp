@@ -7,8 +7,17 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/fused_adam.h"
+
 namespace nmtzoo {
 namespace {
+
+// What the training step does with an optimizer that does not scale in its step.
+double scale_and_clip(const std::vector<torch::Tensor>& parameters, double scale, double max_norm) {
+  const GradientScaling scaling = gradient_scaling(parameters, scale, max_norm);
+  if (std::isfinite(scaling.norm)) scale_gradients(parameters, scaling.factor);
+  return scaling.norm;
+}
 
 std::vector<torch::Tensor> parameters_with_gradients(uint64_t seed) {
   torch::manual_seed(seed);
@@ -33,14 +42,14 @@ std::vector<torch::Tensor> reference(double scale, double max_norm, double* norm
 }
 
 // Clipping off, a max_norm above the norm, and one below it (the gradients shrink to it).
-TEST(ScaleAndClipGradients, EqualsScalingThenLibTorchsClipGradNorm) {
+TEST(GradientScaling, EqualsScalingThenLibTorchsClipGradNorm) {
   for (const double max_norm : {0.0, 1e6, 0.5}) {
     SCOPED_TRACE(max_norm);
     const double scale = 1.0 / 37;
     double expected_norm = 0;
     const auto expected = reference(scale, max_norm, &expected_norm);
     auto parameters = parameters_with_gradients(3);
-    const double norm = scale_and_clip_gradients(parameters, scale, max_norm);
+    const double norm = scale_and_clip(parameters, scale, max_norm);
     EXPECT_NEAR(norm, expected_norm, 1e-6 * expected_norm);
     EXPECT_GT(norm, 0.5) << "the case below the norm clips";
     for (size_t i = 0; i < parameters.size(); ++i) {
@@ -60,13 +69,13 @@ TEST(ScaleAndClipGradients, EqualsScalingThenLibTorchsClipGradNorm) {
 }
 
 // A non-finite gradient: its norm comes back (the update is then skipped), nothing multiplied.
-TEST(ScaleAndClipGradients, ANonFiniteGradientIsReportedAndLeftAlone) {
+TEST(GradientScaling, ANonFiniteGradientIsReportedAndLeftAlone) {
   auto parameters = parameters_with_gradients(4);
   parameters[1].mutable_grad()[2] = std::numeric_limits<float>::quiet_NaN();
   const torch::Tensor before = parameters[0].grad().clone();
-  EXPECT_FALSE(std::isfinite(scale_and_clip_gradients(parameters, 0.5, 1.0)));
+  EXPECT_FALSE(std::isfinite(scale_and_clip(parameters, 0.5, 1.0)));
   EXPECT_TRUE(torch::equal(parameters[0].grad(), before));
-  EXPECT_EQ(scale_and_clip_gradients({torch::randn({2}).requires_grad_()}, 0.5, 1.0), 0.0) << "no gradient";
+  EXPECT_EQ(scale_and_clip({torch::randn({2}).requires_grad_()}, 0.5, 1.0), 0.0) << "no gradient";
 }
 
 }  // namespace
