@@ -13,6 +13,13 @@
 namespace nmtzoo {
 namespace {
 
+// grad * grad_loss, in place. The loss's own backward() passes grad_loss 1, where the product
+// would be a pass over an (N, V), (N, d) or (V, d) gradient for nothing.
+at::Tensor times(at::Tensor grad, const at::Tensor& grad_loss) {
+  if (grad_loss.device().is_cpu() && grad_loss.numel() == 1 && grad_loss.item<double>() == 1.0) return grad;
+  return grad.mul_(grad_loss);
+}
+
 // The smoothed target distribution q: `on_target` + `other` on the reference, `other` on each of
 // the V - 1 other tokens, so that loss_i = -sum_v q_v log p_iv = on_target * nll_i
 // - other * sum_v log p_iv, and its gradient with respect to the logits is p_i - q.
@@ -62,8 +69,7 @@ class SmoothedCrossEntropy : public torch::autograd::Function<SmoothedCrossEntro
     if (other > 0) grad.sub_(other);
     grad.scatter_add_(1, target.unsqueeze(1),
                       torch::full({target.size(0), 1}, -on_target, grad.options()));
-    grad.mul_(grads[0]);
-    return {grad, at::Tensor(), at::Tensor()};
+    return {times(grad, grads[0]), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -153,11 +159,11 @@ class ProjectedSmoothedCrossEntropy : public torch::autograd::Function<Projected
     at::Tensor grad_features, grad_weight, grad_bias;
     if (ctx->needs_input_grad(0)) {
       const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["features_dtype"].toInt());
-      grad_features = at::mm(grad_logits, saved[2]).to(dtype).mul_(grad_loss);
+      grad_features = times(at::mm(grad_logits, saved[2]).to(dtype), grad_loss);
     }
     if (ctx->needs_input_grad(1)) {
       const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["weight_dtype"].toInt());
-      grad_weight = at::mm(grad_logits.t(), saved[1]).to(dtype).mul_(grad_loss);
+      grad_weight = times(at::mm(grad_logits.t(), saved[1]).to(dtype), grad_loss);
     }
     if (ctx->needs_input_grad(2) && saved[3].defined()) grad_bias = saved[3] * grad_loss;
     return {grad_features, grad_weight, grad_bias, at::Tensor(), at::Tensor(), at::Tensor()};
