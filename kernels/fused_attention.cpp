@@ -39,6 +39,9 @@ struct Operands {
   const float* relative_keys;  // null: no relative positions
   const float* relative_values;
   bool dropout;
+  // Training (a graph recorded): the pairs' products by small_sgemm. Otherwise (validation,
+  // scoring, the encoder in decoding) by oneDNN, so outputs stay those of the builds before it.
+  bool small_products;
   uint64_t seed;
   uint32_t keep_threshold;
   float keep_scale;
@@ -62,9 +65,10 @@ struct ProductClock {
     onednn_sgemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-  // A (sentence, head) pair's product: small_sgemm, C overwritten.
-  void pair_product(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                    int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  // A (sentence, head) pair's product (Operands::small_products), C overwritten.
+  void pair_product(bool small, bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                    const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+    if (!small) return gemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, 0.0f, c, ldc);
     const auto start = std::chrono::steady_clock::now();
     small_sgemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, c, ldc, transposed);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -149,7 +153,7 @@ void forward_pairs(const Operands& o, float* out, int64_t begin, int64_t end, Sc
     const float* k = o.k + b * s_size * o.kv_row + h * d;
     const float* v = o.v + b * s_size * o.kv_row + h * d;
     float* p = o.weights + pair * t_size * s_size;
-    clock.pair_product(false, true, t_size, s_size, d, o.scale, q, o.q_row, k, o.kv_row, p, s_size);
+    clock.pair_product(o.small_products, false, true, t_size, s_size, d, o.scale, q, o.q_row, k, o.kv_row, p, s_size);
     if (o.tables > 0) add_table_entries(o, o.table_scores + o.table_rows(b, h), p);
     for (int64_t i = 0; i < t_size; ++i) {
       float* row = p + i * s_size;
@@ -167,7 +171,7 @@ void forward_pairs(const Operands& o, float* out, int64_t begin, int64_t end, Sc
       for (int64_t j = 0; j < s_size; ++j) row[j] *= inverse;
     }
     const float* used = o.dropout ? drop(o, pair, p, scratch) : p;
-    clock.pair_product(false, false, t_size, d, s_size, 1.0f, used, s_size, v, o.kv_row,
+    clock.pair_product(o.small_products, false, false, t_size, d, s_size, 1.0f, used, s_size, v, o.kv_row,
                        out + b * t_size * e + h * d, e);
     if (o.tables > 0) sum_into_table_rows(o, used, o.table_weights + o.table_rows(b, h));
   }
@@ -196,8 +200,8 @@ void backward_pairs(const Operands& o, const Gradients& g, int64_t begin, int64_
     const float* p = o.weights + pair * t_size * s_size;
     const float* grad_out = g.out + b * t_size * e + h * d;
     const float* used = o.dropout ? drop(o, pair, p, scratch) : p;
-    clock.pair_product(true, false, s_size, d, t_size, 1.0f, used, s_size, grad_out, e, g.v + kv_offset, o.kv_row);
-    clock.pair_product(false, true, t_size, s_size, d, 1.0f, grad_out, e, v, o.kv_row, ds, s_size);
+    clock.pair_product(o.small_products, true, false, s_size, d, t_size, 1.0f, used, s_size, grad_out, e, g.v + kv_offset, o.kv_row);
+    clock.pair_product(o.small_products, false, true, t_size, s_size, d, 1.0f, grad_out, e, v, o.kv_row, ds, s_size);
     if (o.tables > 0) add_table_entries(o, o.grad_table_weights + o.table_rows(b, h), ds);
     if (o.dropout) {
 #pragma omp simd
@@ -212,8 +216,8 @@ void backward_pairs(const Operands& o, const Gradients& g, int64_t begin, int64_
 #pragma omp simd
       for (int64_t j = 0; j < s_size; ++j) row[j] = p_row[j] * (row[j] - dot);
     }
-    clock.pair_product(false, false, t_size, d, s_size, o.scale, ds, s_size, k, o.kv_row, g.q + q_offset, o.q_row);
-    clock.pair_product(true, false, s_size, d, t_size, o.scale, ds, s_size, q, o.q_row, g.k + kv_offset, o.kv_row);
+    clock.pair_product(o.small_products, false, false, t_size, d, s_size, o.scale, ds, s_size, k, o.kv_row, g.q + q_offset, o.q_row);
+    clock.pair_product(o.small_products, true, false, s_size, d, t_size, o.scale, ds, s_size, q, o.q_row, g.k + kv_offset, o.kv_row);
     if (o.tables > 0) sum_into_table_rows(o, ds, o.table_scores + o.table_rows(b, h));
   }
 }
@@ -330,7 +334,7 @@ class FusedAttention : public torch::autograd::Function<FusedAttention> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q_source, const at::Tensor& kv_source,
                             const at::Tensor& relative_keys, const at::Tensor& relative_values,
                             const at::Tensor& attn_mask, const at::Tensor& key_pad_mask, int64_t heads,
-                            double scale, double dropout, int64_t max_distance) {
+                            double scale, double dropout, int64_t max_distance, bool training) {
     FusedAttentionOptions options{heads,
                                   scale,
                                   dropout,
@@ -342,6 +346,7 @@ class FusedAttention : public torch::autograd::Function<FusedAttention> {
     const bool drops = dropout > 0;
     const uint64_t seed = drops ? counter_rng::draw_seed() : 0;
     Operands o = prepare(q_source, defined(kv_source), options, drops, seed);
+    o.small_products = training;
     at::Tensor weights = at::empty({o.batch, o.heads, o.queries, o.keys}, q_source.options());
     o.weights = weights.data_ptr<float>();
     at::Tensor out = at::empty({o.batch, o.queries, o.width()}, q_source.options());
@@ -385,6 +390,7 @@ class FusedAttention : public torch::autograd::Function<FusedAttention> {
     Operands o = prepare(q_source, kv_source, options, dropout > 0,
                          static_cast<uint64_t>(ctx->saved_data["seed"].toInt()));
     o.weights = saved[6].data_ptr<float>();
+    o.small_products = true;
     const at::Tensor grad_out = grads[0].contiguous();
     at::Tensor grad_q_source = at::empty_like(q_source);
     at::Tensor grad_kv_source = kv_source.defined() ? at::empty_like(kv_source) : at::Tensor();
@@ -409,7 +415,7 @@ class FusedAttention : public torch::autograd::Function<FusedAttention> {
     });
     if (o.tables > 0) TableProducts(o).keys_backward(g.q, grad_relative_keys.data_ptr<float>());
     return {grad_q_source, grad_kv_source, grad_relative_keys, grad_relative_values, at::Tensor(), at::Tensor(),
-            at::Tensor(),  at::Tensor(),     at::Tensor(),       at::Tensor()};
+            at::Tensor(),  at::Tensor(),     at::Tensor(),       at::Tensor(),         at::Tensor()};
   }
 };
 
@@ -423,6 +429,15 @@ bool is_float_cpu_contiguous(const at::Tensor& t) {
 bool bool_mask_of(const at::Tensor& mask, int64_t rows, int64_t columns) {
   return !mask.defined() || (mask.device().is_cpu() && mask.scalar_type() == at::kBool && mask.dim() == 2 &&
                              mask.size(0) == rows && mask.size(1) == columns);
+}
+
+// Whether autograd records this call (Function::apply runs forward() without grad mode).
+bool records_graph(const at::Tensor& q_source, const at::Tensor& kv_source, const FusedAttentionOptions& options) {
+  if (!at::GradMode::is_enabled()) return false;
+  for (const at::Tensor* t : {&q_source, &kv_source, &options.relative_keys, &options.relative_values}) {
+    if (t->defined() && t->requires_grad()) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -465,7 +480,7 @@ at::Tensor fused_attention(const at::Tensor& q_source, const at::Tensor& kv_sour
   return FusedAttention::apply(q_source, or_empty(kv_source), or_empty(options.relative_keys),
                                or_empty(options.relative_values), or_empty(options.attn_mask),
                                or_empty(options.key_pad_mask), options.heads, options.scale, options.dropout,
-                               options.max_distance);
+                               options.max_distance, records_graph(q_source, kv_source, options));
 }
 
 int64_t fused_attention_calls() { return calls.load(); }

@@ -7,9 +7,10 @@
 // softmax, its dropout and the merge of the heads another pass each, and the backward of the
 // heads' split copies the three gradients back into the projection's layout. Per
 // transformer_small update on one thread these were ~100 ms of the ~280 outside the products
-// (LibTorch profiler, relative positions). Here each (sentence, head) is multiplied
-// (kernels/small_sgemm.h) straight from and into the projections' rows (leading dimensions 3E,
-// 2E or E), and the scores of one head (T x S, a few KB) are scaled, masked, softmaxed and
+// (LibTorch profiler, relative positions). Here each (sentence, head) is multiplied straight
+// from and into the projections' rows (leading dimensions 3E, 2E or E), by kernels/small_sgemm.h
+// in training and by oneDNN's sgemm otherwise (so decoding's outputs stay those of the builds
+// before it), and the scores of one head (T x S, a few KB) are scaled, masked, softmaxed and
 // dropped out while in cache; the backward writes the gradients of q, k and v into one tensor
 // shaped like the projection.
 #pragma once
