@@ -32,7 +32,7 @@ declare -A allowed=(
   [core/runtime]="common/ core/config/ core/io/ core/data/ kernels/onednn_matmul.h models/ tokenizer/"
   [core/search]="common/ core/config/ core/io/ core/data/ core/plot/ core/runtime/ kernels/beam_candidates.h kernels/int8_linear.h kernels/kernels.h models/encoder_decoder.h models/registry.h tokenizer/"
   [core/serve]="common/ core/config/ core/io/ core/data/ core/plot/ core/runtime/ core/search/ kernels/int8_linear.h models/encoder_decoder.h models/registry.h tokenizer/"
-  [core/train]="common/ core/config/ core/io/ core/data/ core/metrics/ core/plot/ core/runtime/ core/search/ kernels/fused_adam.h kernels/kernels.h kernels/onednn_matmul.h kernels/smoothed_cross_entropy.h models/encoder_decoder.h models/registry.h tokenizer/"
+  [core/train]="common/ core/config/ core/io/ core/data/ core/metrics/ core/plot/ core/runtime/ core/search/ kernels/fused_adam.h kernels/kernels.h kernels/onednn_matmul.h kernels/small_sgemm.h kernels/smoothed_cross_entropy.h models/encoder_decoder.h models/registry.h tokenizer/"
   [fuzz]="common/ core/config/ core/io/ core/metrics/ core/data/"
 )
 torch_free=(common tokenizer core/io core/metrics core/plot core/config core/data fuzz)
