@@ -49,9 +49,9 @@ struct StepScalars {
 void fused_adam_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
                        const StepScalars& s) {
   at::parallel_for(0, n, kChunk, [&](int64_t begin, int64_t end) {
-    const Vec gradient_factor(s.gradient_factor), decay(s.decay), weight_decay(s.weight_decay), beta1(s.beta1), one_minus_beta1(s.one_minus_beta1),
-        beta2(s.beta2), one_minus_beta2(s.one_minus_beta2), sqrt_bias_correction2(s.sqrt_bias_correction2),
-        eps(s.eps), neg_step_size(s.neg_step_size);
+    const Vec gradient_factor(s.gradient_factor), decay(s.decay), weight_decay(s.weight_decay), beta1(s.beta1),
+        one_minus_beta1(s.one_minus_beta1), beta2(s.beta2), one_minus_beta2(s.one_minus_beta2),
+        sqrt_bias_correction2(s.sqrt_bias_correction2), eps(s.eps), neg_step_size(s.neg_step_size);
     auto update = [&](int64_t i, int64_t count) {
       Vec p = Vec::loadu(param + i, count);
       Vec g = Vec::loadu(grad + i, count);

@@ -200,7 +200,8 @@ void backward_pairs(const Operands& o, const Gradients& g, int64_t begin, int64_
     const float* p = o.weights + pair * t_size * s_size;
     const float* grad_out = g.out + b * t_size * e + h * d;
     const float* used = o.dropout ? drop(o, pair, p, scratch) : p;
-    clock.pair_product(o.small_products, true, false, s_size, d, t_size, 1.0f, used, s_size, grad_out, e, g.v + kv_offset, o.kv_row);
+    clock.pair_product(o.small_products, true, false, s_size, d, t_size, 1.0f, used, s_size, grad_out, e,
+                       g.v + kv_offset, o.kv_row);
     clock.pair_product(o.small_products, false, true, t_size, s_size, d, 1.0f, grad_out, e, v, o.kv_row, ds, s_size);
     if (o.tables > 0) add_table_entries(o, o.grad_table_weights + o.table_rows(b, h), ds);
     if (o.dropout) {
@@ -216,8 +217,10 @@ void backward_pairs(const Operands& o, const Gradients& g, int64_t begin, int64_
 #pragma omp simd
       for (int64_t j = 0; j < s_size; ++j) row[j] = p_row[j] * (row[j] - dot);
     }
-    clock.pair_product(o.small_products, false, false, t_size, d, s_size, o.scale, ds, s_size, k, o.kv_row, g.q + q_offset, o.q_row);
-    clock.pair_product(o.small_products, true, false, s_size, d, t_size, o.scale, ds, s_size, q, o.q_row, g.k + kv_offset, o.kv_row);
+    clock.pair_product(o.small_products, false, false, t_size, d, s_size, o.scale, ds, s_size, k, o.kv_row,
+                       g.q + q_offset, o.q_row);
+    clock.pair_product(o.small_products, true, false, s_size, d, t_size, o.scale, ds, s_size, q, o.q_row,
+                       g.k + kv_offset, o.kv_row);
     if (o.tables > 0) sum_into_table_rows(o, ds, o.table_scores + o.table_rows(b, h));
   }
 }
