@@ -66,9 +66,6 @@ void backward_rows(const float* g, const float* saved, const float* hidden_gates
   }
 }
 
-// A parallel region costs a few microseconds: at least ~16k elements per task.
-int64_t grain(int64_t n) { return std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, 3 * n)); }
-
 class GruGates : public torch::autograd::Function<GruGates> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input_gates,
@@ -77,7 +74,7 @@ class GruGates : public torch::autograd::Function<GruGates> {
     const int64_t batch = h_rows.size(0), n = h_rows.size(1);
     at::Tensor out = at::empty_like(h_rows);
     at::Tensor saved = at::empty_like(gi);
-    at::parallel_for(0, batch, grain(n), [&](int64_t begin, int64_t end) {
+    at::parallel_for(0, batch, rows_per_task(3 * n), [&](int64_t begin, int64_t end) {
       forward_rows(gi.data_ptr<float>(), gh.data_ptr<float>(), h_rows.data_ptr<float>(), n, begin, end,
                    out.data_ptr<float>(), saved.data_ptr<float>());
     });
@@ -93,7 +90,7 @@ class GruGates : public torch::autograd::Function<GruGates> {
     at::Tensor grad_input_gates = at::empty_like(saved[0]);
     at::Tensor grad_hidden_gates = at::empty_like(saved[0]);
     at::Tensor grad_h = at::empty_like(g);
-    at::parallel_for(0, batch, grain(n), [&](int64_t begin, int64_t end) {
+    at::parallel_for(0, batch, rows_per_task(3 * n), [&](int64_t begin, int64_t end) {
       backward_rows(g.data_ptr<float>(), saved[0].data_ptr<float>(), saved[1].data_ptr<float>(),
                     saved[2].data_ptr<float>(), n, begin, end, grad_input_gates.data_ptr<float>(),
                     grad_hidden_gates.data_ptr<float>(), grad_h.data_ptr<float>());

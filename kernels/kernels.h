@@ -4,6 +4,9 @@
 // dropout masks come from LibTorch's bernoulli_ and differ.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+
 namespace nmtzoo {
 
 // On unless the environment sets NMTZOO_KERNELS=off (read once); tests and benchmarks may flip it.
@@ -18,5 +21,11 @@ void set_fast_kernels_enabled(bool enabled);
 // a loss or gradient can resolve. Returns false, changing nothing, when the switch is off or the
 // CPU cannot flush. Call it after the thread count is set; threads started later inherit it.
 bool set_flush_denormals(bool flush);
+
+// Rows per at::parallel_for task over rows of `row_elements` elements: a parallel region costs a
+// few microseconds, so at least ~16k elements per task.
+inline int64_t rows_per_task(int64_t row_elements) {
+  return std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, row_elements));
+}
 
 }  // namespace nmtzoo

@@ -51,8 +51,6 @@ void relu_backward_rows(const float* g, const float* out, int64_t n, int64_t beg
   }
 }
 
-// A parallel region costs a few microseconds: at least ~16k elements per task.
-int64_t grain(int64_t n) { return std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, n)); }
 
 class LinearRelu : public torch::autograd::Function<LinearRelu> {
  public:
@@ -61,7 +59,7 @@ class LinearRelu : public torch::autograd::Function<LinearRelu> {
     const int64_t n = weight.size(0);
     const at::Tensor rows = x.reshape({-1, x.size(-1)});
     at::Tensor out = at::mm(rows, weight.t());
-    at::parallel_for(0, out.size(0), grain(n), [&](int64_t begin, int64_t end) {
+    at::parallel_for(0, out.size(0), rows_per_task(n), [&](int64_t begin, int64_t end) {
       bias_relu_rows(out.data_ptr<float>(), bias.data_ptr<float>(), n, begin, end);
     });
     ctx->save_for_backward({rows, weight, out});
@@ -81,7 +79,7 @@ class LinearRelu : public torch::autograd::Function<LinearRelu> {
     at::Tensor grad = at::empty_like(out);
     const int threads = at::get_num_threads();
     std::vector<double> sums(static_cast<size_t>(threads * n), 0.0);
-    at::parallel_for(0, out.size(0), grain(n), [&](int64_t begin, int64_t end) {
+    at::parallel_for(0, out.size(0), rows_per_task(n), [&](int64_t begin, int64_t end) {
       std::vector<float> partial(static_cast<size_t>(n));
       relu_backward_rows(g.data_ptr<float>(), out.data_ptr<float>(), n, begin, end, grad.data_ptr<float>(),
                          partial.data(), sums.data() + at::get_thread_num() * n);

@@ -93,10 +93,9 @@ void fill_rows(const at::Tensor& self, at::Tensor& out) {
   }
   const float* row = self.data_ptr<float>();
   float* data = out.data_ptr<float>();
-  at::parallel_for(0, rows, std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, cols)),
-                   [&](int64_t begin, int64_t end) {
-                     for (int64_t r = begin; r < end; ++r) std::copy(row, row + cols, data + r * cols);
-                   });
+  at::parallel_for(0, rows, rows_per_task(cols), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) std::copy(row, row + cols, data + r * cols);
+  });
 }
 
 at::Tensor mm_kernel(const at::Tensor& a, const at::Tensor& b) {
