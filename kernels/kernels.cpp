@@ -7,14 +7,27 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kernels/avx512.h"
+
 namespace nmtzoo {
 namespace {
 
+bool not_off(const char* variable) {
+  const char* value = std::getenv(variable);
+  return value == nullptr || std::strcmp(value, "off") != 0;
+}
+
 std::atomic<bool>& switch_state() {
-  static std::atomic<bool> enabled{[] {
-    const char* value = std::getenv("NMTZOO_KERNELS");
-    return value == nullptr || std::strcmp(value, "off") != 0;
-  }()};
+  static std::atomic<bool> enabled{not_off("NMTZOO_KERNELS")};
+  return enabled;
+}
+
+std::atomic<bool>& avx512_state() {
+#if NMTZOO_HAS_AVX512_PATH
+  static std::atomic<bool> enabled{__builtin_cpu_supports("avx512f") && not_off("NMTZOO_AVX512")};
+#else
+  static std::atomic<bool> enabled{false};
+#endif
   return enabled;
 }
 
@@ -22,6 +35,15 @@ std::atomic<bool>& switch_state() {
 
 bool fast_kernels_enabled() { return switch_state().load(std::memory_order_relaxed); }
 void set_fast_kernels_enabled(bool enabled) { switch_state() = enabled; }
+
+bool avx512_available() { return avx512_state().load(std::memory_order_relaxed); }
+void set_avx512_enabled(bool enabled) {
+#if NMTZOO_HAS_AVX512_PATH
+  avx512_state() = enabled && __builtin_cpu_supports("avx512f");
+#else
+  (void)enabled;
+#endif
+}
 
 bool set_flush_denormals(bool flush) {
   if (!fast_kernels_enabled() || !at::globalContext().setFlushDenormal(flush)) return false;

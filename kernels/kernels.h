@@ -13,6 +13,12 @@ namespace nmtzoo {
 bool fast_kernels_enabled();
 void set_fast_kernels_enabled(bool enabled);
 
+// Whether the kernels take their AVX-512 paths (kernels/avx512.h): the CPU has AVX-512F and the
+// build has the paths, and neither NMTZOO_AVX512=off (read once) nor set_avx512_enabled(false)
+// turned them off; tests run the portable code on an AVX-512 machine so.
+bool avx512_available();
+void set_avx512_enabled(bool enabled);
+
 // Flushes denormal floats (below 1.2e-38) to zero, and reads them as zero, on the calling thread
 // and on every thread of LibTorch's intra-op pool (PyTorch's torch.set_flush_denormal, which sets
 // the calling thread only). Why: a training batch's softmax over the (N, V) logits makes them by

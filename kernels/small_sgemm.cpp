@@ -4,32 +4,14 @@
 
 #include <algorithm>
 
+#include "kernels/avx512.h"
 #include "kernels/kernels.h"
 #include "kernels/onednn_matmul.h"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// GCC 12's AVX-512 shuffles start from _mm512_undefined_ps(), which it then reports as maybe
-// uninitialized (GCC bug 105593, fixed in 13).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#define NMTZOO_SMALL_SGEMM_AVX512 1
-#else
-#define NMTZOO_SMALL_SGEMM_AVX512 0
-#endif
 
 namespace nmtzoo {
 namespace {
 
-#if NMTZOO_SMALL_SGEMM_AVX512
-#define NMTZOO_AVX512 __attribute__((target("avx512f")))
-constexpr int64_t kLanes = 16;
-
-NMTZOO_AVX512 inline __mmask16 lanes_mask(int64_t lanes) {
-  return lanes >= kLanes ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << lanes) - 1);
-}
-
+#if NMTZOO_HAS_AVX512_PATH
 // dst (cols x rows, leading dimension ld_dst) = src (rows x cols, ld_src) transposed, rows and
 // cols <= 16: one 16 x 16 transpose in registers (interleave pairs, then pairs of pairs, then
 // 128-bit lanes twice), missing rows read as zeros and missing columns never stored.
@@ -69,9 +51,9 @@ NMTZOO_AVX512 void transpose_tile(const float* src, int64_t ld_src, int64_t rows
 
 NMTZOO_AVX512 void transpose_avx512(const float* src, int64_t ld_src, int64_t rows, int64_t cols, float* dst) {
   // Tiles down src's columns: consecutive tiles write on along the same 16 rows of dst.
-  for (int64_t j = 0; j < cols; j += kLanes) {
-    for (int64_t i = 0; i < rows; i += kLanes) {
-      transpose_tile(src + i * ld_src + j, ld_src, std::min(kLanes, rows - i), std::min(kLanes, cols - j),
+  for (int64_t j = 0; j < cols; j += kAvx512Lanes) {
+    for (int64_t i = 0; i < rows; i += kAvx512Lanes) {
+      transpose_tile(src + i * ld_src + j, ld_src, std::min(kAvx512Lanes, rows - i), std::min(kAvx512Lanes, cols - j),
                      dst + j * rows + i, rows);
     }
   }
@@ -99,8 +81,8 @@ NMTZOO_AVX512 void block(int64_t k, float alpha, LeftOperand a, const float* b, 
     const float* b_row = b + p * ldb;
     __m512 b_vectors[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV - 1; ++v) b_vectors[v] = _mm512_loadu_ps(b_row + v * kLanes);
-    b_vectors[NV - 1] = _mm512_maskz_loadu_ps(last, b_row + (NV - 1) * kLanes);
+    for (int v = 0; v < NV - 1; ++v) b_vectors[v] = _mm512_loadu_ps(b_row + v * kAvx512Lanes);
+    b_vectors[NV - 1] = _mm512_maskz_loadu_ps(last, b_row + (NV - 1) * kAvx512Lanes);
     const float* a_column = a.a + p * a.step;
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
@@ -113,8 +95,8 @@ NMTZOO_AVX512 void block(int64_t k, float alpha, LeftOperand a, const float* b, 
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 4
-    for (int v = 0; v < NV - 1; ++v) _mm512_storeu_ps(c + r * ldc + v * kLanes, _mm512_mul_ps(acc[r][v], scale));
-    _mm512_mask_storeu_ps(c + r * ldc + (NV - 1) * kLanes, last, _mm512_mul_ps(acc[r][NV - 1], scale));
+    for (int v = 0; v < NV - 1; ++v) _mm512_storeu_ps(c + r * ldc + v * kAvx512Lanes, _mm512_mul_ps(acc[r][v], scale));
+    _mm512_mask_storeu_ps(c + r * ldc + (NV - 1) * kAvx512Lanes, last, _mm512_mul_ps(acc[r][NV - 1], scale));
   }
 }
 
@@ -147,11 +129,11 @@ NMTZOO_AVX512 void panel(int64_t m, int64_t k, float alpha, LeftOperand a, const
 
 NMTZOO_AVX512 void multiply(int64_t m, int64_t n, int64_t k, float alpha, LeftOperand a, const float* b,
                             int64_t ldb, float* c, int64_t ldc) {
-  constexpr int64_t kPanel = 4 * kLanes;
+  constexpr int64_t kPanel = 4 * kAvx512Lanes;
   for (int64_t j = 0; j < n; j += kPanel) {
     const int64_t cols = std::min(kPanel, n - j);
-    const int64_t vectors = (cols + kLanes - 1) / kLanes;
-    const __mmask16 last = lanes_mask(cols - (vectors - 1) * kLanes);
+    const int64_t vectors = (cols + kAvx512Lanes - 1) / kAvx512Lanes;
+    const __mmask16 last = lanes_mask(cols - (vectors - 1) * kAvx512Lanes);
     switch (vectors) {
       case 1: panel<1>(m, k, alpha, a, b + j, ldb, last, c + j, ldc); break;
       case 2: panel<2>(m, k, alpha, a, b + j, ldb, last, c + j, ldc); break;
@@ -164,18 +146,9 @@ NMTZOO_AVX512 void multiply(int64_t m, int64_t n, int64_t k, float alpha, LeftOp
 
 }  // namespace
 
-bool small_sgemm_available() {
-#if NMTZOO_SMALL_SGEMM_AVX512
-  static const bool available = __builtin_cpu_supports("avx512f");
-  return available;
-#else
-  return false;
-#endif
-}
-
 void transpose(const float* src, int64_t ld_src, int64_t rows, int64_t cols, float* dst) {
-#if NMTZOO_SMALL_SGEMM_AVX512
-  if (small_sgemm_available()) {
+#if NMTZOO_HAS_AVX512_PATH
+  if (avx512_available()) {
     transpose_avx512(src, ld_src, rows, cols, dst);
     return;
   }
@@ -198,8 +171,8 @@ at::Tensor contiguous_transpose(const at::Tensor& matrix) {
 void small_sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                  const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
                  std::vector<float>& scratch) {
-#if NMTZOO_SMALL_SGEMM_AVX512
-  if (small_sgemm_available()) {
+#if NMTZOO_HAS_AVX512_PATH
+  if (avx512_available()) {
     if (m <= 0 || n <= 0) return;
     if (transpose_b) {
       scratch.resize(static_cast<size_t>(k * n));

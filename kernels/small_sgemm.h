@@ -17,9 +17,6 @@
 
 namespace nmtzoo {
 
-// Whether this CPU runs the AVX-512 kernel; elsewhere small_sgemm is onednn_sgemm.
-bool small_sgemm_available();
-
 // dst (cols x rows, contiguous) = src (rows x cols, leading dimension ld_src) transposed, in
 // 16 x 16 tiles transposed in registers (LibTorch's copy of a transposed view goes element by
 // element).
@@ -29,7 +26,8 @@ void transpose(const float* src, int64_t ld_src, int64_t rows, int64_t cols, flo
 at::Tensor contiguous_transpose(const at::Tensor& matrix);
 
 // Row-major C = alpha op(A) op(B) (beta 0: C is overwritten), as BLAS sgemm with leading
-// dimensions. A transposed B is first copied into `scratch` (k x n).
+// dimensions. A transposed B is first copied into `scratch` (k x n). Without avx512_available()
+// (kernels.h), onednn_sgemm.
 void small_sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                  const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
                  std::vector<float>& scratch);

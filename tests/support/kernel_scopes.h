@@ -1,5 +1,5 @@
-// Scopes for the kernel tests: the hand-written kernels on or off, and LibTorch's thread count;
-// and which kernels' autograd nodes a graph holds.
+// Scopes for the kernel tests: the hand-written kernels on or off, their AVX-512 paths on or off,
+// and LibTorch's thread count; and which kernels' autograd nodes a graph holds.
 #pragma once
 
 #include <ATen/Parallel.h>
@@ -21,6 +21,18 @@ class KernelSwitch {
   ~KernelSwitch() { set_fast_kernels_enabled(before_); }
   KernelSwitch(const KernelSwitch&) = delete;
   KernelSwitch& operator=(const KernelSwitch&) = delete;
+
+ private:
+  bool before_;
+};
+
+// Switches the kernels' AVX-512 paths on (where the CPU has them) or off for one scope.
+class Avx512Switch {
+ public:
+  explicit Avx512Switch(bool enabled) : before_(avx512_available()) { set_avx512_enabled(enabled); }
+  ~Avx512Switch() { set_avx512_enabled(before_); }
+  Avx512Switch(const Avx512Switch&) = delete;
+  Avx512Switch& operator=(const Avx512Switch&) = delete;
 
  private:
   bool before_;
