@@ -108,7 +108,8 @@ void expect_close(const LossAndGradients& ours, const LossAndGradients& referenc
 }
 
 TEST(ProjectedLabelSmoothedNll, FusedMatchesLinearThenLossOnOneAndTwoThreads) {
-  // 40,000 columns make chunks of 16 rows: 37 rows are three chunks, the last one short.
+  // 40,000 columns make chunks of 16 rows: 37 rows are three chunks, the last one short, in two
+  // blocks of the float32 path's weight gradient (32 and 5 rows).
   const std::vector<ProjectedCase> cases{{37, 24, 40000, true, 0.1},  {37, 24, 40000, false, 0.0},
                                          {5, 3, 7, true, 0.3},        {1, 8, 11, false, 0.1},
                                          {300, 64, 1001, true, 0.1}};
@@ -120,6 +121,30 @@ TEST(ProjectedLabelSmoothedNll, FusedMatchesLinearThenLossOnOneAndTwoThreads) {
       expect_close(projected_loss(c, true), projected_loss(c, false), 1e-5, what);
     }
   }
+}
+
+// The float32 path computes the gradients in the forward pass and keeps them for backward: a
+// second backward pass over a retained graph, or a gradient reaching only some inputs, must find
+// them as they were.
+TEST(ProjectedLabelSmoothedNll, GradientsKeptFromTheForwardPassSurviveASecondBackward) {
+  testing::KernelSwitch on(true);
+  torch::manual_seed(6);
+  auto features = torch::randn({37, 24}).requires_grad_();
+  auto weight = torch::randn({40000, 24}).requires_grad_();
+  auto bias = torch::randn({40000}).requires_grad_();
+  auto target = torch::randint(40000, {37});
+  LossSums sums = projected_label_smoothed_nll(features, weight, bias, target, 0.1, false);
+  (sums.loss * 0.5).backward({}, /*retain_graph=*/true);
+  const auto once = std::vector<at::Tensor>{features.grad().clone(), weight.grad().clone(), bias.grad().clone()};
+  (sums.loss * 0.5).backward();
+  const auto twice = std::vector<at::Tensor>{features.grad(), weight.grad(), bias.grad()};
+  for (size_t i = 0; i < once.size(); ++i) EXPECT_TRUE(torch::allclose(twice[i], 2 * once[i])) << "gradient " << i;
+
+  auto frozen_features = features.detach();
+  weight.mutable_grad() = at::Tensor();
+  LossSums weight_only = projected_label_smoothed_nll(frozen_features, weight, bias, target, 0.1, false);
+  weight_only.loss.backward();
+  EXPECT_TRUE(torch::allclose(weight.grad(), 2 * once[1], 1e-5, 1e-6));
 }
 
 TEST(ProjectedLabelSmoothedNll, KernelsOffIsTheUnfusedComposition) {
