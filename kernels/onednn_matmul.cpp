@@ -132,6 +132,43 @@ at::Tensor addmm_kernel(const at::Tensor& self, const at::Tensor& a, const at::T
   return at::cpu::addmm(self, a, b, beta, alpha);
 }
 
+// In place and into `out`: sgemm's beta accumulates into the destination itself (a weight
+// gradient summed over blocks of rows), where the functional addmm writes a new matrix. Only a
+// contiguous destination of the product's shape that shares no memory with an operand; anything
+// else (resizing, aliasing, strides) is LibTorch's.
+bool writable_destination(const at::Tensor& destination, const at::Tensor& a, const at::Tensor& b) {
+  return a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0) && destination.dim() == 2 &&
+         destination.size(0) == a.size(0) && destination.size(1) == b.size(1) && destination.is_contiguous() &&
+         !destination.storage().is_alias_of(a.storage()) && !destination.storage().is_alias_of(b.storage());
+}
+
+at::Tensor& addmm_inplace_kernel(at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const at::Scalar& beta,
+                                 const at::Scalar& alpha) {
+  ProductTimer timer;
+  if (handled({&self, &a, &b}) && writable_destination(self, a, b) && !beta.isComplex() && !alpha.isComplex()) {
+    auto la = layout_of(a);
+    auto lb = layout_of(b);
+    if (la && lb) {
+      multiply_into(a, *la, b, *lb, alpha.toFloat(), beta.toFloat(), self);
+      return self;
+    }
+  }
+  return at::cpu::addmm_(self, a, b, beta, alpha);
+}
+
+at::Tensor& mm_out_kernel(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  ProductTimer timer;
+  if (handled({&out, &a, &b}) && writable_destination(out, a, b)) {
+    auto la = layout_of(a);
+    auto lb = layout_of(b);
+    if (la && lb) {
+      multiply_into(a, *la, b, *lb, 1.0f, 0.0f, out);
+      return out;
+    }
+  }
+  return at::cpu::mm_out(out, a, b);
+}
+
 at::Tensor bmm_kernel(const at::Tensor& a, const at::Tensor& b) {
   ProductTimer timer;
   if (handled({&a, &b}) && a.dim() == 3 && b.dim() == 3 && a.size(0) == b.size(0) &&
@@ -189,6 +226,8 @@ void install_onednn_matmul() {
                                               __FILE__, __LINE__);
     library->impl("mm", TORCH_FN(mm_kernel));
     library->impl("addmm", TORCH_FN(addmm_kernel));
+    library->impl("addmm_", TORCH_FN(addmm_inplace_kernel));
+    library->impl("mm.out", TORCH_FN(mm_out_kernel));
     library->impl("bmm", TORCH_FN(bmm_kernel));
     installed = true;
   });

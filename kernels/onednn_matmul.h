@@ -6,8 +6,9 @@
 // loads) reaches ~480, and 1.4-2.3x OpenBLAS on every shape of a training step (measured with
 // experiments/measure/sgemm.py). Elsewhere oneDNN picks its own best kernel for the CPU it runs on.
 //
-// install_onednn_matmul() replaces the CPU kernels of aten::mm, aten::addmm and aten::bmm in
-// LibTorch's dispatcher, so every product goes through it: nmtzoo's layers, LibTorch's own modules
+// install_onednn_matmul() replaces the CPU kernels of aten::mm, aten::addmm and aten::bmm (and of
+// mm.out and addmm_, which write into their destination through sgemm's beta) in LibTorch's
+// dispatcher, so every product goes through it: nmtzoo's layers, LibTorch's own modules
 // (the encoder GRU), and the products autograd's backward formulas compute. Other dtypes, strides
 // that are neither row- nor column-major, empty matrices, fast_kernels_enabled() == false and
 // set_onednn_matmul_enabled(false) go to LibTorch's own CPU kernels, unchanged.

@@ -48,6 +48,43 @@ TEST(OnednnMatmul, MmAndAddmmMatchLibTorchsKernelsForEveryLayout) {
   }
 }
 
+TEST(OnednnMatmul, InPlaceAddmmAndMmOutWriteTheirDestinationForEveryLayout) {
+  testing::KernelSwitch on(true);  // a test of the kernel: NMTZOO_KERNELS=off must not skip it
+  torch::manual_seed(5);
+  for (const auto& a : layouts_of(7, 5)) {
+    for (const auto& b : layouts_of(5, 6)) {
+      // A row block of a larger matrix, as a weight gradient summed block by block.
+      auto whole = torch::randn({9, 6});
+      auto destination = whole.narrow(0, 1, 7);
+      const auto expected = at::cpu::addmm(destination, a, b, 0.5, 2.0);
+      const auto rows_outside = torch::cat({whole.narrow(0, 0, 1), whole.narrow(0, 8, 1)});
+      EXPECT_EQ(products_during([&] { destination.addmm_(a, b, 0.5, 2.0); }), 1);
+      EXPECT_TRUE(torch::allclose(destination, expected, 1e-5, 1e-5));
+      EXPECT_TRUE(torch::equal(torch::cat({whole.narrow(0, 0, 1), whole.narrow(0, 8, 1)}), rows_outside));
+      auto out = torch::full({7, 6}, std::numeric_limits<float>::quiet_NaN());
+      EXPECT_EQ(products_during([&] { torch::mm_out(out, a, b); }), 1);
+      EXPECT_TRUE(torch::allclose(out, at::cpu::mm(a, b), 1e-5, 1e-5));
+    }
+  }
+}
+
+TEST(OnednnMatmul, InPlaceAndOutProductsLeaveResizingAliasingAndStridesToLibTorch) {
+  testing::KernelSwitch on(true);
+  torch::manual_seed(6);
+  auto a = torch::randn({4, 4});
+  auto b = torch::randn({4, 4});
+  auto aliased = a.clone();
+  const auto expected = at::cpu::addmm(aliased, aliased, b);
+  EXPECT_EQ(products_during([&] { aliased.addmm_(aliased, b); }), 0);  // self is an operand
+  EXPECT_TRUE(torch::allclose(aliased, expected, 1e-5, 1e-5));
+  auto strided = torch::zeros({4, 8}).narrow(1, 0, 4);
+  EXPECT_EQ(products_during([&] { strided.addmm_(a, b); }), 0);
+  EXPECT_TRUE(torch::allclose(strided, at::cpu::mm(a, b), 1e-5, 1e-5));
+  auto empty_out = torch::empty({0});
+  EXPECT_EQ(products_during([&] { torch::mm_out(empty_out, a, b); }), 0);  // resized by LibTorch
+  EXPECT_TRUE(torch::allclose(empty_out, at::cpu::mm(a, b), 1e-5, 1e-5));
+}
+
 TEST(OnednnMatmul, AddmmWithBetaZeroIgnoresSelfAsBlasDoes) {
   auto a = torch::randn({4, 3});
   auto b = torch::randn({3, 2});
