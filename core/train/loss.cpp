@@ -20,7 +20,9 @@ bool is_one(const at::Tensor& grad_loss) {
 }
 
 // grad * grad_loss, in place.
-at::Tensor times(at::Tensor grad, const at::Tensor& grad_loss) { return is_one(grad_loss) ? grad : grad.mul_(grad_loss); }
+at::Tensor times(at::Tensor grad, const at::Tensor& grad_loss) {
+  return is_one(grad_loss) ? grad : grad.mul_(grad_loss);
+}
 
 // grad * grad_loss, leaving grad (saved for the backward pass, which may run again) as it is.
 at::Tensor scaled(const at::Tensor& grad, const at::Tensor& grad_loss) {

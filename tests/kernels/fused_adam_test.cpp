@@ -116,40 +116,32 @@ void expect_equal(torch::optim::Optimizer& ours, const Params& our_params, torch
   }
 }
 
-TEST(FusedAdam, MatchesLibTorchAdamWithAndWithoutWeightDecay) {
+// 20 steps of the fused optimizer and LibTorch's, on both paths, with and without weight decay.
+template <typename Fused, typename Reference, typename Options, typename State>
+void expect_matches_libtorch(uint64_t seed) {
   KernelSwitch on(true);
   for (bool avx512 : {true, false}) {
     Avx512Switch path(avx512);
     for (double weight_decay : {0.0, 0.1}) {
-      auto params = make_params(kShapes, 1);
+      auto params = make_params(kShapes, seed);
       auto reference_params = copy_params(params);
-      const auto options = torch::optim::AdamOptions(1e-2).weight_decay(weight_decay);
-      FusedAdam ours(params, options);
-      torch::optim::Adam reference(reference_params, options);
+      const auto options = Options(1e-2).weight_decay(weight_decay);
+      Fused ours(params, options);
+      Reference reference(reference_params, options);
       run(ours, params, reference, reference_params, 20);
-      expect_close<torch::optim::AdamParamState>(ours, params, reference, reference_params,
-                                                 "weight_decay " + std::to_string(weight_decay) +
-                                                     (avx512 ? ", AVX-512" : ", portable"));
+      expect_close<State>(ours, params, reference, reference_params,
+                          "weight_decay " + std::to_string(weight_decay) + (avx512 ? ", AVX-512" : ", portable"));
     }
   }
 }
 
+TEST(FusedAdam, MatchesLibTorchAdamWithAndWithoutWeightDecay) {
+  expect_matches_libtorch<FusedAdam, torch::optim::Adam, torch::optim::AdamOptions, torch::optim::AdamParamState>(1);
+}
+
 TEST(FusedAdam, MatchesLibTorchAdamWWithAndWithoutWeightDecay) {
-  KernelSwitch on(true);
-  for (bool avx512 : {true, false}) {
-    Avx512Switch path(avx512);
-    for (double weight_decay : {0.0, 0.1}) {
-      auto params = make_params(kShapes, 2);
-      auto reference_params = copy_params(params);
-      const auto options = torch::optim::AdamWOptions(1e-2).weight_decay(weight_decay);
-      FusedAdamW ours(params, options);
-      torch::optim::AdamW reference(reference_params, options);
-      run(ours, params, reference, reference_params, 20);
-      expect_close<torch::optim::AdamWParamState>(ours, params, reference, reference_params,
-                                                 "weight_decay " + std::to_string(weight_decay) +
-                                                     (avx512 ? ", AVX-512" : ", portable"));
-    }
-  }
+  expect_matches_libtorch<FusedAdamW, torch::optim::AdamW, torch::optim::AdamWOptions,
+                          torch::optim::AdamWParamState>(2);
 }
 
 TEST(FusedAdam, OneAndTwoThreadsGiveTheSameBits) {

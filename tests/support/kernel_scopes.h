@@ -14,29 +14,23 @@
 
 namespace nmtzoo::testing {
 
-// Switches the hand-written kernels on or off for one scope.
-class KernelSwitch {
+// Sets a process-wide switch for one scope, and restores it after.
+template <bool (*get)(), void (*set)(bool)>
+class ScopedSwitch {
  public:
-  explicit KernelSwitch(bool enabled) : before_(fast_kernels_enabled()) { set_fast_kernels_enabled(enabled); }
-  ~KernelSwitch() { set_fast_kernels_enabled(before_); }
-  KernelSwitch(const KernelSwitch&) = delete;
-  KernelSwitch& operator=(const KernelSwitch&) = delete;
+  explicit ScopedSwitch(bool enabled) : before_(get()) { set(enabled); }
+  ~ScopedSwitch() { set(before_); }
+  ScopedSwitch(const ScopedSwitch&) = delete;
+  ScopedSwitch& operator=(const ScopedSwitch&) = delete;
 
  private:
   bool before_;
 };
 
-// Switches the kernels' AVX-512 paths on (where the CPU has them) or off for one scope.
-class Avx512Switch {
- public:
-  explicit Avx512Switch(bool enabled) : before_(avx512_available()) { set_avx512_enabled(enabled); }
-  ~Avx512Switch() { set_avx512_enabled(before_); }
-  Avx512Switch(const Avx512Switch&) = delete;
-  Avx512Switch& operator=(const Avx512Switch&) = delete;
-
- private:
-  bool before_;
-};
+// The hand-written kernels on or off.
+using KernelSwitch = ScopedSwitch<fast_kernels_enabled, set_fast_kernels_enabled>;
+// The kernels' AVX-512 paths on (where the CPU has them) or off.
+using Avx512Switch = ScopedSwitch<avx512_available, set_avx512_enabled>;
 
 // Sets LibTorch's intra-op thread count for one scope.
 class ThreadCount {
