@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Issue 57's second quality check: whether build B's validation BLEU after a short run falls
+# within the seed band of build A (the build without the kernels being checked). Trains
+# configs/multi30k_de_en_ARCH.yaml in float32 for --steps updates (default 2,350: 15 minutes of
+# the reference machine, half the directions grid's 30-minute 4,700), from seeds 1..--seeds-a with
+# A and 1..--seeds-b with B, alternating A B A B, each run on the caller's cores. A measurement,
+# never a test:
+#   experiments/measure/seed_band.sh BIN_A BIN_B OUT_DIR [--arch transformer|rnn] [--steps N]
+#                                    [--seeds-a N] [--seeds-b N] [--threads N] [--set KEY=VALUE ...]
+# Resumable: a finished run (training_summary.json) is kept, a killed one resumes from its
+# checkpoint_last.pt. Prints each finished run's last greedy val BLEU, A's band (min-max, mean and
+# sample sd) and where B's runs fall against it.
+set -euo pipefail
+source "$(dirname "$0")/../lib/common.sh"
+arch=transformer steps=2350 seeds_a=3 seeds_b=2 threads=1
+parse_args "arch: steps: seeds-a: seeds-b: threads: set+" "$@"
+expect_args 3
+for option in steps seeds_a seeds_b threads; do positive_integer "--${option//_/-}" "${!option}"; done
+bin_a="$(cd "${args[0]}" && pwd)"; bin_b="$(cd "${args[1]}" && pwd)"; out="${args[2]}"
+frozen_bin="$bin_a" prepare_workspace
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+
+train() {  # side seed
+  local side=$1 seed=$2 bin="$bin_a"
+  [[ $side == b ]] && bin="$bin_b"
+  local run_dir="$out/${side}_seed$seed"
+  [[ -f "$run_dir/training_summary.json" ]] && return 0
+  local resume=()
+  [[ -f "$run_dir/checkpoints/checkpoint_last.pt" ]] && resume=(--resume)
+  echo "== build ${side^^} seed $seed ($bin): $steps updates${resume:+, resumed}"
+  "$bin/nmtzoo-train" --config "configs/multi30k_de_en_$arch.yaml" --set training.output_dir="$run_dir" \
+    --set training.max_steps="$steps" --set training.max_time=0 --set training.bf16=false \
+    --set training.seed="$seed" --set training.threads="$threads" --set training.keep_last=1 \
+    "${set_args[@]}" "${resume[@]}" >>"$out/${side}_seed$seed.log" 2>&1 ||
+    die "build ${side^^} seed $seed failed; see $out/${side}_seed$seed.log"
+}
+
+most=$(( seeds_a > seeds_b ? seeds_a : seeds_b ))
+for seed in $(seq 1 "$most"); do
+  (( seed <= seeds_a )) && train a "$seed"
+  (( seed <= seeds_b )) && train b "$seed"
+done
+
+/usr/bin/python3 - "$out" "$steps" <<'PY'
+import glob, json, os, statistics, sys
+out, steps = sys.argv[1], int(sys.argv[2])
+def last_valid(run):
+    valid = [json.loads(l) for l in open(f"{run}/metrics.jsonl") if '"type":"valid"' in l]
+    return valid[-1] if valid else None
+runs = {"a": [], "b": []}
+for run in sorted(glob.glob(f"{out}/[ab]_seed*")):
+    if not os.path.isdir(run) or not os.path.exists(f"{run}/training_summary.json"):
+        continue
+    record = last_valid(run)
+    if record is None:
+        continue
+    side = os.path.basename(run)[0]
+    runs[side].append(record["bleu"])
+    print(f"{os.path.basename(run)}: val BLEU {record['bleu']:.2f} (greedy) at update {record['step']}")
+a, b = runs["a"], runs["b"]
+if len(a) < 2 or not b:
+    sys.exit(f"band: needs 2+ finished A runs and 1+ B run (have {len(a)} and {len(b)})")
+mean, sd = statistics.mean(a), statistics.stdev(a)
+print(f"A's band over {len(a)} seeds: {min(a):.2f}-{max(a):.2f}, mean {mean:.2f}, sd {sd:.2f}")
+for bleu in b:
+    where = "within A's min-max" if min(a) <= bleu <= max(a) else (
+        "within A's mean +- 2 sd" if abs(bleu - mean) <= 2 * sd else "OUTSIDE A's band")
+    distance = f"{(bleu - mean) / sd:+.1f} sd" if sd > 0 else f"{bleu - mean:+.2f} BLEU"
+    print(f"B {bleu:.2f}: {where} ({distance})")
+PY
