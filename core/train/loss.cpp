@@ -146,7 +146,7 @@ ChunkedLoss chunked_projected_loss(const at::Tensor& h, const at::Tensor& w, con
       if (gradients_here) {
         grad = block_grad.narrow(0, r0 - b0, c);
       } else if (keep_gradient) {
-        grad = float_products ? out.grad_logits.narrow(0, r0, c) : logits;  // bf16: in place, then cast
+        grad = logits;  // bf16 products: p - q in place, then cast
       }
       smoothed_cross_entropy_rows(logits, target.narrow(0, r0, c), s.on_target, s.other,
                                   row_loss.narrow(0, r0, c), row_nll.narrow(0, r0, c), grad, out.grad_bias);
