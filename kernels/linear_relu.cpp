@@ -51,7 +51,6 @@ void relu_backward_rows(const float* g, const float* out, int64_t n, int64_t beg
   }
 }
 
-
 class LinearRelu : public torch::autograd::Function<LinearRelu> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,

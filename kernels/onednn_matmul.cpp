@@ -142,30 +142,28 @@ bool writable_destination(const at::Tensor& destination, const at::Tensor& a, co
          !destination.storage().is_alias_of(a.storage()) && !destination.storage().is_alias_of(b.storage());
 }
 
+// destination = alpha a b + beta destination through oneDNN, if it takes them.
+bool multiply_into_destination(const at::Tensor& a, const at::Tensor& b, float alpha, float beta,
+                               at::Tensor& destination) {
+  if (!handled({&destination, &a, &b}) || !writable_destination(destination, a, b)) return false;
+  auto la = layout_of(a);
+  auto lb = layout_of(b);
+  if (!la || !lb) return false;
+  multiply_into(a, *la, b, *lb, alpha, beta, destination);
+  return true;
+}
+
 at::Tensor& addmm_inplace_kernel(at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const at::Scalar& beta,
                                  const at::Scalar& alpha) {
   ProductTimer timer;
-  if (handled({&self, &a, &b}) && writable_destination(self, a, b) && !beta.isComplex() && !alpha.isComplex()) {
-    auto la = layout_of(a);
-    auto lb = layout_of(b);
-    if (la && lb) {
-      multiply_into(a, *la, b, *lb, alpha.toFloat(), beta.toFloat(), self);
-      return self;
-    }
-  }
+  const bool real = !beta.isComplex() && !alpha.isComplex();
+  if (real && multiply_into_destination(a, b, alpha.toFloat(), beta.toFloat(), self)) return self;
   return at::cpu::addmm_(self, a, b, beta, alpha);
 }
 
 at::Tensor& mm_out_kernel(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
   ProductTimer timer;
-  if (handled({&out, &a, &b}) && writable_destination(out, a, b)) {
-    auto la = layout_of(a);
-    auto lb = layout_of(b);
-    if (la && lb) {
-      multiply_into(a, *la, b, *lb, 1.0f, 0.0f, out);
-      return out;
-    }
-  }
+  if (multiply_into_destination(a, b, 1.0f, 0.0f, out)) return out;
   return at::cpu::mm_out(out, a, b);
 }
 

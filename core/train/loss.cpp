@@ -130,7 +130,7 @@ ChunkedLoss chunked_projected_loss(const at::Tensor& h, const at::Tensor& w, con
   if (gradients_here) {
     block_grad = at::empty({std::min(block_rows, n), vocab}, float_options);
     if (needs_features_grad) out.grad_features = at::empty_like(h);
-    if (needs_weight_grad) out.grad_weight = at::zeros_like(w);
+    if (needs_weight_grad) out.grad_weight = at::empty_like(w);  // the first block's product overwrites it
   } else if (keep_gradient) {
     out.grad_logits = at::empty({n, vocab}, h.options());
   }
@@ -158,7 +158,7 @@ ChunkedLoss chunked_projected_loss(const at::Tensor& h, const at::Tensor& w, con
       at::Tensor grad_features_block = out.grad_features.narrow(0, b0, block);
       at::mm_out(grad_features_block, g, w);
     }
-    if (needs_weight_grad) out.grad_weight.addmm_(g.t(), h.narrow(0, b0, block));
+    if (needs_weight_grad) out.grad_weight.addmm_(g.t(), h.narrow(0, b0, block), /*beta=*/b0 == 0 ? 0 : 1);
   }
   out.loss = row_loss.sum().to(at::kFloat);
   out.nll = row_nll.sum().to(at::kFloat);

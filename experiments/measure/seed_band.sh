@@ -42,9 +42,9 @@ for seed in $(seq 1 "$most"); do
   (( seed <= seeds_b )) && train b "$seed"
 done
 
-/usr/bin/python3 - "$out" "$steps" <<'PY'
+/usr/bin/python3 - "$out" <<'PY'
 import glob, json, os, statistics, sys
-out, steps = sys.argv[1], int(sys.argv[2])
+out = sys.argv[1]
 def last_valid(run):
     valid = [json.loads(l) for l in open(f"{run}/metrics.jsonl") if '"type":"valid"' in l]
     return valid[-1] if valid else None
