@@ -17,6 +17,7 @@
 
 #include "core/io/text_file.h"
 #include "core/metrics/text_normalize.h"
+#include "tests/metrics/sacrebleu_goldens.h"
 #include "tests/support/test_support.h"
 
 namespace nmtzoo {
@@ -434,21 +435,6 @@ TEST(Bleu, SignatureNamesEveryOption) {
 
 // The Multi30k 2016 test set (English and German) against itself with every fifth word dropped,
 // scored by the Python re-implementation of sacreBLEU 2.3.1 (see the top of this file).
-std::vector<std::string> drop_every_fifth_word(const std::vector<std::string>& lines) {
-  std::vector<std::string> out;
-  for (const auto& line : lines) {
-    std::string kept;
-    std::vector<std::string_view> words = split_whitespace(line);
-    for (size_t i = 0; i < words.size(); ++i) {
-      if ((i + 1) % 5 == 0) continue;
-      if (!kept.empty()) kept += ' ';
-      kept += words[i];
-    }
-    out.push_back(kept);
-  }
-  return out;
-}
-
 TEST(Bleu, Multi30kTestSetMatchesSacrebleu) {
   for (const auto& [lang, expected, expected_lc_intl] :
        std::vector<std::tuple<std::string, double, double>>{
@@ -457,7 +443,7 @@ TEST(Bleu, Multi30kTestSetMatchesSacrebleu) {
     std::vector<std::string> refs =
         read_lines(testing::multi30k("test_2016_flickr." + lang + ".gz"));
     ASSERT_EQ(refs.size(), 1000u);
-    std::vector<std::string> hyps = drop_every_fifth_word(refs);
+    std::vector<std::string> hyps = testing::drop_every_fifth_word(refs);
     BleuScore score = corpus_bleu(hyps, {refs});
     EXPECT_NEAR(score.score, expected, 1e-9) << lang;
     BleuOptions options{BleuTokenizer::kIntl, BleuSmooth::kExp, std::nullopt, true, false};
