@@ -7,16 +7,30 @@
 # never a test:
 #   experiments/measure/seed_band.sh BIN_A BIN_B OUT_DIR [--arch transformer|rnn] [--steps N]
 #                                    [--seeds-a N] [--seeds-b N] [--threads N] [--set KEY=VALUE ...]
-# Resumable: a finished run (training_summary.json) is kept, a killed one resumes from its
-# checkpoint_last.pt. Prints each finished run's last greedy val BLEU, A's band (min-max, mean and
-# sample sd) and where B's runs fall against it.
+#                                    [--env-a NAME=VALUE ...] [--env-b NAME=VALUE ...]
+# --env-a/--env-b set a side's environment: one build against itself with NMTZOO_KERNELS=off on
+# side A is the band of LibTorch's operators. Resumable: a finished run (training_summary.json) is
+# kept, a killed one resumes from its checkpoint_last.pt. Two lanes may share OUT_DIR (one a core,
+# e.g. under taskset): each run is locked while it trains, and a lane skips the runs another holds.
+# Prints each finished run's last greedy val BLEU, A's band (min-max, mean and sample sd) and where
+# B's runs fall against it.
 set -euo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 arch=transformer steps=2350 seeds_a=3 seeds_b=2 threads=1
-parse_args "arch: steps: seeds-a: seeds-b: threads: set+" "$@"
+parse_args "arch: steps: seeds-a: seeds-b: threads: set+ env-a+ env-b+" "$@"
 expect_args 3
 for option in steps seeds_a seeds_b threads; do positive_integer "--${option//_/-}" "${!option}"; done
 bin_a="$(cd "${args[0]}" && pwd)"; bin_b="$(cd "${args[1]}" && pwd)"; out="${args[2]}"
+environment() {  # SIDE: the NAME=VALUE pairs of its --env-a or --env-b options, checked
+  local -n options="env_$1_args"
+  local i
+  for ((i = 1; i < ${#options[@]}; i += 2)); do
+    [[ "${options[i]}" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] ||
+      usage_error "${options[i-1]} expects NAME=VALUE, got '${options[i]}'"
+  done
+  for ((i = 1; i < ${#options[@]}; i += 2)); do side_env+=("${options[i]}"); done
+}
+for side in a b; do side_env=(); environment "$side"; done  # bad options stop before any training
 frozen_bin="$bin_a" prepare_workspace
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
@@ -24,16 +38,25 @@ out="$(cd "$out" && pwd)"
 train() {  # side seed
   local side=$1 seed=$2 bin="$bin_a"
   [[ $side == b ]] && bin="$bin_b"
-  local run_dir="$out/${side}_seed$seed"
+  local run_dir="$out/${side}_seed$seed" side_env=()
+  environment "$side"
   [[ -f "$run_dir/training_summary.json" ]] && return 0
+  local lock
+  exec {lock}> "$run_dir.lock"
+  if ! flock -n "$lock"; then
+    exec {lock}>&-
+    echo "== build ${side^^} seed $seed: being trained by another lane, skipped"
+    return 0
+  fi
   local resume=()
   [[ -f "$run_dir/checkpoints/checkpoint_last.pt" ]] && resume=(--resume)
-  echo "== build ${side^^} seed $seed ($bin): $steps updates${resume:+, resumed}"
-  "$bin/nmtzoo-train" --config "configs/multi30k_de_en_$arch.yaml" --set training.output_dir="$run_dir" \
+  echo "== build ${side^^} seed $seed ($bin${side_env:+, ${side_env[*]}}): $steps updates${resume:+, resumed}"
+  env "${side_env[@]}" "$bin/nmtzoo-train" --config "configs/multi30k_de_en_$arch.yaml" --set training.output_dir="$run_dir" \
     --set training.max_steps="$steps" --set training.max_time=0 --set training.bf16=false \
     --set training.seed="$seed" --set training.threads="$threads" --set training.keep_last=1 \
     "${set_args[@]}" "${resume[@]}" >>"$out/${side}_seed$seed.log" 2>&1 ||
     die "build ${side^^} seed $seed failed; see $out/${side}_seed$seed.log"
+  exec {lock}>&-
 }
 
 most=$(( seeds_a > seeds_b ? seeds_a : seeds_b ))

@@ -502,5 +502,44 @@ experiments/run_plan.sh plan.yaml --train-only --frozen-bin frozen_bin > plan_sh
 exec {held}>&-
 check "a --train-only runner skips the run another one trains and trains the next" \
   test "$(plan_trained)" == "en_fr_rnn " -a "$(grep -c 'multi30k_en_fr_transformer: being trained by another process, skipped' plan_shared.out)" -eq 1
+# The seed band (measure/seed_band.sh): a side's environment reaches its trainer only; two lanes
+# share the runs through their locks; the band is printed from the finished runs.
+mkdir -p experiments/measure band_bin
+cp "$project/experiments/measure/seed_band.sh" experiments/measure/
+cat > band_bin/nmtzoo-train <<EOF
+#!/usr/bin/env bash
+out=""; seed=""; prev=""
+for arg in "\$@"; do
+  [[ "\$prev" == --set && "\$arg" == training.output_dir=* ]] && out="\${arg#*=}"
+  [[ "\$prev" == --set && "\$arg" == training.seed=* ]] && seed="\${arg#*=}"
+  prev="\$arg"
+done
+echo "band \$(basename "\$out") NMTZOO_KERNELS=\${NMTZOO_KERNELS-unset}" >> "$calls"
+mkdir -p "\$out"
+echo "{\"type\":\"valid\",\"bleu\":\$(awk -v s="\$seed" 'BEGIN { print 38.6 + 0.4 * s }'),\"step\":2350}" > "\$out/metrics.jsonl"
+echo '{"updates": 2350}' > "\$out/training_summary.json"
+EOF
+chmod +x band_bin/nmtzoo-train
+band_runs() { grep '^band ' "$calls" | cut -d' ' -f2- | tr '\n' ';'; }
+mkdir -p band && exec {held}> band/a_seed2.lock && flock -n "$held"
+: > "$calls"
+experiments/measure/seed_band.sh band_bin band_bin band --seeds-a 3 --seeds-b 1 --env-a NMTZOO_KERNELS=off \
+  > band_lane.out 2>&1 || true
+exec {held}>&-
+check "a seed band lane trains the runs no other lane holds, A's with its environment only" \
+  test "$(band_runs)" == "a_seed1 NMTZOO_KERNELS=off;b_seed1 NMTZOO_KERNELS=unset;a_seed3 NMTZOO_KERNELS=off;" \
+  -a "$(grep -c 'seed 2: being trained by another lane, skipped' band_lane.out)" -eq 1
+: > "$calls"
+experiments/measure/seed_band.sh band_bin band_bin band --seeds-a 3 --seeds-b 1 --env-a NMTZOO_KERNELS=off \
+  > band_done.out 2>&1 || { cat band_done.out >&2; check "seed_band.sh after the other lane" false; }
+check "the next lane trains the skipped run and prints the band" \
+  test "$(band_runs)" == "a_seed2 NMTZOO_KERNELS=off;" \
+  -a "$(grep -c "A's band over 3 seeds: 39.00-39.80, mean 39.40, sd 0.40" band_done.out)" -eq 1 \
+  -a "$(grep -c "B 39.00: within A's min-max" band_done.out)" -eq 1
+: > "$calls"
+status=0
+experiments/measure/seed_band.sh band_bin band_bin band_bad --env-b KERNELS > band_bad.out 2>&1 || status=$?
+check "a malformed --env-b stops the band before any training, naming the option" \
+  test "$status" -eq 2 -a -z "$(band_runs)" -a "$(grep -c -- "--env-b expects NAME=VALUE, got 'KERNELS'" band_bad.out)" -eq 1
 ((failures == 0)) || { echo "$failures checks failed" >&2; exit 1; }
 echo "all checks passed"
