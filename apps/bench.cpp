@@ -43,13 +43,15 @@ int run(Options cli) {
   set_onednn_matmul_enabled(cli.matmul == "onednn");
   MatmulCeiling ceiling;
   ceiling.measure();
-  const bool through_onednn = cli.matmul == "onednn" && fast_kernels_enabled();
+  const bool through_onednn = cli.matmul == "onednn" && onednn_products_selected();
   std::cout << fmt::format("machine    float32 matmul ceiling (2048^3, best of 6, {} threads): "
-                           "oneDNN {:.1f} GFLOP/s, LibTorch's BLAS {:.1f} GFLOP/s; products through {}\n",
+                           "oneDNN {:.1f} GFLOP/s, LibTorch's BLAS {:.1f} GFLOP/s; products through {}{}\n",
                            torch::get_num_threads(), ceiling.onednn, ceiling.blas,
-                           through_onednn ? "oneDNN"
-                           : fast_kernels_enabled() ? "LibTorch's BLAS"
-                                                    : "LibTorch's BLAS (NMTZOO_KERNELS=off)");
+                           through_onednn ? "oneDNN" : "LibTorch's BLAS",
+                           kernel_selection() == KernelSelection::all ? ""
+                           : kernel_selection() == KernelSelection::products
+                               ? ", fused kernels off (NMTZOO_KERNELS=products)"
+                               : " (NMTZOO_KERNELS=off)");
   nlohmann::json report{{"matmul_gflops", ceiling.best()}, {"onednn_matmul_gflops", ceiling.onednn},
                         {"blas_matmul_gflops", ceiling.blas},
                         {"matmul", through_onednn ? "onednn" : "blas"},

@@ -17,9 +17,9 @@ bool not_off(const char* variable) {
   return value == nullptr || std::strcmp(value, "off") != 0;
 }
 
-std::atomic<bool>& switch_state() {
-  static std::atomic<bool> enabled{not_off("NMTZOO_KERNELS")};
-  return enabled;
+std::atomic<KernelSelection>& selection_state() {
+  static std::atomic<KernelSelection> selection{kernel_selection_from(std::getenv("NMTZOO_KERNELS"))};
+  return selection;
 }
 
 std::atomic<bool>& avx512_state() {
@@ -33,8 +33,21 @@ std::atomic<bool>& avx512_state() {
 
 }  // namespace
 
-bool fast_kernels_enabled() { return switch_state().load(std::memory_order_relaxed); }
-void set_fast_kernels_enabled(bool enabled) { switch_state() = enabled; }
+KernelSelection kernel_selection_from(const char* value) {
+  if (value == nullptr) return KernelSelection::all;
+  if (std::strcmp(value, "off") == 0) return KernelSelection::off;
+  if (std::strcmp(value, "products") == 0) return KernelSelection::products;
+  return KernelSelection::all;
+}
+
+KernelSelection kernel_selection() { return selection_state().load(std::memory_order_relaxed); }
+void set_kernel_selection(KernelSelection selection) { selection_state() = selection; }
+
+bool fast_kernels_enabled() { return kernel_selection() == KernelSelection::all; }
+void set_fast_kernels_enabled(bool enabled) {
+  set_kernel_selection(enabled ? KernelSelection::all : KernelSelection::off);
+}
+bool onednn_products_selected() { return kernel_selection() != KernelSelection::off; }
 
 bool avx512_available() { return avx512_state().load(std::memory_order_relaxed); }
 void set_avx512_enabled(bool enabled) {

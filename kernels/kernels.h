@@ -9,9 +9,20 @@
 
 namespace nmtzoo {
 
-// On unless the environment sets NMTZOO_KERNELS=off (read once); tests and benchmarks may flip it.
+// Which kernels run. Starts from the environment's NMTZOO_KERNELS (read once): unset or any other
+// value selects all; "off" none; "products" only the float32 products through oneDNN
+// (kernels/onednn_matmul.h), which predate the fused kernels: the composition the fused kernels'
+// quality is checked against (experiments/measure/seed_band.sh). Tests and benchmarks may change it.
+enum class KernelSelection { all, products, off };
+KernelSelection kernel_selection_from(const char* value);
+KernelSelection kernel_selection();
+void set_kernel_selection(KernelSelection selection);
+
+// The fused kernels: whether the selection is all; setting it selects all or off.
 bool fast_kernels_enabled();
 void set_fast_kernels_enabled(bool enabled);
+// Whether products go through oneDNN: the selection is all or products.
+bool onednn_products_selected();
 
 // Whether the kernels take their AVX-512 paths (kernels/avx512.h): the CPU has AVX-512F and the
 // build has the paths, and neither NMTZOO_AVX512=off (read once) nor set_avx512_enabled(false)

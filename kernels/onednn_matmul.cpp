@@ -60,7 +60,7 @@ class ProductTimer {
 };
 
 bool handled(std::initializer_list<const at::Tensor*> tensors) {
-  if (!fast_kernels_enabled() || !enabled.load(std::memory_order_relaxed)) return false;
+  if (!onednn_products_selected() || !enabled.load(std::memory_order_relaxed)) return false;
   for (const at::Tensor* t : tensors) {
     if (t->scalar_type() != at::kFloat || t->layout() != at::kStrided || !t->device().is_cpu() ||
         t->numel() == 0 || t->is_conj() || t->is_neg()) {

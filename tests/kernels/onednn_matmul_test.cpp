@@ -7,7 +7,9 @@
 #include <ATen/ops/bmm_cpu_dispatch.h>
 #include <ATen/ops/mm_cpu_dispatch.h>
 
+#include <cstdlib>
 #include <limits>
+#include <utility>
 
 #include "kernels/kernels.h"
 #include "tests/support/kernel_scopes.h"
@@ -28,6 +30,32 @@ std::vector<at::Tensor> layouts_of(int64_t rows, int64_t cols) {
   return {torch::randn({rows, cols}), torch::randn({cols, rows}).t(),
           torch::randn({rows, cols + 3}).narrow(1, 2, cols),
           torch::randn({cols + 2, rows}).narrow(0, 1, cols).t()};
+}
+
+TEST(KernelSelection, ReadsTheEnvironmentsValue) {
+  EXPECT_EQ(kernel_selection_from(nullptr), KernelSelection::all);
+  EXPECT_EQ(kernel_selection_from("on"), KernelSelection::all);
+  EXPECT_EQ(kernel_selection_from("off"), KernelSelection::off);
+  EXPECT_EQ(kernel_selection_from("products"), KernelSelection::products);
+  const KernelSelection before = kernel_selection();
+  {
+    testing::KernelSwitch off(false);
+    EXPECT_EQ(kernel_selection(), KernelSelection::off);
+  }
+  EXPECT_EQ(kernel_selection(), before);
+}
+
+// Run by ctest as it is and with NMTZOO_KERNELS=products and =off (tests/CMakeLists.txt).
+TEST(OnednnMatmul, TheEnvironmentSelectsWhereProductsGo) {
+  const KernelSelection selection = kernel_selection_from(std::getenv("NMTZOO_KERNELS"));
+  EXPECT_EQ(kernel_selection(), selection);
+  EXPECT_EQ(fast_kernels_enabled(), selection == KernelSelection::all);
+  EXPECT_EQ(onednn_products_selected(), selection != KernelSelection::off);
+  auto a = torch::randn({7, 5});
+  auto b = torch::randn({5, 6});
+  at::Tensor product;
+  EXPECT_EQ(products_during([&] { product = torch::mm(a, b); }), selection == KernelSelection::off ? 0 : 1);
+  EXPECT_TRUE(torch::allclose(product, at::cpu::mm(a, b), 1e-5, 1e-5));
 }
 
 TEST(OnednnMatmul, MmAndAddmmMatchLibTorchsKernelsForEveryLayout) {
@@ -145,10 +173,12 @@ TEST(OnednnMatmul, OtherDtypesStridesAndEmptyMatricesGoToLibTorch) {
   EXPECT_EQ(ours.sizes(), (std::vector<int64_t>{0, 2}));
   auto k0 = torch::addmm(torch::ones({2, 2}), torch::randn({2, 0}), torch::randn({0, 2}));
   EXPECT_TRUE(torch::equal(k0, torch::ones({2, 2})));
-  set_fast_kernels_enabled(false);
-  EXPECT_EQ(products_during([&] { torch::mm(b.t(), b); }), 0);
-  set_fast_kernels_enabled(true);
-  EXPECT_EQ(products_during([&] { torch::mm(b.t(), b); }), 1);
+  for (auto [selection, products] : {std::pair{KernelSelection::off, 0}, {KernelSelection::products, 1},
+                                      {KernelSelection::all, 1}}) {
+    testing::KernelSwitch restored(true);
+    set_kernel_selection(selection);
+    EXPECT_EQ(products_during([&] { torch::mm(b.t(), b); }), products);
+  }
 }
 
 }  // namespace

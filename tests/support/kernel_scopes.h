@@ -27,8 +27,17 @@ class ScopedSwitch {
   bool before_;
 };
 
-// The hand-written kernels on or off.
-using KernelSwitch = ScopedSwitch<fast_kernels_enabled, set_fast_kernels_enabled>;
+// The hand-written kernels all on or all off; restores the selection it found (NMTZOO_KERNELS=products too).
+class KernelSwitch {
+ public:
+  explicit KernelSwitch(bool enabled) : before_(kernel_selection()) { set_fast_kernels_enabled(enabled); }
+  ~KernelSwitch() { set_kernel_selection(before_); }
+  KernelSwitch(const KernelSwitch&) = delete;
+  KernelSwitch& operator=(const KernelSwitch&) = delete;
+
+ private:
+  KernelSelection before_;
+};
 // The kernels' AVX-512 paths on (where the CPU has them) or off.
 using Avx512Switch = ScopedSwitch<avx512_available, set_avx512_enabled>;
 
