@@ -175,8 +175,7 @@ TEST(OnednnMatmul, OtherDtypesStridesAndEmptyMatricesGoToLibTorch) {
   EXPECT_TRUE(torch::equal(k0, torch::ones({2, 2})));
   for (auto [selection, products] : {std::pair{KernelSelection::off, 0}, {KernelSelection::products, 1},
                                       {KernelSelection::all, 1}}) {
-    testing::KernelSwitch restored(true);
-    set_kernel_selection(selection);
+    testing::KernelSelectionScope scope(selection);
     EXPECT_EQ(products_during([&] { torch::mm(b.t(), b); }), products);
   }
 }

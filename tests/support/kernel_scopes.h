@@ -14,32 +14,29 @@
 
 namespace nmtzoo::testing {
 
-// Sets a process-wide switch for one scope, and restores it after.
-template <bool (*get)(), void (*set)(bool)>
-class ScopedSwitch {
+// Sets a process-wide setting for one scope, and restores it after.
+template <typename T, T (*get)(), void (*set)(T)>
+class ScopedSetting {
  public:
-  explicit ScopedSwitch(bool enabled) : before_(get()) { set(enabled); }
-  ~ScopedSwitch() { set(before_); }
-  ScopedSwitch(const ScopedSwitch&) = delete;
-  ScopedSwitch& operator=(const ScopedSwitch&) = delete;
+  explicit ScopedSetting(T value) : before_(get()) { set(value); }
+  ~ScopedSetting() { set(before_); }
+  ScopedSetting(const ScopedSetting&) = delete;
+  ScopedSetting& operator=(const ScopedSetting&) = delete;
 
  private:
-  bool before_;
+  T before_;
 };
 
-// The hand-written kernels all on or all off; restores the selection it found (NMTZOO_KERNELS=products too).
-class KernelSwitch {
+// Which hand-written kernels run (all, the oneDNN products only, none).
+using KernelSelectionScope = ScopedSetting<KernelSelection, kernel_selection, set_kernel_selection>;
+// The hand-written kernels all on or all off; restores the selection it found.
+class KernelSwitch : public KernelSelectionScope {
  public:
-  explicit KernelSwitch(bool enabled) : before_(kernel_selection()) { set_fast_kernels_enabled(enabled); }
-  ~KernelSwitch() { set_kernel_selection(before_); }
-  KernelSwitch(const KernelSwitch&) = delete;
-  KernelSwitch& operator=(const KernelSwitch&) = delete;
-
- private:
-  KernelSelection before_;
+  explicit KernelSwitch(bool enabled)
+      : KernelSelectionScope(enabled ? KernelSelection::all : KernelSelection::off) {}
 };
 // The kernels' AVX-512 paths on (where the CPU has them) or off.
-using Avx512Switch = ScopedSwitch<avx512_available, set_avx512_enabled>;
+using Avx512Switch = ScopedSetting<bool, avx512_available, set_avx512_enabled>;
 
 // Sets LibTorch's intra-op thread count for one scope.
 class ThreadCount {
