@@ -4,6 +4,7 @@
 #include <ATen/Parallel.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -17,8 +18,19 @@ bool not_off(const char* variable) {
   return value == nullptr || std::strcmp(value, "off") != 0;
 }
 
+KernelSelection environment_selection() {
+  const char* value = std::getenv("NMTZOO_KERNELS");
+  const KernelSelection selection = kernel_selection_from(value);
+  if (value != nullptr && selection == KernelSelection::all && std::strcmp(value, "on") != 0) {
+    // A warning, not an error: the first reader may be a kernel deep inside a parallel region.
+    std::fprintf(stderr, "nmtzoo: NMTZOO_KERNELS='%s' is not on, off or products; every kernel stays on\n",
+                 value);
+  }
+  return selection;
+}
+
 std::atomic<KernelSelection>& selection_state() {
-  static std::atomic<KernelSelection> selection{kernel_selection_from(std::getenv("NMTZOO_KERNELS"))};
+  static std::atomic<KernelSelection> selection{environment_selection()};
   return selection;
 }
 

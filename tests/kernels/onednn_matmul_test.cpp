@@ -37,6 +37,7 @@ TEST(KernelSelection, ReadsTheEnvironmentsValue) {
   EXPECT_EQ(kernel_selection_from("on"), KernelSelection::all);
   EXPECT_EQ(kernel_selection_from("off"), KernelSelection::off);
   EXPECT_EQ(kernel_selection_from("products"), KernelSelection::products);
+  EXPECT_EQ(kernel_selection_from("of"), KernelSelection::all);  // with a warning, from the environment
   const KernelSelection before = kernel_selection();
   {
     testing::KernelSwitch off(false);
