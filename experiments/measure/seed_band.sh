@@ -8,8 +8,9 @@
 #   experiments/measure/seed_band.sh BIN_A BIN_B OUT_DIR [--arch transformer|rnn] [--steps N]
 #                                    [--seeds-a N] [--seeds-b N] [--threads N] [--set KEY=VALUE ...]
 #                                    [--env-a NAME=VALUE ...] [--env-b NAME=VALUE ...]
-# --env-a/--env-b set a side's environment: one build against itself with NMTZOO_KERNELS=off on
-# side A is the band of LibTorch's operators. Resumable: a finished run (training_summary.json) is
+# --env-a/--env-b set a side's environment: one build against itself with NMTZOO_KERNELS=products
+# on side A is the band of the composition before the fused kernels (LibTorch's operators, products
+# through oneDNN; NMTZOO_KERNELS=off also sends the products to OpenBLAS, about twice as slow). Resumable: a finished run (training_summary.json) is
 # kept, a killed one resumes from its checkpoint_last.pt. Two lanes may share OUT_DIR (one a core,
 # e.g. under taskset): each run is locked while it trains, and a lane skips the runs another holds.
 # Prints each finished run's last greedy val BLEU, A's band (min-max, mean and sample sd) and where
