@@ -23,7 +23,8 @@ KernelSelection environment_selection() {
   const KernelSelection selection = kernel_selection_from(value);
   if (value != nullptr && selection == KernelSelection::all && std::strcmp(value, "on") != 0) {
     // A warning, not an error: the first reader may be a kernel deep inside a parallel region.
-    std::fprintf(stderr, "nmtzoo: NMTZOO_KERNELS='%s' is not on, off or products; every kernel stays on\n",
+    std::fprintf(stderr,
+                 "nmtzoo: NMTZOO_KERNELS='%s' is not on, off or products; every kernel stays on\n",
                  value);
   }
   return selection;

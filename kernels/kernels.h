@@ -10,9 +10,10 @@
 namespace nmtzoo {
 
 // Which kernels run. Starts from the environment's NMTZOO_KERNELS (read once): unset, "on" or any
-// other value (with a warning on stderr) selects all; "off" none; "products" only the float32 products through oneDNN
-// (kernels/onednn_matmul.h), which predate the fused kernels: the composition the fused kernels'
-// quality is checked against (experiments/measure/seed_band.sh). Tests and benchmarks may change it.
+// other value (with a warning on stderr) selects all; "off" none; "products" only the float32
+// products through oneDNN (kernels/onednn_matmul.h), which predate the fused kernels: the
+// composition the fused kernels' quality is checked against (experiments/measure/seed_band.sh).
+// Tests and benchmarks may change it.
 enum class KernelSelection { all, products, off };
 KernelSelection kernel_selection_from(const char* value);
 KernelSelection kernel_selection();

@@ -10,8 +10,9 @@
 // mm.out and addmm_, which write into their destination through sgemm's beta) in LibTorch's
 // dispatcher, so every product goes through it: nmtzoo's layers, LibTorch's own modules
 // (the encoder GRU), and the products autograd's backward formulas compute. Other dtypes, strides
-// that are neither row- nor column-major, empty matrices, onednn_products_selected() == false (kernels/kernels.h) and
-// set_onednn_matmul_enabled(false) go to LibTorch's own CPU kernels, unchanged.
+// that are neither row- nor column-major, empty matrices, onednn_products_selected() == false
+// (kernels/kernels.h) and set_onednn_matmul_enabled(false) go to LibTorch's own CPU kernels,
+// unchanged.
 //
 // Signals: a signal handler that interrupts oneDNN's JIT sgemm on its thread's stack corrupts the
 // heap (reproduced with oneDNN 2.6.3 here). nmtzoo's programs therefore never run a handler on a

@@ -55,7 +55,8 @@ TEST(OnednnMatmul, TheEnvironmentSelectsWhereProductsGo) {
   auto a = torch::randn({7, 5});
   auto b = torch::randn({5, 6});
   at::Tensor product;
-  EXPECT_EQ(products_during([&] { product = torch::mm(a, b); }), selection == KernelSelection::off ? 0 : 1);
+  const int64_t expected = selection == KernelSelection::off ? 0 : 1;
+  EXPECT_EQ(products_during([&] { product = torch::mm(a, b); }), expected);
   EXPECT_TRUE(torch::allclose(product, at::cpu::mm(a, b), 1e-5, 1e-5));
 }
 
@@ -174,8 +175,9 @@ TEST(OnednnMatmul, OtherDtypesStridesAndEmptyMatricesGoToLibTorch) {
   EXPECT_EQ(ours.sizes(), (std::vector<int64_t>{0, 2}));
   auto k0 = torch::addmm(torch::ones({2, 2}), torch::randn({2, 0}), torch::randn({0, 2}));
   EXPECT_TRUE(torch::equal(k0, torch::ones({2, 2})));
-  for (auto [selection, products] : {std::pair{KernelSelection::off, 0}, {KernelSelection::products, 1},
-                                      {KernelSelection::all, 1}}) {
+  const std::pair<KernelSelection, int64_t> products_by_selection[] = {
+      {KernelSelection::off, 0}, {KernelSelection::products, 1}, {KernelSelection::all, 1}};
+  for (const auto& [selection, products] : products_by_selection) {
     testing::KernelSelectionScope scope(selection);
     EXPECT_EQ(products_during([&] { torch::mm(b.t(), b); }), products);
   }
