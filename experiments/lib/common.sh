@@ -21,6 +21,9 @@
 #                       defaults to MIN; "any" sets no limit)
 #   positive_integer NAME VALUE
 #                       exits with a usage error unless VALUE is a positive integer
+#   try_lock FILE       takes an exclusive lock on FILE without waiting, held in the caller's
+#                       (local) variable lock and inherited by its children; returns 1 if another
+#                       process holds it
 #   prepare_workspace   gets Multi30k into data/multi30k (scripts/data-dir.sh), builds build/bin
 #                       (scripts/build.sh) unless the script runs another build ($frozen_bin, a
 #                       copy of build/bin that must not change under its runs), sets apps to the
@@ -90,6 +93,13 @@ expect_args() {
   ((count >= $1 && count <= max)) && return 0
   if (($1 == max)); then usage_error "expects $1 argument(s), got $count"; fi
   usage_error "expects $1 to $max arguments, got $count"
+}
+
+try_lock() {
+  exec {lock}> "$1"
+  flock -n "$lock" && return 0
+  exec {lock}>&-
+  return 1
 }
 
 positive_integer() {

@@ -121,11 +121,9 @@ train_run() {
   # checkpoints; nmtzoo-plan status shows a held lock as running. The trainer inherits it.
   local lock
   mkdir -p "$(dirname "$run")"
-  exec {lock}> "$run.lock"
-  if ! flock -n "$lock"; then
+  if ! try_lock "$run.lock"; then
     # Trainings only (--train-only): another runner has it, go on with the next run.
     if ((${train_only:-0})); then
-      exec {lock}>&-
       echo "== $run: being trained by another process, skipped"
       return 0
     fi

@@ -10,8 +10,9 @@
 #                                    [--env-a NAME=VALUE ...] [--env-b NAME=VALUE ...]
 # --env-a/--env-b set a side's environment: one build against itself with NMTZOO_KERNELS=products
 # on side A is the band of the composition before the fused kernels (LibTorch's operators, products
-# through oneDNN; NMTZOO_KERNELS=off also sends the products to OpenBLAS, about twice as slow). Resumable: a finished run (training_summary.json) is
-# kept, a killed one resumes from its checkpoint_last.pt. Two lanes may share OUT_DIR (one a core,
+# through oneDNN; NMTZOO_KERNELS=off also sends the products to OpenBLAS, about twice as slow).
+# Resumable: a finished run (training_summary.json) is kept, a killed one resumes from its
+# checkpoint_last.pt. Two lanes may share OUT_DIR (one a core,
 # e.g. under taskset): each run is locked while it trains, and a lane skips the runs another holds.
 # Prints each finished run's last greedy val BLEU, A's band (min-max, mean and sample sd) and where
 # B's runs fall against it.
@@ -22,16 +23,17 @@ parse_args "arch: steps: seeds-a: seeds-b: threads: set+ env-a+ env-b+" "$@"
 expect_args 3
 for option in steps seeds_a seeds_b threads; do positive_integer "--${option//_/-}" "${!option}"; done
 bin_a="$(cd "${args[0]}" && pwd)"; bin_b="$(cd "${args[1]}" && pwd)"; out="${args[2]}"
-environment() {  # SIDE: the NAME=VALUE pairs of its --env-a or --env-b options, checked
-  local -n options="env_$1_args"
+environment() {  # SIDE: its --env-a or --env-b values, checked, into side_env_a or side_env_b
+  local -n options="env_$1_args" values="side_env_$1"
   local i
+  values=()
   for ((i = 1; i < ${#options[@]}; i += 2)); do
     [[ "${options[i]}" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] ||
       usage_error "${options[i-1]} expects NAME=VALUE, got '${options[i]}'"
+    values+=("${options[i]}")
   done
-  for ((i = 1; i < ${#options[@]}; i += 2)); do side_env+=("${options[i]}"); done
 }
-for side in a b; do side_env=(); environment "$side"; done  # bad options stop before any training
+environment a; environment b  # bad options stop before any training
 frozen_bin="$bin_a" prepare_workspace
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
@@ -39,13 +41,11 @@ out="$(cd "$out" && pwd)"
 train() {  # side seed
   local side=$1 seed=$2 bin="$bin_a"
   [[ $side == b ]] && bin="$bin_b"
-  local run_dir="$out/${side}_seed$seed" side_env=()
-  environment "$side"
+  local run_dir="$out/${side}_seed$seed"
+  local -n side_env="side_env_$side"
   [[ -f "$run_dir/training_summary.json" ]] && return 0
   local lock
-  exec {lock}> "$run_dir.lock"
-  if ! flock -n "$lock"; then
-    exec {lock}>&-
+  if ! try_lock "$run_dir.lock"; then
     echo "== build ${side^^} seed $seed: being trained by another lane, skipped"
     return 0
   fi
