@@ -12,8 +12,8 @@
 # on side A is the band of the composition before the fused kernels (LibTorch's operators, products
 # through oneDNN; NMTZOO_KERNELS=off also sends the products to OpenBLAS, about twice as slow).
 # Resumable: a finished run (training_summary.json) is kept, a killed one resumes from its
-# checkpoint_last.pt. Two lanes may share OUT_DIR (one a core,
-# e.g. under taskset): each run is locked while it trains, and a lane skips the runs another holds.
+# checkpoint_last.pt. Two lanes may share OUT_DIR (one a core, e.g. under taskset): each run is
+# locked while it trains, and a lane skips the runs another holds.
 # Prints each finished run's last greedy val BLEU, A's band (min-max, mean and sample sd) and where
 # B's runs fall against it.
 set -euo pipefail
