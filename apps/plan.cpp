@@ -239,19 +239,21 @@ int main(int argc, char** argv) {
                "seeds) that experiments/run_plan.sh runs."};
   app.require_subcommand(1);
   std::string path;
-  int64_t samples = 1000;
+  int64_t samples = 0;  // 0: the plan's `resamples:`
   for (auto* command : {app.add_subcommand("runs", "check the plan; print each direction's compare.sh arguments"),
                         app.add_subcommand("status", "show every run's state and the training time left"),
                         app.add_subcommand("report", "write reports/plans/<name>/ from the kept outputs")}) {
     command->add_option("plan", path, "the plan file")->required()->check(CLI::ExistingFile);
   }
-  app.get_subcommand("report")->add_option("--samples", samples, "bootstrap resamples")->capture_default_str()->check(CLI::PositiveNumber);
+  app.get_subcommand("report")
+      ->add_option("--samples", samples, "bootstrap resamples of each test (default: the plan's resamples:, else 1000)")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   return run_app([&] {
     register_builtin_models();  // the architectures' own model keys, which the configs use
     const ExperimentPlan plan = load_plan(path);
     if (app.got_subcommand("runs")) return print_runs(plan);
     if (app.got_subcommand("status")) return print_status(plan);
-    return write_report(plan, samples);
+    return write_report(plan, samples > 0 ? samples : plan.resamples);
   });
 }

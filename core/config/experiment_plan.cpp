@@ -23,9 +23,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kPlanKeys = {"title",     "name",     "tokenizer_prefix", "baseline",
-                                            "correction", "budget",  "seeds",            "tests",
-                                            "models",    "ensemble", "directions",       "multilingual"};
+const std::vector<std::string> kPlanKeys = {"title",     "name",      "tokenizer_prefix", "baseline",
+                                            "correction", "resamples", "budget",           "seeds",
+                                            "tests",     "models",    "ensemble",         "directions",
+                                            "multilingual"};
 const std::vector<std::string> kDirectionKeys = {"budget", "seeds", "tests", "set"};
 const std::vector<std::string> kMultilingualKeys = {"model", "directions", "budget", "set"};
 
@@ -364,6 +365,8 @@ ExperimentPlan load_plan(const std::string& path) {
       if (plan.correction != "holm" && plan.correction != "bonferroni" && plan.correction != "none") {
         reader.problem(value, key, "'" + plan.correction + "' is not one of holm, bonferroni, none");
       }
+    } else if (key == "resamples") {
+      reader.positive(value, key, plan.resamples);
     } else if (key == "budget") {
       reader.budget(value, key, budget);
     } else if (key == "seeds") {

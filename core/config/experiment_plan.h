@@ -46,6 +46,9 @@ struct ExperimentPlan {
   std::string tokenizer_prefix;  // every run's tokenizer.prefix; {languages}: the pair, sorted
   std::string baseline;          // the model every other system is tested against
   std::string correction = "holm";  // of the p-values across the grid: holm, bonferroni, none
+  // Of each paired bootstrap test (sacreBLEU's default). No p-value is below 1/(resamples + 1), so
+  // a grid of m comparisons needs resamples >= m / alpha for the correction to let any through.
+  int64_t resamples = 1000;
   std::vector<PlanModel> models;
   std::vector<std::string> ensemble;  // models whose seed-1 runs are ensembled in each direction
   std::vector<PlanDirection> directions;

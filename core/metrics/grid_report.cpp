@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <numeric>
@@ -34,7 +35,16 @@ const char* correction_name(MultipleComparisons method) {
   return "";
 }
 
-bool significant(const GridCell& cell) { return cell.p_adjusted && *cell.p_adjusted < 0.05; }
+constexpr double kAlpha = 0.05;
+
+bool significant(const GridCell& cell) { return cell.p_adjusted && *cell.p_adjusted < kAlpha; }
+
+// 10000 as "10,000", as the reports write counts (fmt's {:L} would depend on the machine's locale).
+std::string thousands(int64_t value) {
+  std::string digits = std::to_string(value);
+  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(static_cast<size_t>(at), ",");
+  return digits;
+}
 
 std::string signed_difference(double value) { return fmt::format("{}{:.2f}", value >= 0 ? "+" : "−", std::abs(value)); }
 
@@ -129,6 +139,7 @@ GridResults grid_results(const std::vector<GridDirection>& directions,
   const std::vector<double> adjusted = adjust_p_values(p_values, correction);
   for (size_t i = 0; i < tested.size(); ++i) tested[i]->p_adjusted = adjusted[i];
   results.comparisons = static_cast<int64_t>(tested.size());
+  results.samples = samples;
   return results;
 }
 
@@ -166,10 +177,22 @@ GridTables grid_tables(const std::vector<GridDirection>& directions,
   }
   md += fmt::format(
       "\n± is the half-width of the 95% bootstrap confidence interval; in parentheses the difference "
-      "to {} in the same direction (a multilingual model's: to its architecture's bilingual model), * where paired bootstrap resampling (1,000 resamples, sacreBLEU "
-      "2.6.0's --paired-bs) finds it significant at 0.05 after {} correction over all {} BLEU "
-      "comparisons of the grid (directions × test sets × systems); – not run yet.\n\n",
-      systems.front().name, correction_name(correction), results.comparisons);
+      "to {} in the same direction (a multilingual model's: to its architecture's bilingual model), * where paired "
+      "bootstrap resampling ({} resamples, sacreBLEU 2.6.0's --paired-bs) finds it significant at 0.05 after {} "
+      "correction over all {} BLEU comparisons of the grid (directions × test sets × systems); – not run yet.\n\n",
+      systems.front().name, thousands(results.samples), correction_name(correction), results.comparisons);
+  // The smallest p-value a test can give is 1/(samples + 1); the correction multiplies the
+  // smallest of the grid by the number of comparisons (Holm's and Bonferroni's alike).
+  const double floor = (correction == MultipleComparisons::kNone ? 1.0 : static_cast<double>(results.comparisons)) /
+                       static_cast<double>(results.samples + 1);
+  if (results.comparisons > 0 && floor >= kAlpha) {
+    md += fmt::format("**No difference can be significant here**: with {} resamples no p-value is below {:.4f}, "
+                      "which the correction over {} comparisons makes {:.3f}; set the plan's `resamples:` to at "
+                      "least {}.\n\n",
+                      thousands(results.samples), 1.0 / static_cast<double>(results.samples + 1),
+                      results.comparisons, floor,
+                      thousands(static_cast<int64_t>(std::ceil(static_cast<double>(results.comparisons) / kAlpha))));
+  }
   for (size_t s = 1; s < systems.size(); ++s) {
     md += fmt::format("- {} against {} on {}: significantly better in {}, worse in {}, no significant "
                       "difference in {} direction(s)\n",

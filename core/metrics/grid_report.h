@@ -45,6 +45,7 @@ struct GridResults {
   // cells[direction][test][system], tests as each direction lists them; system 0 is the baseline.
   std::vector<std::vector<std::vector<GridCell>>> cells;
   int64_t comparisons = 0;  // BLEU tests in the correction's family
+  int64_t samples = 0;      // resamples of each test
 };
 
 // Tests every present system against the system it is tested against (the baseline, or another

@@ -53,12 +53,13 @@ class ExperimentPlanTest : public ::testing::Test {
 
 TEST_F(ExperimentPlanTest, ReadsDirectionsWithTheirOwnSettings) {
   const ExperimentPlan plan = load_plan(write_plan(
-      "title: t\nbudget: 30m\nseeds: 2\ntests: [test_2016_flickr]\nensemble: [transformer, rnn]\nbaseline: rnn\n"
+      "title: t\nbudget: 30m\nseeds: 2\nresamples: 10000\ntests: [test_2016_flickr]\nensemble: [transformer, rnn]\nbaseline: rnn\n"
       "directions:\n  - de-en: {seeds: 3, budget: 60m}\n  - en-fr: {set: {rnn: [model.dropout=0.4]}}\n"));
   ASSERT_EQ(plan.directions.size(), 2u);
   EXPECT_EQ(plan.name, "plan");
   EXPECT_EQ(plan.baseline, "rnn");
   EXPECT_EQ(plan.correction, "holm");
+  EXPECT_EQ(plan.resamples, 10000);
   EXPECT_EQ(plan.directions[0].pair(), "de_en");
   EXPECT_EQ(plan.directions[0].seeds, 3);
   EXPECT_EQ(plan.directions[0].budget, "60m");
@@ -92,6 +93,9 @@ TEST_F(ExperimentPlanTest, ErrorsNameTheLineAndTheKey) {
             "plan.yaml:5: ensemble: 'gru' is not one of the plan's models");
   EXPECT_EQ(errors("correction: fdr\ndirections: [de-en]\n"),
             "plan.yaml:5: correction: 'fdr' is not one of holm, bonferroni, none");
+  EXPECT_EQ(errors("resamples: 0\ndirections: [de-en]\n"), "plan.yaml:5: resamples: expects a positive integer");
+  EXPECT_EQ(errors("resample: 9\ndirections: [de-en]\n"),
+            "plan.yaml:5: resample: unknown key 'resample'; did you mean 'resamples'?");
   EXPECT_EQ(errors(""), "plan.yaml:1: directions: is required: a list of pairs such as [de-en, en-de]");
   EXPECT_EQ(errors("directions:\n  - en-de: {set: {lstm: [model.dropout=0.4]}}\n"),
             "plan.yaml:6: directions[1] en-de.set: 'lstm' is not one of the plan's models");
@@ -102,6 +106,7 @@ TEST_F(ExperimentPlanTest, AMultilingualSystemTrainsOnceForSeveralOfThePlansDire
       "tests: [test_2016_flickr]\ndirections: [de-en, fr-en]\nmultilingual:\n"
       "  m2o: {model: rnn, directions: [de-en, fr-en], budget: 60m, set: [model.dropout=0.4]}\n"));
   ASSERT_EQ(plan.multilingual.size(), 1u);
+  EXPECT_EQ(plan.resamples, 1000);  // sacreBLEU's --paired-bs-n
   const PlanMultilingual& system = plan.multilingual[0];
   EXPECT_EQ(system.run(), "runs/multi30k_m2o");
   EXPECT_EQ(system.directions[1].pair(), "fr_en");

@@ -79,12 +79,38 @@ TEST_F(GridReportTest, TestsEverySystemPresentAndCorrectsOverTheGrid) {
   EXPECT_NE(tables.markdown.find("| y→x | 100.00 ± 0.00 |"), std::string::npos) << tables.markdown;
   EXPECT_NE(tables.markdown.find("* |"), std::string::npos);
   EXPECT_NE(tables.markdown.find(" – |\n"), std::string::npos);
-  EXPECT_NE(tables.markdown.find("after Holm's correction over all 3 BLEU comparisons"), std::string::npos);
+  EXPECT_NE(tables.markdown.find("(200 resamples, sacreBLEU 2.6.0's --paired-bs) finds it significant at 0.05 after "
+                                 "Holm's correction over all 3 BLEU comparisons"),
+            std::string::npos);
+  EXPECT_EQ(tables.markdown.find("No difference can be significant"), std::string::npos);  // 3/201 < 0.05
   EXPECT_NE(tables.markdown.find("- weak against base on test: significantly better in 0, worse in 2"),
             std::string::npos);
   EXPECT_NE(tables.markdown.find("- late against weak on test: significantly better in 1, worse in 0"),
             std::string::npos) << tables.markdown;
   EXPECT_EQ(std::count(tables.csv.begin(), tables.csv.end(), '\n'), 1 + 5);  // header, 5 present cells
+}
+
+TEST_F(GridReportTest, SaysWhenTooFewResamplesLetNoDifferenceThroughTheCorrection) {
+  // 40 resamples: no p below 1/41, which Holm over 3 comparisons makes 0.073.
+  GridResults results = grid_results(directions_, systems_, MultipleComparisons::kHolm, 40);
+  const GridCell& weak = results.cells[0][0][1];
+  ASSERT_TRUE(weak.p_adjusted);
+  EXPECT_NEAR(*weak.p_value, 1.0 / 41, 1e-12);
+  EXPECT_FALSE(*weak.p_adjusted < 0.05);
+  std::string markdown = grid_tables(directions_, systems_, results, "test", MultipleComparisons::kHolm).markdown;
+  EXPECT_NE(markdown.find("(40 resamples, "), std::string::npos);
+  EXPECT_NE(markdown.find("**No difference can be significant here**: with 40 resamples no p-value is below 0.0244, "
+                          "which the correction over 3 comparisons makes 0.073; set the plan's `resamples:` to at "
+                          "least 60."),
+            std::string::npos)
+      << markdown;
+  // Without a correction the same 40 resamples can reach 0.024; counts are written with commas.
+  EXPECT_EQ(grid_tables(directions_, systems_, results, "test", MultipleComparisons::kNone)
+                .markdown.find("No difference can be significant"),
+            std::string::npos);
+  results.samples = 12345;
+  markdown = grid_tables(directions_, systems_, results, "test", MultipleComparisons::kHolm).markdown;
+  EXPECT_NE(markdown.find("(12,345 resamples, "), std::string::npos);
 }
 
 TEST_F(GridReportTest, ABaselineAloneHasItsScoreWhileTheOtherSystemsAreNotDecodedYet) {
