@@ -183,15 +183,18 @@ GridTables grid_tables(const std::vector<GridDirection>& directions,
       systems.front().name, thousands(results.samples), correction_name(correction), results.comparisons);
   // The smallest p-value a test can give is 1/(samples + 1); the correction multiplies the
   // smallest of the grid by the number of comparisons (Holm's and Bonferroni's alike).
-  const double floor = (correction == MultipleComparisons::kNone ? 1.0 : static_cast<double>(results.comparisons)) /
-                       static_cast<double>(results.samples + 1);
+  const double factor = correction == MultipleComparisons::kNone ? 1.0 : static_cast<double>(results.comparisons);
+  const double smallest = 1.0 / static_cast<double>(results.samples + 1);
+  const double floor = factor * smallest;
   if (results.comparisons > 0 && floor >= kAlpha) {
-    md += fmt::format("**No difference can be significant here**: with {} resamples no p-value is below {:.4f}, "
-                      "which the correction over {} comparisons makes {:.3f}; set the plan's `resamples:` to at "
-                      "least {}.\n\n",
-                      thousands(results.samples), 1.0 / static_cast<double>(results.samples + 1),
-                      results.comparisons, floor,
-                      thousands(static_cast<int64_t>(std::ceil(static_cast<double>(results.comparisons) / kAlpha))));
+    md += fmt::format("**No difference can be significant here**: with {} resamples no p-value is below {:.4f}{}; "
+                      "set the plan's `resamples:` to at least {}.\n\n",
+                      thousands(results.samples), smallest,
+                      correction == MultipleComparisons::kNone
+                          ? std::string()
+                          : fmt::format(", which {} correction over {} comparisons makes {:.3f}",
+                                        correction_name(correction), results.comparisons, floor),
+                      thousands(static_cast<int64_t>(std::ceil(factor / kAlpha))));
   }
   for (size_t s = 1; s < systems.size(); ++s) {
     md += fmt::format("- {} against {} on {}: significantly better in {}, worse in {}, no significant "

@@ -100,13 +100,18 @@ TEST_F(GridReportTest, SaysWhenTooFewResamplesLetNoDifferenceThroughTheCorrectio
   std::string markdown = grid_tables(directions_, systems_, results, "test", MultipleComparisons::kHolm).markdown;
   EXPECT_NE(markdown.find("(40 resamples, "), std::string::npos);
   EXPECT_NE(markdown.find("**No difference can be significant here**: with 40 resamples no p-value is below 0.0244, "
-                          "which the correction over 3 comparisons makes 0.073; set the plan's `resamples:` to at "
+                          "which Holm's correction over 3 comparisons makes 0.073; set the plan's `resamples:` to at "
                           "least 60."),
             std::string::npos)
       << markdown;
   // Without a correction the same 40 resamples can reach 0.024; counts are written with commas.
   EXPECT_EQ(grid_tables(directions_, systems_, results, "test", MultipleComparisons::kNone)
                 .markdown.find("No difference can be significant"),
+            std::string::npos);
+  results.samples = 15;  // 1/16 >= 0.05 even uncorrected
+  EXPECT_NE(grid_tables(directions_, systems_, results, "test", MultipleComparisons::kNone)
+                .markdown.find("with 15 resamples no p-value is below 0.0625; set the plan's `resamples:` to at "
+                               "least 20."),
             std::string::npos);
   results.samples = 12345;
   markdown = grid_tables(directions_, systems_, results, "test", MultipleComparisons::kHolm).markdown;
