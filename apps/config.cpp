@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     auto config = nmtzoo::load_config(path, overrides);
     // The checks nmtzoo-train runs before any work, so a config this accepts trains.
     nmtzoo::check_run_config(config);
-    std::cout << nmtzoo::to_yaml(config);
+    std::cout << nmtzoo::to_yaml(config, nmtzoo::resolve_arch(config.model.arch));
     return 0;
   });
 }

@@ -102,7 +102,7 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
   check_run_config(config);
   resolve_run_paths(config);
   const StartCheckpoints checked = check_start_of(config);
-  save_config(config, config.run_dir() + "/config.yaml");
+  save_config(config, resolve_arch(config.model.arch), config.run_dir() + "/config.yaml");
   RunPreparation preparation;
   preparation.force = force;
   preparation.dataset.threads = threads;

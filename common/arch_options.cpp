@@ -1,5 +1,6 @@
 #include "common/arch_options.h"
 
+#include <algorithm>
 #include <mutex>
 #include <stdexcept>
 
@@ -48,6 +49,16 @@ std::vector<ArchOptionSpec> published_arch_options() {
   auto& registry = published();
   std::lock_guard<std::mutex> lock(registry.mutex);
   return registry.options;
+}
+
+std::set<std::string> keys_of_other_archs(const std::string& arch) {
+  std::set<std::string> keys;
+  for (const auto& option : published_arch_options()) {
+    if (std::find(option.archs.begin(), option.archs.end(), arch) == option.archs.end()) {
+      keys.insert("model." + option.key);
+    }
+  }
+  return keys;
 }
 
 uint64_t arch_options_generation() {

@@ -47,14 +47,18 @@ resolved="$screened/config.yaml"
 
 # try_recipe.sh's plumbing and compare.sh's seed (the budget is the config's own when the run was
 # made with it; any other budget shows in the difference).
+# The run's stored config is resolved again too, so both sides are written by the same program (a
+# run written by an older one may list keys another way, e.g. other architectures' model keys).
 expected="$(mktemp)"
-trap 'rm -f "$expected"' EXIT
+trained="$(mktemp)"
+trap 'rm -f "$expected" "$trained"' EXIT
 mapfile -t plumbing < <(run_plumbing "$screened")
 mapfile -t -O "${#plumbing[@]}" plumbing < <(seed_settings "$seed")
 build/bin/nmtzoo-config "$config" "${plumbing[@]}" > "$expected"
-if ! cmp -s "$expected" "$resolved"; then
+build/bin/nmtzoo-config "$resolved" > "$trained" || die "$resolved does not load (above)"
+if ! cmp -s "$expected" "$trained"; then
   echo "$script: $name was not trained with $config as it is now (< the config, > the run):" >&2
-  diff "$expected" "$resolved" >&2 || true
+  diff "$expected" "$trained" >&2 || true
   exit 1
 fi
 

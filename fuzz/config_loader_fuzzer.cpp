@@ -16,7 +16,7 @@ using nmtzoo::ConfigError;
 using nmtzoo::RunConfig;
 
 void check_round_trip(const RunConfig& config) {
-  const std::string written = nmtzoo::to_yaml(config);
+  const std::string written = nmtzoo::to_yaml(config, "");
   std::optional<RunConfig> reread;
   try {
     reread = nmtzoo::parse_config(written, "written.yaml");
@@ -24,7 +24,7 @@ void check_round_trip(const RunConfig& config) {
     NMTZOO_FUZZ_CHECK(false, std::string("to_yaml wrote a config that does not load: ") +
                                  e.what() + "\n" + written);
   }
-  const std::string rewritten = nmtzoo::to_yaml(*reread);
+  const std::string rewritten = nmtzoo::to_yaml(*reread, "");
   NMTZOO_FUZZ_CHECK(rewritten == written,
                     "to_yaml's config reads back differently:\n" + written + "---\n" + rewritten);
 }

@@ -5,7 +5,9 @@
 
 #include <filesystem>
 #include <ostream>
+#include <set>
 
+#include "common/arch_options.h"
 #include "common/edit_distance.h"
 #include "core/io/atomic_file.h"
 
@@ -280,10 +282,13 @@ void check_config(const RunConfig& config) {
   if (!problems.empty()) throw ConfigError(problems);
 }
 
-std::string to_yaml(const RunConfig& config) {
+std::string to_yaml(const RunConfig& config, const std::string& architecture) {
+  const std::set<std::string> left_out =
+      architecture.empty() ? std::set<std::string>{} : keys_of_other_archs(architecture);
   std::string text;
   std::string section;
   for (const auto& option : config_schema()) {
+    if (left_out.count(option.key) > 0) continue;
     auto dot = option.key.find('.');
     if (option.key.compare(0, dot, section) != 0 || section.size() != dot) {
       section = option.key.substr(0, dot);
@@ -295,8 +300,8 @@ std::string to_yaml(const RunConfig& config) {
   return text;
 }
 
-void save_config(const RunConfig& config, const std::string& path) {
-  write_file_atomically(path, [&](std::ostream& out) { out << to_yaml(config); });
+void save_config(const RunConfig& config, const std::string& architecture, const std::string& path) {
+  write_file_atomically(path, [&](std::ostream& out) { out << to_yaml(config, architecture); });
 }
 
 std::string config_reference_markdown() {

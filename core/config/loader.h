@@ -45,9 +45,15 @@ std::string set_default_option(RunConfig& config, const std::string& key,
 // Cross-key checks (a key's value valid alone but not with another's). Throws ConfigError.
 void check_config(const RunConfig& config);
 
-// Every key, grouped by section, in YAML that load_config reads back to the same config.
-std::string to_yaml(const RunConfig& config);
-void save_config(const RunConfig& config, const std::string& path);  // atomic
+// Every key, grouped by section, in YAML that load_config reads back to the same config, except
+// the model keys only other architectures than `architecture` declared (models/registry.h's
+// resolve_arch(config.model.arch); "" keeps every architecture's keys). Only the run's own
+// architecture's keys are written because a program that registered an architecture of its own
+// would otherwise write that architecture's keys into every run folder and checkpoint, and the
+// stock apps, which do not know them, would refuse those files.
+std::string to_yaml(const RunConfig& config, const std::string& architecture);
+void save_config(const RunConfig& config, const std::string& architecture,
+                 const std::string& path);  // atomic
 
 // Markdown reference of every key: type, default, help.
 std::string config_reference_markdown();

@@ -15,6 +15,7 @@
 #include "core/config/loader.h"
 #include "core/io/atomic_file.h"
 #include "models/encoder_decoder.h"
+#include "models/registry.h"
 
 namespace nmtzoo {
 namespace {
@@ -180,7 +181,7 @@ void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDe
   }
   torch::serialize::OutputArchive archive;
   archive.write("nmtzoo_checkpoint_version", c10::IValue(kFormatVersion));
-  archive.write("config", c10::IValue(to_yaml(config)));
+  archive.write("config", c10::IValue(to_yaml(config, resolve_arch(config.model.arch))));
   archive.write("tokenizer_fingerprint", c10::IValue(tokenizer_fingerprint(tokenizers)));
   archive.write("tokenizer.src_model", bytes_tensor(tokenizers.src->serialized()), /*is_buffer=*/true);
   if (!tokenizers.joint()) {

@@ -13,10 +13,12 @@
 #include <string_view>
 #include <thread>
 
+#include "common/arch_options.h"
 #include "core/config/schema.h"
 #include "core/io/atomic_file.h"
 #include "core/io/directory_lock.h"
 #include "core/io/text_file.h"
+#include "models/registry.h"
 
 namespace nmtzoo {
 namespace {
@@ -117,8 +119,11 @@ std::vector<std::string> differing_keys(const RunConfig& now, const RunConfig& c
   // Where the dataset lives, and how a tokenizer would be trained (the fingerprint compares the
   // trained one), do not change what is resumed.
   const std::set<std::string> irrelevant{"data.bin_dir", "tokenizer.input_sentence_size"};
+  // Nor do other architectures' model keys, which checkpoints do not store.
+  const std::set<std::string> other_archs_keys = keys_of_other_archs(resolve_arch(now.model.arch));
   for (const auto& option : config_schema()) {
     if (irrelevant.count(option.key) > 0) continue;
+    if (other_archs_keys.count(option.key) > 0) continue;
     const std::string section = option.key.substr(0, option.key.find('.'));
     if (std::find(sections.begin(), sections.end(), section) == sections.end()) continue;
     if (option.format(now) != option.format(checkpoint)) {

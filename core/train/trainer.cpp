@@ -113,7 +113,7 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
     torch::manual_seed(static_cast<uint64_t>(config_.training.seed) * 1000003ULL +
                        static_cast<uint64_t>(communicator_->rank() + progress.step));
   }
-  if (is_main()) save_config(config_, config_.run_dir() + "/config.yaml");
+  if (is_main()) save_config(config_, resolve_arch(config_.model.arch), config_.run_dir() + "/config.yaml");
 
   log_ << fmt::format(
       "model {} ({}): {:.2f}M parameters | {} on {} with {} threads{} | train: {} | valid: {} "

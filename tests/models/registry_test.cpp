@@ -7,6 +7,7 @@
 
 #include "core/config/loader.h"
 #include "core/config/schema.h"
+#include "core/runtime/run_start.h"
 #include "core/runtime/trained_model.h"
 #include "models/arch_options.h"
 #include "models/encoder_decoder.h"
@@ -134,10 +135,19 @@ ArchSpec width_transformer_arch() {
   return spec;
 }
 
-TEST(Registry, ANewArchitectureOwnsItsKeys) {
+// Once per process: the tests below share it, in whatever order they run.
+void register_width_transformer() {
   register_builtin_models();
-  register_arch("width_transformer", width_transformer_arch());
-  register_preset("width_transformer_wide", "width_transformer", {{"width", "24"}});
+  static const bool registered = [] {
+    register_arch("width_transformer", width_transformer_arch());
+    register_preset("width_transformer_wide", "width_transformer", {{"width", "24"}});
+    return true;
+  }();
+  (void)registered;
+}
+
+TEST(Registry, ANewArchitectureOwnsItsKeys) {
+  register_width_transformer();
 
   const OptionSpec* width = find_option("model.width");
   ASSERT_NE(width, nullptr) << "registering published the key to the schema";
@@ -166,6 +176,46 @@ TEST(Registry, ANewArchitectureOwnsItsKeys) {
   clashing.integer("d_model", NMTZOO_FIELD(d_model), kModelSize, "another d_model");
   clash.options = clashing.specs();
   EXPECT_THROW(register_arch("clashing_transformer", clash), std::logic_error);
+}
+
+// A program that registered an architecture of its own writes that architecture's keys only into
+// its runs: the configs and checkpoints of built-in models it writes stay readable by the stock
+// apps, which do not know the keys.
+TEST(Registry, AWrittenConfigHoldsOnlyItsOwnArchitecturesModelKeys) {
+  register_width_transformer();
+  auto written = [](const std::string& name) {
+    const RunConfig config = config_for(name, {"model.encoder_layers=1", "model.decoder_layers=1"});
+    const std::string yaml = to_yaml(config, resolve_arch(config.model.arch));
+    EXPECT_EQ(to_yaml(parse_config(yaml, name + ".yaml"), resolve_arch(name)), yaml) << "reads back the same";
+    return yaml;
+  };
+  auto has = [](const std::string& yaml, const std::string& line) {
+    return yaml.find("\n  " + line) != std::string::npos;
+  };
+  const std::string transformer = written("transformer_small");
+  EXPECT_TRUE(has(transformer, "d_model: 256")) << transformer;
+  EXPECT_TRUE(has(transformer, "dropout: ")) << "the keys every architecture has stay";
+  EXPECT_FALSE(has(transformer, "width: ")) << transformer;
+  EXPECT_FALSE(has(transformer, "hidden_dim: ")) << transformer;
+  const std::string rnn = written("rnn_bahdanau_small");
+  EXPECT_TRUE(has(rnn, "hidden_dim: ")) << rnn;
+  EXPECT_FALSE(has(rnn, "width: ")) << rnn;
+  EXPECT_FALSE(has(rnn, "d_model: ")) << rnn;
+  const std::string width = written("width_transformer_wide");
+  EXPECT_TRUE(has(width, "width: 24")) << width;
+  EXPECT_TRUE(has(width, "heads: ")) << "a key the built-in Transformer shares: " << width;
+  EXPECT_FALSE(has(width, "d_model: ")) << width;
+  // "" writes every architecture's keys (a config not tied to one).
+  EXPECT_TRUE(has(to_yaml(config_for("transformer_small"), ""), "width: 16"));
+
+  // So a run's config may set other architectures' keys: they do not make its checkpoint, which
+  // does not store them, another model to resume or fine-tune.
+  const RunConfig now = config_for("transformer_small", {"model.emb_dim=32", "model.width=8"});
+  const RunConfig stored = parse_config(to_yaml(now, "transformer"), "stored config");
+  EXPECT_NE(stored.model.arch_options.at("emb_dim"), "32") << "not stored: read back as its default";
+  EXPECT_EQ(differing_keys(now, stored, {"model"}), std::vector<std::string>{});
+  EXPECT_EQ(differing_keys(config_for("transformer_small", {"model.heads=8"}), stored, {"model"}),
+            std::vector<std::string>{"model.heads: 4 in the checkpoint, 8 now"});
 }
 
 TEST(Registry, APresetKeyOutsideTheSchemaIsAConfigErrorNamingThePreset) {

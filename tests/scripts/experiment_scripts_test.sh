@@ -297,6 +297,8 @@ else
 fi
 sed -E 's/^(  dropout:) [0-9.]+/\1 0.45/' configs/multi30k_de_en_rnn.yaml > configs/screened.yaml
 tried_run R_same configs/screened.yaml
+# Written by another version of the apps: another text, the same recipe once resolved again.
+echo "# a line an older nmtzoo-train wrote" >> runs/screen/R_same/config.yaml
 cp configs/screened.yaml configs/multi30k_de_en_rnn.yaml
 experiments/promote_recipe.sh R_same rnn > adopt.out 2>&1 || { cat adopt.out >&2; check "promote_recipe.sh promotes a run of the config" false; }
 check "the promoted run is the model's run, with its log" \

@@ -71,7 +71,7 @@ TinyRun::TinyRun(const std::string& arch, const std::vector<std::string>& overri
   config_ = load_config(config_path_, overrides);
   check_run_config(config_);
   // The file the apps read holds the overrides too.
-  save_config(config_, config_path_);
+  save_config(config_, resolve_arch(config_.model.arch), config_path_);
   std::ostringstream log;
   prepare_tokenizers(config_, log);
 }
@@ -107,7 +107,7 @@ RunConfig TinyRun::multilingual_config() const {
   apply_overrides(config, {"data.directions=[src-tgt, src-dup]", "tokenizer.prefix=" + dir_.path("spm_multi"),
                            "training.output_dir=" + dir_.path("multi_run")});
   check_run_config(config);
-  save_config(config, path);
+  save_config(config, resolve_arch(config.model.arch), path);
   std::ostringstream log;
   prepare_tokenizers(config, log);
   return config;
