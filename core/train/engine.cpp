@@ -199,7 +199,7 @@ ValidationResult TrainingEngine::validate() {
     decoding.shortlist.clear();
     ModelTranslator translator(*model_, data_.tokenizers, SearchOptions(decoding), device_);
     std::vector<std::string> hypotheses;
-    for (auto& translation : translator.translate(data_.valid_sources)) {
+    for (auto& translation : translator.translate(data_.valid_requests)) {
       hypotheses.push_back(std::move(translation.texts[0]));
     }
     result.bleu = Bleu().corpus_score(hypotheses, {data_.valid_references}).score;

@@ -35,6 +35,18 @@ void prepare_on_main(const RunConfig& config, std::ostream& log, bool terminal,
                          std::max(1e-9, manifest.seconds));
 }
 
+// The language whose tag a validation pair's source starts with: the target its reference is in
+// ("" for a bilingual run, which tags nothing).
+std::string tagged_target(const TargetTags& tags, const TokenSpan& src, const std::string& dataset, int64_t index) {
+  if (!tags.tagged) return "";
+  for (const auto& [lang, prefix] : tags.prefixes) {
+    if (src.size >= prefix.size() && std::equal(prefix.begin(), prefix.end(), src.begin())) return lang;
+  }
+  throw DataError(fmt::format("validation pair {} of '{}' starts with none of the target tags of {}: "
+                              "delete the dataset to prepare it again",
+                              index + 1, dataset, tags.targets()));
+}
+
 }  // namespace
 
 TrainingData prepare_training_data(const RunConfig& config, std::ostream& log,
@@ -94,7 +106,7 @@ TrainingData prepare_training_data(const RunConfig& config, std::ostream& log,
     const PairTokens& pair = pairs[static_cast<size_t>(i)];
     data.valid.src.emplace_back(pair.src.begin(), pair.src.begin() + std::min(pair.src.size, max_tokens));
     data.valid.tgt.emplace_back(pair.tgt.begin(), pair.tgt.begin() + std::min(pair.tgt.size, max_tokens));
-    data.valid_sources.push_back(valid.src_text(i));
+    data.valid_requests.push_back({valid.src_text(i), {}, {}, tagged_target(data.tokenizers.tags, pair.src, dir, i)});
     data.valid_references.push_back(valid.tgt_text(i));
   }
   return data;

@@ -14,6 +14,7 @@
 #include "core/data/dataset_prepare.h"
 #include "core/data/subword_sampling.h"
 #include "core/data/tokenizers.h"
+#include "core/data/translation_input.h"
 
 namespace nmtzoo {
 
@@ -36,7 +37,7 @@ struct TrainingData {
   std::vector<CorpusShare> corpora;
   FilterStats filtered;                        // over every training corpus
   TokenizedCorpus valid;                       // cut to the model's length limit
-  std::vector<std::string> valid_sources;
+  std::vector<TranslationRequest> valid_requests;  // sources with their target language (multilingual)
   std::vector<std::string> valid_references;
 };
 

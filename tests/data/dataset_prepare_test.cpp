@@ -205,7 +205,7 @@ TEST(TrainingData, PreparesOnceThenReusesTheDataset) {
   EXPECT_NE(first_log.str().find("preparing the binary dataset"), std::string::npos) << first_log.str();
   EXPECT_EQ(first.train->size(), 400);
   EXPECT_EQ(first.valid.size(), 40u);
-  EXPECT_EQ(first.valid_sources.size(), 40u);
+  EXPECT_EQ(first.valid_requests.size(), 40u);
   std::ostringstream second_log;
   TrainingData second = prepare_training_data(run.config(), second_log);
   EXPECT_EQ(second_log.str().find("preparing"), std::string::npos) << second_log.str();

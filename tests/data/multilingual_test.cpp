@@ -8,7 +8,9 @@
 #include "core/data/binary_dataset.h"
 #include "core/data/dataset_prepare.h"
 #include "core/data/translation_input.h"
+#include "core/metrics/bleu.h"
 #include "core/search/model_translator.h"
+#include "core/train/engine.h"
 #include "core/train/training_data.h"
 #include "tests/support/tiny_run.h"
 
@@ -69,6 +71,43 @@ TEST(Multilingual, EveryDirectionsPairsAreTaggedWithTheirTarget) {
   EXPECT_EQ(data.valid.src.size(), 80u);
   EXPECT_EQ(data.valid.src[0][0], tokenizers.tags.prefix("tgt")[0]);
   EXPECT_EQ(data.valid.src[40][0], tokenizers.tags.prefix("dup")[0]);
+  // Validation decodes each pair into its reference's language, from the plain source.
+  ASSERT_EQ(data.valid_requests.size(), 80u);
+  EXPECT_EQ(data.valid_requests[0].target_lang, "tgt");
+  EXPECT_EQ(data.valid_requests[39].target_lang, "tgt");
+  EXPECT_EQ(data.valid_requests[40].target_lang, "dup");
+  EXPECT_EQ(data.valid_requests[79].target_lang, "dup");
+  EXPECT_EQ(data.valid_requests[40].source, data.valid_requests[0].source);
+  EXPECT_EQ(data.valid_references[40].size(), 2 * data.valid_references[0].size() + 1);
+}
+
+// A one-to-many model has no default target: validation must ask each pair for its reference's
+// language, as the validation BLEU of a many-to-one model needs no tag.
+TEST(Multilingual, ValidationBleuScoresEachDirectionInItsOwnTargetLanguage) {
+  TinyRun run("transformer", {"training.valid_beam=2", "decoding.beam=2"});
+  const RunConfig config = run.multilingual_config();
+  ASSERT_TRUE(config.training.valid_bleu);
+  std::ostringstream log;
+  const TrainingData data = prepare_training_data(config, log);
+  TrainingEngine engine(config, data, torch::kCPU, nullptr, log);
+  const auto batches = epoch_batches(data, config.training.max_tokens, 1, 0);
+  for (size_t i = 0; i < 30; ++i) engine.train_step({batches[i % batches.size()]});
+  const ValidationResult result = engine.validate();
+
+  // The same score from the validation files, each direction decoded into its target.
+  std::vector<TranslationRequest> requests;
+  std::vector<std::string> references;
+  for (const std::string target : {"tgt", "dup"}) {
+    const auto pairs = read_parallel(run.path("data/valid.src"), run.path("data/valid." + target));
+    for (size_t i = 0; i < pairs.src.size(); ++i) requests.push_back({pairs.src[i], {}, {}, target});
+    references.insert(references.end(), pairs.tgt.begin(), pairs.tgt.end());
+  }
+  ModelTranslator translator(engine.model(), load_tokenizers(config), SearchOptions(config.decoding), torch::kCPU);
+  std::vector<std::string> hypotheses;
+  for (auto& translation : translator.translate(requests)) hypotheses.push_back(translation.texts[0]);
+  ASSERT_EQ(hypotheses.size(), 80u);
+  EXPECT_GE(result.bleu, 0.0);
+  EXPECT_DOUBLE_EQ(result.bleu, Bleu().corpus_score(hypotheses, {references}).score);
 }
 
 TEST(Multilingual, TheConfigIsCheckedForDirectionsItCannotTrain) {
