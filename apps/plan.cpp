@@ -183,17 +183,19 @@ int write_report(const ExperimentPlan& plan, int64_t samples) {
     directions.push_back({direction.arrow(), direction_report(direction),
                           config.data.dir + "/{test}." + direction.tgt + ".gz", direction.tests});
   }
-  std::vector<GridSystem> systems{{plan.baseline, plan.baseline, 0}};
+  std::vector<GridSystem> systems{{plan.baseline, plan.baseline, 0, {}}};
   for (const auto& model : plan.models) {
-    if (model.name != plan.baseline) systems.push_back({model.name, model.name, 0});
+    if (model.name != plan.baseline) systems.push_back({model.name, model.name, 0, {}});
   }
   if (!plan.ensemble.empty()) {
-    systems.push_back({"ensemble (" + joined(plan.ensemble, " + ") + ")", "ensemble_" + joined(plan.ensemble, "+"), 0});
+    systems.push_back({"ensemble (" + joined(plan.ensemble, " + ") + ")", "ensemble_" + joined(plan.ensemble, "+"), 0, {}});
   }
   // A multilingual system is tested against its own architecture's bilingual model.
   for (const auto& system : plan.multilingual) {
     const auto against = std::find_if(systems.begin(), systems.end(), [&](const GridSystem& s) { return s.folder == system.model; });
-    systems.push_back({system.name, system.name, static_cast<size_t>(against - systems.begin())});
+    std::vector<std::string> labels;
+    for (const auto& direction : system.directions) labels.push_back(direction.arrow());
+    systems.push_back({system.name, system.name, static_cast<size_t>(against - systems.begin()), labels});
   }
   const MultipleComparisons correction = parse_multiple_comparisons(plan.correction);
   const GridResults results = grid_results(directions, systems, correction, samples);

@@ -50,6 +50,10 @@ std::string signed_difference(double value) { return fmt::format("{}{:.2f}", val
 
 }  // namespace
 
+bool GridSystem::translates(const GridDirection& direction) const {
+  return directions.empty() || std::find(directions.begin(), directions.end(), direction.label) != directions.end();
+}
+
 MultipleComparisons parse_multiple_comparisons(const std::string& name) {
   if (name == "holm") return MultipleComparisons::kHolm;
   if (name == "bonferroni") return MultipleComparisons::kBonferroni;
@@ -94,7 +98,8 @@ GridResults grid_results(const std::vector<GridDirection>& directions,
       auto& cells = by_test.emplace_back(systems.size());
       std::vector<bool> present(systems.size());
       for (size_t s = 0; s < systems.size(); ++s) {
-        present[s] = std::filesystem::exists(hypotheses_path(direction, systems[s], test));
+        present[s] = systems[s].translates(direction) &&
+                     std::filesystem::exists(hypotheses_path(direction, systems[s], test));
       }
       if (!present[0]) continue;  // no baseline: nothing to test against
       const std::string reference_file = references_path(direction, test);
@@ -159,6 +164,10 @@ GridTables grid_tables(const std::vector<GridDirection>& directions,
     const auto at = std::find(tests.begin(), tests.end(), primary);
     md += "| " + directions[d].label + " |";
     for (size_t s = 0; s < systems.size(); ++s) {
+      if (!systems[s].translates(directions[d])) {
+        md += " |";
+        continue;
+      }
       if (at == tests.end() || !results.cells[d][at - tests.begin()][s].present) {
         md += " – |";
         continue;
@@ -179,8 +188,11 @@ GridTables grid_tables(const std::vector<GridDirection>& directions,
       "\n± is the half-width of the 95% bootstrap confidence interval; in parentheses the difference "
       "to {} in the same direction (a multilingual model's: to its architecture's bilingual model), * where paired "
       "bootstrap resampling ({} resamples, sacreBLEU 2.6.0's --paired-bs) finds it significant at 0.05 after {} "
-      "correction over all {} BLEU comparisons of the grid (directions × test sets × systems); – not run yet.\n\n",
-      systems.front().name, thousands(results.samples), correction_name(correction), results.comparisons);
+      "correction over all {} BLEU comparisons of the grid (directions × test sets × systems); – not run yet{}.\n\n",
+      systems.front().name, thousands(results.samples), correction_name(correction), results.comparisons,
+      std::any_of(systems.begin(), systems.end(), [](const GridSystem& s) { return !s.directions.empty(); })
+          ? "; empty: the system does not translate that direction"
+          : "");
   // The smallest p-value a test can give is 1/(samples + 1); the correction multiplies the
   // smallest of the grid by the number of comparisons (Holm's and Bonferroni's alike).
   const double factor = correction == MultipleComparisons::kNone ? 1.0 : static_cast<double>(results.comparisons);
@@ -209,6 +221,7 @@ GridTables grid_tables(const std::vector<GridDirection>& directions,
     for (size_t t = 0; t < directions[d].tests.size(); ++t) {
       const std::string& test = directions[d].tests[t];
       for (size_t s = 0; s < systems.size(); ++s) {
+        if (!systems[s].translates(directions[d])) continue;
         const GridCell& cell = results.cells[d][t][s];
         if (!cell.present) {
           md += fmt::format("| {} | {} | – | | | | | |\n", test, systems[s].name);

@@ -31,9 +31,13 @@ struct GridSystem {
   std::string name;    // as the report shows it
   std::string folder;  // its folder in each direction's folder
   size_t against = 0;  // the system it is tested against (0: the grid's baseline, itself untested)
+  // The labels of the directions it translates (a multilingual model's); empty: every direction.
+  std::vector<std::string> directions;
+  bool translates(const GridDirection& direction) const;
 };
 
-// One system on one test set of one direction; `present` is false while its outputs are missing.
+// One system on one test set of one direction; `present` is false while its outputs are missing
+// (and always in a direction the system does not translate).
 struct GridCell {
   bool present = false;
   double bleu = 0, bleu_ci = 0, chrf = 0, ter = 0;
@@ -60,7 +64,8 @@ struct GridTables {
   std::string markdown;  // the summary table, then one table per direction
   std::string csv;       // one row per direction, test set and system
 };
-// `primary`: the test set of the summary table (every direction has it).
+// `primary`: the test set of the summary table (every direction has it). A system has no row in
+// the table of a direction it does not translate, and an empty cell in the summary.
 GridTables grid_tables(const std::vector<GridDirection>& directions,
                        const std::vector<GridSystem>& systems, const GridResults& results,
                        const std::string& primary, MultipleComparisons correction);

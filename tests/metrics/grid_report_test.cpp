@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "tests/support/test_support.h"
@@ -54,7 +55,7 @@ class GridReportTest : public ::testing::Test {
   TempDir dir_;
   std::vector<GridDirection> directions_;
   // "late" is tested against "weak", as a multilingual model against its bilingual one.
-  const std::vector<GridSystem> systems_ = {{"base", "base", 0}, {"weak", "weak", 0}, {"late", "late", 1}};
+  const std::vector<GridSystem> systems_ = {{"base", "base", 0, {}}, {"weak", "weak", 0, {}}, {"late", "late", 1, {}}};
 };
 
 TEST_F(GridReportTest, TestsEverySystemPresentAndCorrectsOverTheGrid) {
@@ -88,6 +89,38 @@ TEST_F(GridReportTest, TestsEverySystemPresentAndCorrectsOverTheGrid) {
   EXPECT_NE(tables.markdown.find("- late against weak on test: significantly better in 1, worse in 0"),
             std::string::npos) << tables.markdown;
   EXPECT_EQ(std::count(tables.csv.begin(), tables.csv.end(), '\n'), 1 + 5);  // header, 5 present cells
+}
+
+TEST_F(GridReportTest, ASystemOfSomeDirectionsIsLeftOutOfTheOthers) {
+  // "late" translates x→y only (a many-to-one model in a grid of both directions): in y→x it is
+  // neither "not run yet" nor tested, even when a folder of that name is there.
+  std::vector<GridSystem> systems = systems_;
+  systems[2].directions = {"x→y"};
+  std::filesystem::create_directories(dir_.path("two/late"));
+  testing::write_text(dir_.path("two/late/test.hyp"), "stray\n");
+  const GridResults results = grid_results(directions_, systems, MultipleComparisons::kHolm, 200);
+  EXPECT_EQ(results.comparisons, 3);
+  EXPECT_TRUE(results.cells[0][0][2].present);
+  EXPECT_FALSE(results.cells[1][0][2].present);
+  const GridTables tables = grid_tables(directions_, systems, results, "test", MultipleComparisons::kHolm);
+  const std::string& md = tables.markdown;
+  const size_t summary_row = md.find("| y→x | 100.00 ± 0.00 |");
+  ASSERT_NE(summary_row, std::string::npos) << md;
+  EXPECT_TRUE(md.compare(md.find('\n', summary_row) - 3, 3, "| |") == 0) << md;  // late's cell: empty
+  EXPECT_NE(md.find("– not run yet; empty: the system does not translate that direction."), std::string::npos) << md;
+  const std::string second = md.substr(md.find("\n## y→x"));
+  EXPECT_EQ(second.find("| late |"), std::string::npos) << second;
+  EXPECT_NE(md.substr(0, md.find("\n## y→x")).find("| test | late | 100.00"), std::string::npos) << md;
+  EXPECT_EQ(md.find(" – |"), std::string::npos) << md;  // nothing is missing
+  EXPECT_NE(md.find("- late against weak on test: significantly better in 1, worse in 0, no significant difference in 0"),
+            std::string::npos) << md;
+  EXPECT_EQ(std::count(tables.csv.begin(), tables.csv.end(), '\n'), 1 + 5);
+  // Without such a system the note on empty cells is left out.
+  std::filesystem::remove_all(dir_.path("two/late"));
+  EXPECT_EQ(grid_tables(directions_, systems_, grid_results(directions_, systems_, MultipleComparisons::kHolm, 200),
+                        "test", MultipleComparisons::kHolm)
+                .markdown.find("empty: the system"),
+            std::string::npos);
 }
 
 TEST_F(GridReportTest, SaysWhenTooFewResamplesLetNoDifferenceThroughTheCorrection) {
