@@ -7,14 +7,16 @@
 # checkpoint(s) from runs/ and the decoding chosen on val, beam 5, on --threads threads (default
 # 1), checks that the output is byte-identical to the kept one, and only then replaces
 # TEST.speed.json. A measurement, never a test:
-#   experiments/measure/retime_decoding.sh BIN REPORT_DIR [--threads N]
+#   experiments/measure/retime_decoding.sh BIN REPORT_DIR [--threads N] [--systems A,B]
+# --systems: only these folders of REPORT_DIR (e.g. the systems decoded since the last re-timing).
 # Run it pinned (taskset) to a core nothing else runs on, with the BIN the grid decoded with;
 # then rebuild the reports (experiments/run_plan.sh PLAN --report, or compare.sh's rerun, which
 # keeps complete folders).
 set -euo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 threads=1
-parse_args "threads:" "$@"
+systems=""
+parse_args "threads: systems:" "$@"
 expect_args 2
 positive_integer --threads "$threads"
 bin="$(cd "${args[0]}" && pwd)"
@@ -63,9 +65,14 @@ sentences_per_second() {  # SPEED.json
   sed -nE 's/.*"sentences_per_second": *([0-9.]+).*/\1/p' "$1"
 }
 
+IFS=, read -ra only <<< "$systems"
+for name in "${only[@]}"; do
+  [[ -d "$report/$name" ]] || die "--systems: $report has no folder '$name'"
+done
 retimed=0
 for folder in "$report"/*/; do
   folder="${folder%/}"
+  [[ -z "$systems" || ",$systems," == *",$(basename "$folder"),"* ]] || continue
   if [[ -f "$folder/ensemble.txt" ]]; then
     ensemble_decoding_of "$folder"
   elif [[ -f "$folder/decoding_checkpoint.txt" && -f "$folder/training_summary.json" ]]; then
