@@ -65,14 +65,17 @@ sentences_per_second() {  # SPEED.json
   sed -nE 's/.*"sentences_per_second": *([0-9.]+).*/\1/p' "$1"
 }
 
-IFS=, read -ra only <<< "$systems"
-for name in "${only[@]}"; do
-  [[ -d "$report/$name" ]] || die "--systems: $report has no folder '$name'"
-done
+folders=("$report"/*/)
+if [[ -n "$systems" ]]; then
+  IFS=, read -ra folders <<< "$systems"
+  for i in "${!folders[@]}"; do
+    [[ -d "$report/${folders[i]}" ]] || die "--systems: $report has no folder '${folders[i]}'"
+    folders[i]="$report/${folders[i]}"
+  done
+fi
 retimed=0
-for folder in "$report"/*/; do
+for folder in "${folders[@]}"; do
   folder="${folder%/}"
-  [[ -z "$systems" || ",$systems," == *",$(basename "$folder"),"* ]] || continue
   if [[ -f "$folder/ensemble.txt" ]]; then
     ensemble_decoding_of "$folder"
   elif [[ -f "$folder/decoding_checkpoint.txt" && -f "$folder/training_summary.json" ]]; then
