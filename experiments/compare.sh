@@ -113,6 +113,7 @@ if [[ -n "$ensemble" ]]; then
   kept_choice="$(kept_ensemble_choice "$ensemble")"
   if ((fresh)) || [[ -z "$kept_choice" ]]; then
     rm -f "$record"
+    ((fresh)) && rm -rf "$folder"  # and a stopped tuning's rows
     mkdir -p "$folder"
     tune_ensemble "$folder/val_tuning.tsv"
     for test in "${tests[@]}"; do

@@ -17,35 +17,74 @@
 # or 2x the others, normalized to sum to 1) in both ensemble modes (prob, logprob), then the
 # penalties again at the best weights; it prints the best row as
 # "LENGTH_PENALTY ALPHA WEIGHTS MODE".
+# OUT.tsv appears complete: the rows are written to OUT.tsv.partial, renamed at the end. A tuning
+# stopped midway resumes: run again on the same inputs (apps, val files, checkpoints: the same
+# paths, sizes and modification times, recorded in OUT.tsv.partial.inputs), it decodes only the
+# settings the partial file has no row for.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 parse_args "ensemble: frozen-bin:" "$@"
 [[ -n "$ensemble" ]] && args=("" "${args[@]}")  # no run folder
 expect_args 4
-run="${args[0]}"; src="${args[1]}"; tgt="${args[2]}"; out="${args[3]}"
+run="${args[0]}"; src="${args[1]}"; tgt="${args[2]}"; final="${args[3]}"
 bin="${frozen_bin:-build/bin}"
 val_src="data/multi30k/val.$src.gz"
 val_ref="data/multi30k/val.$tgt.gz"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
+out="$final.partial"
+inputs_record="$out.inputs"
 
-printf 'checkpoint\tbeam\tlength_penalty\talpha\tval_bleu\tsentences_per_second\n' > "$out"
-declare -A scored
+columns=(checkpoint beam length_penalty alpha val_bleu sentences_per_second)
+[[ -n "$ensemble" ]] && columns+=(weights mode)
+if [[ -n "$ensemble" ]]; then
+  read -ra checkpoint_files <<< "$ensemble"
+else
+  checkpoint_files=("$run/checkpoints/checkpoint_last.pt" "$run/averaged.pt" "$run/checkpoints/checkpoint_best.pt")
+  [[ -f "$run/best_averaged.pt" ]] && checkpoint_files+=("$run/best_averaged.pt")
+fi
+decoding_inputs() {  # one line a file the rows depend on: its path, size and modification time
+  stat -L -c '%n %s %y' "$bin/nmtzoo-translate" "$bin/nmtzoo-evaluate" "$val_src" "$val_ref" \
+    "${checkpoint_files[@]}"
+}
+
+declare -A scored  # "name beam penalty alpha weights mode" of the settings decoded
+setting_key() { echo "$1 $2 $3 $4 ${5:-} ${6:-}"; }
+if [[ -f "$out" ]] && decoding_inputs 2>/dev/null | cmp -s - "$inputs_record"; then
+  # A row cut short by the stop that left the file is dropped (and decoded again).
+  awk -F'\t' -v n="${#columns[@]}" 'NR == 1 || NF == n' "$out" > "$scratch/kept"
+  cp "$scratch/kept" "$out"
+  while IFS=$'\t' read -r name beam penalty alpha _ _ weights mode; do
+    scored["$(setting_key "$name" "$beam" "$penalty" "$alpha" "$weights" "$mode")"]=1
+  done < <(tail -n +2 "$out")
+  echo "$script: resuming $out: ${#scored[@]} settings decoded before" >&2
+else
+  (IFS=$'\t'; echo "${columns[*]}") > "$out"
+  decoding_inputs > "$inputs_record"
+fi
+
 score() {  # checkpoint-name "checkpoint [checkpoint ...]" beam penalty alpha [weights mode]
-  [[ -n "${scored["$*"]:-}" ]] && return  # each setting is decoded once
-  scored["$*"]=1
+  local key
+  key="$(setting_key "$1" "${@:3}")"
+  [[ -n "${scored["$key"]:-}" ]] && return  # each setting is decoded once
+  scored["$key"]=1
   local name="$1" checkpoints=() beam="$3" penalty="$4" alpha="$5" ensemble_flags=()
   for checkpoint in $2; do checkpoints+=(-c "$checkpoint"); done
   (($# == 7)) && ensemble_flags=(--weights "$6" --ensemble-mode "$7")
   "$bin/nmtzoo-translate" "${checkpoints[@]}" -i "$val_src" -o "$scratch/hyp" --target-lang "$tgt" --beam "$beam" \
     --length-penalty "$penalty" --alpha "$alpha" "${ensemble_flags[@]}" \
     --stats "$scratch/speed.json" 2>/dev/null
-  local bleu speed
+  local bleu speed row
   bleu="$("$bin/nmtzoo-evaluate" "$val_ref" -i "$scratch/hyp" -m bleu -b -w 2)"
   speed="$(sed -nE 's/.*"sentences_per_second": *([0-9.]+).*/\1/p' "$scratch/speed.json")"
-  printf '%s\t%s\t%s\t%s\t%s\t%.1f' "$name" "$beam" "$penalty" "$alpha" "$bleu" "$speed" >> "$out"
-  (($# == 7)) && printf '\t%s\t%s' "$6" "$7" >> "$out"
-  printf '\n' >> "$out"
+  printf -v row '%s\t%s\t%s\t%s\t%s\t%.1f' "$name" "$beam" "$penalty" "$alpha" "$bleu" "$speed"
+  (($# == 7)) && printf -v row '%s\t%s\t%s' "$row" "$6" "$7"
+  printf '%s\n' "$row" >> "$out"  # one write: a stop leaves whole rows
+}
+finish() {  # OUT.tsv complete
+  mv "$out" "$final"
+  rm -f "$inputs_record"
+  out="$final"
 }
 
 # The avg penalty's alphas go beyond 1.8 in steps of 0.4, up to 3.0, while the largest one tried
@@ -73,9 +112,7 @@ sweep_penalties() {  # NAME "CHECKPOINT [CHECKPOINT ...]" [WEIGHTS MODE]
 }
 
 if [[ -n "$ensemble" ]]; then
-  sed -i '1s/$/\tweights\tmode/' "$out"
-  read -ra models <<< "$ensemble"
-  mapfile -t weight_grid < <(awk -v n="${#models[@]}" '
+  mapfile -t weight_grid < <(awk -v n="${#checkpoint_files[@]}" '
     function emit(favoured, ratio,   total, j, line) {
       total = favoured ? n - 1 + ratio : n
       for (j = 1; j <= n; j++)
@@ -96,6 +133,7 @@ if [[ -n "$ensemble" ]]; then
   done
   read -r penalty alpha weights mode < <(best)
   sweep_penalties ensemble "$ensemble" "$weights" "$mode"
+  finish
   best
   exit 0
 fi
@@ -109,6 +147,7 @@ candidates=(averaged "$run/averaged.pt" best "$run/checkpoints/checkpoint_best.p
 for ((i = 2; i < ${#candidates[@]}; i += 2)); do
   sweep_penalties "${candidates[i]}" "${candidates[i + 1]}"
 done
+finish
 # Best beam-5 row of the candidates; ties keep the earlier row (the averaged checkpoint, then the
 # simpler setting).
 awk -F'\t' -v paths="${candidates[*]}" \

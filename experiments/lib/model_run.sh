@@ -24,8 +24,9 @@
 #   decode_run RUN RESULTS ATTENTION
 #
 # run_model's steps after training (experiments/try_recipe.sh --keep-outputs uses them too): the
-# averages, the checkpoint and length penalty chosen on val, the test outputs, the attention
-# heatmaps when ATTENTION is 1 and the metrics, in RESULTS.
+# averages (made again only when a checkpoint is newer), the checkpoint and length penalty chosen
+# on val (a tuning stopped midway resumes), the test outputs, the attention heatmaps when
+# ATTENTION is 1 and the metrics, in RESULTS.
 #
 #   run_plumbing RUN
 #
@@ -194,13 +195,23 @@ run_model() {
   cp "$run/training_summary.json" "$results/training_summary.json"
 }
 
+average_checkpoints() {  # RUN --last|--best N FILE: RUN/FILE, the average, unless it is newer
+  # than the checkpoints and the app: a decoding stopped midway resumes its val tuning
+  # (experiments/tune_decoding.sh), which decoded that very file
+  local run="$1" which="$2" count="$3" average="$1/$4"
+  if [[ -f "$average" && -z "$(find "$run/checkpoints" "$bin/nmtzoo-average" -newer "$average" -print -quit)" ]]; then
+    return 0
+  fi
+  "$bin/nmtzoo-average" --dir "$run/checkpoints" "$which" "$count" -o "$average"
+}
+
 decode_run() {  # RUN RESULTS ATTENTION: RUN's decoding choice on val and test outputs in RESULTS
   local run="$1" results="$2" attention="$3"
   local bin="$apps"
   mkdir -p "$results"
-  "$bin/nmtzoo-average" --dir "$run/checkpoints" --last 5 -o "$run/averaged.pt"
+  average_checkpoints "$run" --last 5 averaged.pt
   if [[ -f "$run/checkpoints/scores.json" ]]; then  # none: the run kept no best checkpoints
-    "$bin/nmtzoo-average" --dir "$run/checkpoints" --best 5 -o "$run/best_averaged.pt"
+    average_checkpoints "$run" --best 5 best_averaged.pt
   fi
   local penalty alpha checkpoint
   read -r penalty alpha checkpoint < <(experiments/tune_decoding.sh --frozen-bin "$apps" "$run" "$src" "$tgt" "$results/val_tuning.tsv")

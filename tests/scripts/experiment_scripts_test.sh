@@ -63,6 +63,11 @@ EOF
 cat > "$scratch/build/bin/nmtzoo-translate" <<EOF
 #!/usr/bin/env bash
 echo "translate \$*" >> "$calls"
+if [[ -n "\${STUB_STOP_AT:-}" ]]; then  # the STUB_STOP_AT-th call fails, as a stopped one would
+  count=\$((\$(cat "$scratch/translate_count" 2>/dev/null || echo 0) + 1))
+  echo "\$count" > "$scratch/translate_count"
+  ((count < STUB_STOP_AT)) || exit 1
+fi
 input=""; output=""; stats=""; prev=""; svg=""
 for arg in "\$@"; do
   case "\$prev" in -i) input="\$arg" ;; -o) output="\$arg" ;; --stats) stats="\$arg" ;; --attention-svg) svg="\$arg" ;; esac
@@ -180,6 +185,42 @@ ALPHA_PEAK=2.6 experiments/tune_decoding.sh runs/multi30k_de_en_transformer de e
 check "an alpha beyond the grid's 1.8 is chosen when val prefers it" test "$(cut -d' ' -f1,2 alpha_search.out)" == "avg 2.6"
 check "alphas grow by 0.4 past 1.8 until one is worse" \
   test "$(awk -F'\t' '$1 == "averaged" && $3 == "avg" && $4 > 1.8 { print $4 }' alpha_search.tsv | tr '\n' ' ')" == "2.2 2.6 3.0 "
+
+# A tuning stopped midway (its 5th decoding fails) resumes: what it decodes again, and its result.
+val_decodings() { grep -c '^translate .* -i data/multi30k/val.de.gz' "$calls"; }
+stop_tuning() {  # OUT.tsv: the tuning stopped at its 5th decoding
+  rm -f "$scratch/translate_count"
+  ! ALPHA_PEAK=2.6 STUB_STOP_AT=5 experiments/tune_decoding.sh runs/multi30k_de_en_transformer de en "$1" > /dev/null 2>&1
+}
+check "a stopped tuning fails" stop_tuning stopped.tsv
+check "a stopped tuning writes no OUT.tsv, and its 4 rows to OUT.tsv.partial" \
+  test ! -e stopped.tsv -a "$(tail -n +2 stopped.tsv.partial | wc -l)" -eq 4
+printf 'averaged\t5\tavg' >> stopped.tsv.partial  # a row cut short by the stop
+before="$(val_decodings)"
+ALPHA_PEAK=2.6 experiments/tune_decoding.sh runs/multi30k_de_en_transformer de en stopped.tsv > resumed.out 2> resumed.err
+check "the resumed tuning decodes only the settings without a whole row" \
+  test "$(($(val_decodings) - before))" -eq "$(($(wc -l < alpha_search.tsv) - 1 - 4))"
+check "the resumed tuning says so" grep -q "resuming stopped.tsv.partial: 4 settings decoded before" resumed.err
+check "the resumed tuning's rows are an uninterrupted one's, in its order" cmp -s stopped.tsv alpha_search.tsv
+check "the resumed tuning's choice is an uninterrupted one's" cmp -s resumed.out alpha_search.out
+check "a finished tuning leaves no partial files" test ! -e stopped.tsv.partial -a ! -e stopped.tsv.partial.inputs
+stop_tuning changed.tsv
+touch runs/multi30k_de_en_transformer/averaged.pt  # as averaged again
+before="$(val_decodings)"
+ALPHA_PEAK=2.6 experiments/tune_decoding.sh runs/multi30k_de_en_transformer de en changed.tsv > /dev/null 2>&1
+check "a stopped tuning whose checkpoints changed starts over" \
+  test "$(($(val_decodings) - before))" -eq "$(($(wc -l < alpha_search.tsv) - 1))"
+# ... which a stopped decoding's next run can resume only if it does not average them again.
+averagings() { grep -c '^average ' "$calls"; }
+average_last() {
+  (bin=build/bin && source experiments/lib/model_run.sh && average_checkpoints runs/multi30k_de_en_transformer --last 5 averaged.pt)
+}
+before="$(averagings)"
+average_last
+check "an average newer than the checkpoints is not made again" test "$(averagings)" -eq "$before"
+touch runs/multi30k_de_en_transformer/checkpoints/checkpoint_last.pt
+average_last
+check "an average older than a checkpoint is made again" test "$(averagings)" -eq "$((before + 1))"
 check "the report says how the ensemble combines its members" \
   grep -q 'next-token log-probabilities summed with weights 0.6,0.4, beam 5' reports/multi30k_de_en/results.md
 
@@ -278,6 +319,7 @@ tried_run() {  # NAME CONFIG_FILE [KEY=VALUE ...]: a finished run as try_recipe.
   local name="$1" config="$2"
   shift 2
   mkdir -p "runs/screen/$name/checkpoints"
+  touch "runs/screen/$name/checkpoints/checkpoint_last.pt" "runs/screen/$name/checkpoints/checkpoint_best.pt"
   echo '{"updates": 99}' > "runs/screen/$name/training_summary.json"
   echo '{"step": 1}' > "runs/screen/$name/metrics.jsonl"
   echo "screen log" > "runs/screen/$name.log"
