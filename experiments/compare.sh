@@ -12,7 +12,9 @@
 # instead of runs/multi30k_<pair>_<model> (a multilingual model, trained once for all its
 # directions and decoded in each); --no-report only trains, decodes and scores (no report, no
 # ensemble). --train-only only trains (resuming, checking recipes as always); a later run decodes.
-# A run another process is training is then skipped, so two --train-only runners share a plan.
+# A run another process is training or decoding is skipped: with --train-only that is all (two
+# runners share a plan's trainings); otherwise the other models are done, then the script exits
+# with status 3, the direction neither scored nor reported until a run after it.
 # --frozen-bin DIR runs every step (training, decoding, scoring, report) with the apps of DIR, a
 # frozen copy of build/bin, which then is not rebuilt, so long runs go on while the tree changes.
 # For each model: trains from scratch with its config (an interrupted
@@ -80,8 +82,12 @@ for folder in "${folders[@]}"; do
   mapfile -t overrides < <(printf '%s' "${model_sets[$model]:-}")
   run_model "$folder" "${model_config[$model]}" "${seed#_seed}" "${overrides[@]}"
 done
-# Every model's test outputs are scored again, so kept folders get today's metrics too.
 ((train_only)) && exit 0
+if ((${#busy_folders[@]})); then
+  echo "$script: $pair is not scored or reported: ${busy_folders[*]} left to the process that holds them; run again once it is done" >&2
+  exit 3
+fi
+# Every model's test outputs are scored again, so kept folders get today's metrics too.
 for folder in "${folders[@]}"; do score_folder "$folder"; done
 ((no_report)) && exit 0
 # shellcheck disable=SC2086  # $models is a list

@@ -12,7 +12,9 @@
 # The plan is checked first (build/bin/nmtzoo-plan: an error names its line and key). Each
 # direction is one experiments/compare.sh run with the plan's configs and overrides: finished
 # runs whose recipe (resolved config) is unchanged are kept, an interrupted one is resumed, a
-# changed recipe stops the script with the difference. Before each direction the grid's progress
+# changed recipe stops the script with the difference. A run another process is training or
+# decoding is skipped (runners one a core share a plan): the script then does the rest, writes the
+# report and exits with status 3. Before each direction the grid's progress
 # (runs done, running, left, and the training time left) is shown. The report (per-direction
 # tables with 95% confidence intervals and paired-bootstrap tests against the baseline, a summary
 # table of directions x systems with significance after a correction for multiple comparisons,
@@ -31,6 +33,7 @@ grid="$("$bin/nmtzoo-plan" runs "$plan")" || die "the plan $plan has errors (abo
 if ((status)); then exec "$bin/nmtzoo-plan" status "$plan"; fi
 if ((!report)); then
   compare_args=()
+  busy=0
   ((fresh)) && compare_args=(--fresh)
   ((train_only)) && compare_args+=(--train-only)
   [[ -z "$frozen_bin" ]] || compare_args+=(--frozen-bin "$frozen_bin")
@@ -38,9 +41,16 @@ if ((!report)); then
     echo "== progress of $plan"
     "$bin/nmtzoo-plan" status "$plan" | tail -1
     echo "== direction ${direction[1]}"
-    experiments/compare.sh "${direction[@]}" "${compare_args[@]}"
+    outcome=0
+    experiments/compare.sh "${direction[@]}" "${compare_args[@]}" < /dev/null || outcome=$?
+    ((outcome == 3)) && busy=1 && continue  # runs held by another process: left to it
+    ((outcome == 0)) || exit "$outcome"
   done <<< "$grid"
   "$bin/nmtzoo-plan" status "$plan" | tail -1
 fi
 ((train_only)) && exit 0
 "$bin/nmtzoo-plan" report "$plan"
+if ((${busy:-0})); then
+  echo "$script: the grid is not complete: the runs skipped above are another process's; run again once they are done" >&2
+  exit 3
+fi

@@ -20,6 +20,9 @@
 # translates the test sets with beam 5, draws attention heatmaps of report/attention_sources.txt
 # (not for SEED > 1), and keeps all of it in report/FOLDER/. training_summary.json is copied into
 # that folder last: it marks it complete, and a complete folder is kept (fresh=1 reruns it).
+# One process works on a run at a time (it holds runs/<run>.lock, which nmtzoo-plan status shows
+# as running): a run another process is training or decoding is skipped, its folder added to
+# busy_folders, so runners one a core share a plan's trainings and decodings.
 #
 #   decode_run RUN RESULTS ATTENTION
 #
@@ -50,6 +53,7 @@ apps="${apps:-build/bin}"  # the apps every step runs: start_experiment sets the
 
 # Models with a run folder of their own (compare.sh --run), by model name.
 declare -p model_run_dir &> /dev/null || declare -gA model_run_dir=()
+busy_folders=()  # run_model's folders whose run another process holds
 
 start_experiment() {
   src="${pair%_*}"
@@ -118,18 +122,12 @@ train_run() {
   local run="$1" progress="$2" config="$3"
   shift 3
   [[ -f "$run/training_summary.json" ]] && return 0
-  # One trainer a run: a second process (another plan runner) stops instead of writing the same
-  # checkpoints; nmtzoo-plan status shows a held lock as running. The trainer inherits it.
-  local lock
-  mkdir -p "$(dirname "$run")"
-  if ! try_lock "$run.lock"; then
-    # Trainings only (--train-only): another runner has it, go on with the next run.
-    if ((${train_only:-0})); then
-      echo "== $run: being trained by another process, skipped"
-      return 0
-    fi
-    echo "$script: $run is being trained by another process" >&2
-    exit 1
+  # One trainer a run: a second process stops instead of writing the same checkpoints (run_model
+  # holds the lock already). The trainer inherits it.
+  local lock=""
+  if [[ "${locked_run:-}" != "$run" ]]; then
+    mkdir -p "$(dirname "$run")"
+    try_lock "$run.lock" || { echo "$script: $run is being trained by another process" >&2; exit 1; }
   fi
   local resume=() status=0
   [[ -f "$run/checkpoints/checkpoint_last.pt" ]] && resume=(--resume)
@@ -145,7 +143,7 @@ train_run() {
     echo "$script: $run was interrupted before it finished (see $run.log); the same command resumes it" >&2
     exit 1
   }
-  exec {lock}>&-
+  [[ -z "$lock" ]] || exec {lock}>&-
 }
 
 run_model() {
@@ -157,21 +155,40 @@ run_model() {
   if [[ -n "${model_run_dir[$model]:-}" ]]; then run="${model_run_dir[$model]}${folder#"$model"}"; fi
   local results="$report/$folder"
   [[ -f "$config" ]] || { echo "$script: missing $config" >&2; exit 1; }
+  if ((!fresh)) && kept_results "$@"; then return 0; fi
+  local lock locked_run="$run"
+  mkdir -p "$(dirname "$run")"
+  if ! try_lock "$run.lock"; then
+    echo "== $folder: $run is being trained or decoded by another process, skipped"
+    busy_folders+=("$folder")
+    return 0
+  fi
+  run_model_steps "$@"
+  exec {lock}>&-
+}
+
+kept_results() {  # [KEY=VALUE ...]: true, saying so, when run_model's results folder is
+  # complete; one of another recipe stops the script
+  [[ -f "$results/training_summary.json" ]] || return 1
+  local recipe
+  recipe="$(mktemp)"
+  recipe_of "$config" "$@" > "$recipe"
+  check_recipe "$results" "$recipe"
+  rm -f "$recipe"
+  echo "== $folder: results kept in $results (--fresh reruns it)"
+}
+
+run_model_steps() {  # run_model's work, with the run's lock held
   # A shared run (a multilingual model's) is trained once for all its directions: --fresh redoes
   # this direction's results only.
   if ((fresh)); then
     rm -rf "$results"
     [[ -n "${model_run_dir[$model]:-}" ]] || rm -rf "$run"
   fi
+  kept_results "$@" && return 0  # completed by another process since run_model looked
   local recipe
   recipe="$(mktemp)"
   recipe_of "$config" "$@" > "$recipe"
-  if [[ -f "$results/training_summary.json" ]]; then
-    check_recipe "$results" "$recipe"
-    rm -f "$recipe"
-    echo "== $folder: results kept in $results (--fresh reruns it)"
-    return 0
-  fi
   [[ -d "$run" ]] && check_recipe "$run" "$recipe"
   if [[ ! -f "$run/training_summary.json" ]]; then
     local sets

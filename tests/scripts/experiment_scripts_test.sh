@@ -500,12 +500,17 @@ exec {held}> runs/multi30k_en_fr_rnn.lock
 flock -n "$held"
 experiments/run_plan.sh plan.yaml --status > plan_running.out
 check "a run another process trains shows as running" grep -q '^en_fr    rnn  *1  running' plan_running.out
-if experiments/run_plan.sh plan.yaml > plan_locked.out 2>&1; then
-  check "a run being trained elsewhere stops the plan" false
-else
-  check "a run being trained elsewhere is not trained twice" grep -q 'being trained by another process' plan_locked.out
-fi
+: > "$calls"
+outcome=0
+experiments/run_plan.sh plan.yaml > plan_locked.out 2>&1 || outcome=$?
 exec {held}>&-
+check "a run another process holds is skipped, not trained twice" \
+  test -z "$(plan_trained)" -a "$(grep -c '^== rnn: runs/multi30k_en_fr_rnn is being trained or decoded by another process, skipped$' plan_locked.out)" -eq 1
+check "and its direction is neither scored nor reported" \
+  grep -q '^compare.sh: en_fr is not scored or reported: rnn left to the process that holds them' plan_locked.out
+check "the other directions are, and the plan ends with status 3, saying the grid is not complete" \
+  test "$outcome" -eq 3 -a "$(grep -c '^evaluate data/multi30k/test_2016_flickr.en.gz' "$calls")" -gt 0 -a \
+  "$(grep -c '^run_plan.sh: the grid is not complete' plan_locked.out)" -eq 1
 : > "$calls"
 experiments/run_plan.sh plan.yaml > plan_resumed.out 2>&1 || { cat plan_resumed.out >&2; check "run_plan.sh resumes" false; }
 check "the rerun resumes the interrupted run only" test "$(plan_trained)" == "en_fr_rnn " -a "$(grep -c -- '--resume' "$calls")" -eq 1
@@ -545,7 +550,21 @@ experiments/run_plan.sh plan.yaml --train-only --frozen-bin frozen_bin > plan_sh
   { cat plan_shared.out >&2; check "a second --train-only runner" false; }
 exec {held}>&-
 check "a --train-only runner skips the run another one trains and trains the next" \
-  test "$(plan_trained)" == "en_fr_rnn " -a "$(grep -c 'multi30k_en_fr_transformer: being trained by another process, skipped' plan_shared.out)" -eq 1
+  test "$(plan_trained)" == "en_fr_rnn " -a "$(grep -c 'runs/multi30k_en_fr_transformer is being trained or decoded by another process, skipped' plan_shared.out)" -eq 1
+# Two decoding runners: one skips the run the other decodes (its lock held) and decodes the rest.
+rm -rf reports/multi30k_fr_en/rnn reports/multi30k_fr_en/transformer
+exec {held}> runs/multi30k_fr_en_rnn.lock && flock -n "$held"
+: > "$calls"
+outcome=0
+experiments/run_plan.sh plan.yaml --frozen-bin frozen_bin > plan_decoding_shared.out 2>&1 || outcome=$?
+exec {held}>&-
+check "a decoding runner skips the run another one decodes, decoding the next" \
+  test "$outcome" -eq 3 -a "$(grep -c '^translate .*runs/multi30k_fr_en_rnn/' "$calls")" -eq 0 -a \
+  -f reports/multi30k_fr_en/transformer/test_2016_flickr.hyp -a ! -e reports/multi30k_fr_en/rnn
+experiments/run_plan.sh plan.yaml --frozen-bin frozen_bin > plan_decoding_rest.out 2>&1 ||
+  { cat plan_decoding_rest.out >&2; check "a decoding runner after the other one" false; }
+check "a run after it decodes what was left and completes the grid" \
+  test -f reports/multi30k_fr_en/rnn/test_2016_flickr.hyp -a -f reports/multi30k_fr_en/rnn/training_summary.json
 # The seed band (measure/seed_band.sh): a side's environment reaches its trainer only; two lanes
 # share the runs through their locks; the band is printed from the finished runs.
 mkdir -p experiments/measure band_bin
