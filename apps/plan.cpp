@@ -107,7 +107,10 @@ int print_status(const ExperimentPlan& plan) {
       if (const double s = last_budget_scale(run + ".log"); std::isfinite(s)) scale = s;
     }
     if (fs::exists(results + "/training_summary.json")) return ++done, std::string("done");
-    if (fs::exists(run + "/training_summary.json")) return ++started, std::string("trained, to decode");
+    if (fs::exists(run + "/training_summary.json")) {
+      if (locked(run)) return ++running, std::string("decoding");  // by a plan runner
+      return ++started, std::string("trained, to decode");
+    }
     const RunProgress progress = last_progress(run + "/metrics.jsonl");
     std::string share;
     if (max_steps > 0) {

@@ -554,6 +554,8 @@ check "a --train-only runner skips the run another one trains and trains the nex
 # Two decoding runners: one skips the run the other decodes (its lock held) and decodes the rest.
 rm -rf reports/multi30k_fr_en/rnn reports/multi30k_fr_en/transformer
 exec {held}> runs/multi30k_fr_en_rnn.lock && flock -n "$held"
+experiments/run_plan.sh plan.yaml --status > plan_decoding_status.out
+check "a trained run another process holds shows as decoding" grep -q '^fr_en    rnn  *1  decoding$' plan_decoding_status.out
 : > "$calls"
 outcome=0
 experiments/run_plan.sh plan.yaml --frozen-bin frozen_bin > plan_decoding_shared.out 2>&1 || outcome=$?
