@@ -21,8 +21,8 @@
 # (not for SEED > 1), and keeps all of it in report/FOLDER/. training_summary.json is copied into
 # that folder last: it marks it complete, and a complete folder is kept (fresh=1 reruns it).
 # One process works on a run at a time (it holds runs/<run>.lock, which nmtzoo-plan status shows
-# as running): a run another process is training or decoding is skipped, its folder added to
-# busy_folders, so runners one a core share a plan's trainings and decodings.
+# as running or decoding): a run another process is training or decoding is skipped, its folder
+# added to busy_folders, so runners one a core share a plan's trainings and decodings.
 #
 #   decode_run RUN RESULTS ATTENTION
 #
