@@ -87,6 +87,13 @@ if ((${#busy_folders[@]})); then
   echo "$script: $pair is not scored or reported: ${busy_folders[*]} left to the process that holds them; run again once it is done" >&2
   exit 3
 fi
+# One process at a time scores the direction and writes its report (two plan runners can reach
+# the same direction): it holds a lock on the report's folder.
+exec {report_lock}< "$report"
+if ! flock -n "$report_lock"; then
+  echo "== $pair: another process is writing its report; waiting for it"
+  flock "$report_lock"
+fi
 # Every model's test outputs are scored again, so kept folders get today's metrics too.
 for folder in "${folders[@]}"; do score_folder "$folder"; done
 ((no_report)) && exit 0

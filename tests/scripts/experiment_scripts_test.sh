@@ -567,6 +567,22 @@ experiments/run_plan.sh plan.yaml --frozen-bin frozen_bin > plan_decoding_rest.o
   { cat plan_decoding_rest.out >&2; check "a decoding runner after the other one" false; }
 check "a run after it decodes what was left and completes the grid" \
   test -f reports/multi30k_fr_en/rnn/test_2016_flickr.hyp -a -f reports/multi30k_fr_en/rnn/training_summary.json
+# Two runners reaching the same direction: one writes its report while the other waits.
+exec {held}< reports/multi30k_fr_en && flock -n "$held"
+report_time() { stat -c %y reports/multi30k_fr_en/results.md; }
+before="$(report_time)"
+mapfile -t fr_en_args < <("$nmtzoo_plan" runs plan.yaml | head -1 | tr '\t' '\n')
+experiments/compare.sh "${fr_en_args[@]}" > report_wait.out 2>&1 {held}>&- &  # the lock is not its to hold
+waiting=0
+for _ in $(seq 120); do
+  grep -q '^== fr_en: another process is writing its report; waiting for it$' report_wait.out && { waiting=1; break; }
+  sleep 0.5
+done
+check "a runner waits while another one writes the direction's report" test "$waiting" -eq 1 -a "$(report_time)" == "$before"
+exec {held}>&-
+outcome=0
+wait $! || outcome=$?
+check "and writes it once the other is done" test "$outcome" -eq 0 -a "$(report_time)" != "$before"
 # The seed band (measure/seed_band.sh): a side's environment reaches its trainer only; two lanes
 # share the runs through their locks; the band is printed from the finished runs.
 mkdir -p experiments/measure band_bin
