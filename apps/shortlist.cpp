@@ -2,6 +2,7 @@
 // its training pairs, tokenized with the checkpoint's own tokenizers. Decoding uses it through
 // decoding.shortlist / --shortlist.
 #include <CLI/CLI.hpp>
+#include <c10/core/DeviceType.h>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -53,7 +54,7 @@ TokenizedCorpus read_pairs(const Options& options, const TrainedModel& trained) 
 int run(Options options) {
   const auto start = std::chrono::steady_clock::now();
   configure_threads(options.threads);
-  TrainedModel trained = load_trained_model(options.checkpoint, torch::kCPU);
+  TrainedModel trained = load_trained_model(options.checkpoint, c10::kCPU);
   const RunConfig& config = trained.config;
   if (config.multilingual()) {
     // Its sources carry target tags, and one shortlist would mix the target languages.

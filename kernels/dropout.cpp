@@ -10,7 +10,7 @@
 namespace nmtzoo {
 namespace {
 
-constexpr int64_t kChunk = counter_rng::kStreamElements;
+constexpr int64_t kDropoutChunk = counter_rng::kStreamElements;
 
 class ChunkedDropout : public torch::autograd::Function<ChunkedDropout> {
  public:
@@ -25,11 +25,11 @@ class ChunkedDropout : public torch::autograd::Function<ChunkedDropout> {
     uint8_t* keep = mask.data_ptr<uint8_t>();
     float* out = output.data_ptr<float>();
     const int64_t n = x.numel();
-    at::parallel_for(0, (n + kChunk - 1) / kChunk, 1, [&](int64_t first, int64_t last) {
+    at::parallel_for(0, (n + kDropoutChunk - 1) / kDropoutChunk, 1, [&](int64_t first, int64_t last) {
       for (int64_t chunk = first; chunk < last; ++chunk) {
         uint64_t state = counter_rng::stream(seed, chunk);
-        const int64_t end = std::min(n, (chunk + 1) * kChunk);
-        for (int64_t i = chunk * kChunk; i < end; i += 2) {
+        const int64_t end = std::min(n, (chunk + 1) * kDropoutChunk);
+        for (int64_t i = chunk * kDropoutChunk; i < end; i += 2) {
           uint64_t bits = counter_rng::next(state);
           for (int64_t j = i; j < std::min(end, i + 2); ++j, bits >>= 32) {
             const bool kept = counter_rng::kept(static_cast<uint32_t>(bits), threshold);

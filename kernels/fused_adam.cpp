@@ -23,7 +23,7 @@ using LossClosure = torch::optim::Optimizer::LossClosure;
 // gradient, two moments) make 256 KiB, about one core's L2. Smaller tensors run on the caller's
 // thread. Each element's result depends on that element alone, so any thread count gives the
 // same bits.
-constexpr int64_t kChunk = 16384;
+constexpr int64_t kAdamChunk = 16384;
 
 // One parameter's step constants, each rounded to float where LibTorch 1.13 rounds it: the
 // optimizer computes them in double and the ATen kernel converts the Scalar (or the wrapped
@@ -84,7 +84,7 @@ NMTZOO_AVX512 void fused_adam_update_avx512(float* param, const float* grad, flo
 // above runs instead, with LibTorch's single roundings.
 void fused_adam_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
                        const StepScalars& s) {
-  at::parallel_for(0, n, kChunk, [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, n, kAdamChunk, [&](int64_t begin, int64_t end) {
 #if NMTZOO_HAS_AVX512_PATH
     if (avx512_available()) {
       fused_adam_update_avx512(param, grad, exp_avg, exp_avg_sq, begin, end, s);

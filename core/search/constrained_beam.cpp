@@ -124,8 +124,6 @@ struct Candidate {
   int64_t bank;
 };
 
-constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
-
 }  // namespace
 
 StepCandidates ConstrainedBeamStrategy::step(int64_t, const at::Tensor& log_probs,

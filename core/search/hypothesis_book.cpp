@@ -12,7 +12,6 @@
 namespace nmtzoo {
 namespace {
 
-constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 
 // GNMT's coverage penalty of one hypothesis: beta * sum over source positions of
 // log(min(total attention received, 1)). attention (T, S) may hold padding columns past

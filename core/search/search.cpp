@@ -16,8 +16,6 @@
 namespace nmtzoo {
 namespace {
 
-constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
-
 const DecodeConfig& schema_decoding_defaults() {
   static const DecodeConfig defaults = default_config().decoding;
   return defaults;

@@ -101,7 +101,6 @@ SamplingStrategy::SamplingStrategy(int64_t samples, double temperature, int64_t 
 }
 
 at::Tensor SamplingStrategy::filtered(const at::Tensor& log_probs) const {
-  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
   at::Tensor weights = temperature_ == 1.0 ? log_probs.clone() : log_probs / temperature_;
   const int64_t vocab = weights.size(-1);
   if (top_k_ > 0 && top_k_ < vocab) {

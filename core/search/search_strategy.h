@@ -8,6 +8,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <random>
 #include <vector>
@@ -16,6 +17,9 @@ namespace nmtzoo {
 
 struct SearchOptions;
 struct SentenceGuide;
+
+// The score of a continuation that is ruled out.
+inline constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 
 struct StepCandidates {
   at::Tensor scores;  // (N, C) cumulative log-probabilities of the continuations, best first

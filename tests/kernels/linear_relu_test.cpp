@@ -11,17 +11,17 @@
 namespace nmtzoo {
 namespace {
 
-struct Inputs {
+struct LinearInputs {
   torch::Tensor x, weight, bias;
 };
 
-Inputs random_inputs(const std::vector<int64_t>& x_sizes, int64_t out, uint64_t seed) {
+LinearInputs random_inputs(const std::vector<int64_t>& x_sizes, int64_t out, uint64_t seed) {
   torch::manual_seed(seed);
   return {torch::randn(x_sizes), torch::randn({out, x_sizes.back()}) / 3, torch::randn({out})};
 }
 
 // The output and the gradients of the inputs that want one, against relu(linear) in float64.
-std::vector<torch::Tensor> run(const Inputs& in, const torch::Tensor& upstream, bool fused,
+std::vector<torch::Tensor> run(const LinearInputs& in, const torch::Tensor& upstream, bool fused,
                                const std::vector<bool>& wants_grad) {
   std::vector<torch::Tensor> leaves;
   for (const auto& t : {in.x, in.weight, in.bias}) {
@@ -50,7 +50,7 @@ TEST(LinearRelu, ValuesAndGradientsEqualTheCompositionInFloat64) {
                                           << wanted[0] << ", weight " << wanted[1]);
         testing::ThreadCount thread_scope(threads);
         const int64_t out_features = 2 * shapes[s].back() + 1;
-        Inputs in = random_inputs(shapes[s], out_features, s);
+        LinearInputs in = random_inputs(shapes[s], out_features, s);
         in.bias.narrow(0, 0, 1).fill_(-100);  // a column that is never positive
         std::vector<int64_t> out_sizes = shapes[s];
         out_sizes.back() = out_features;
@@ -75,7 +75,7 @@ TEST(LinearRelu, ValuesAndGradientsEqualTheCompositionInFloat64) {
 // kernels off, under autocast, for other dtypes or a strided x, the callers take the composition.
 TEST(LinearRelu, AppliesToFloat32TrainingOnly) {
   testing::KernelSwitch on(true);
-  const Inputs in = random_inputs({4, 6}, 5, 1);
+  const LinearInputs in = random_inputs({4, 6}, 5, 1);
   EXPECT_TRUE(linear_relu_applies(in.x, in.weight, in.bias));
   EXPECT_FALSE(linear_relu_applies(in.x.t(), in.weight.narrow(1, 0, 4), in.bias));  // x strided
   EXPECT_FALSE(linear_relu_applies(in.x, in.weight, torch::randn({6})));
