@@ -173,7 +173,9 @@ ssize_t ConnectionStream::read(char* ptr, size_t size) {
     c_.used = 0;
     char buffer[16384];
     while (true) {
-      if (Clock::now() >= read_deadline_ || !wait_until_ready(c_.fd, POLLIN, read_deadline_)) {
+      // Past the deadline, what already waits in the socket is still read (poll with no wait): a
+      // client that sent its whole request in time is not cut because a worker reached it late.
+      if (!wait_until_ready(c_.fd, POLLIN, read_deadline_)) {
         c_.timed_out = true;
         return -1;
       }
