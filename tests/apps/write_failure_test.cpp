@@ -27,7 +27,7 @@ int run_with_full_disk(const std::vector<std::string>& args, const std::string& 
   return app.wait();
 }
 
-std::vector<std::string> temporary_files(const std::string& dir) {
+std::vector<std::string> temporary_files_below(const std::string& dir) {
   std::vector<std::string> found;
   for (const auto& entry : fs::recursive_directory_iterator(dir)) {
     if (entry.path().filename().string().find(".tmp.") != std::string::npos) {
@@ -51,7 +51,7 @@ TEST(WriteFailure, AFullDiskDuringACheckpointSaveStopsTrainingCleanlyAndResumabl
   EXPECT_NE(err.find("error: writing '" + checkpoints +
                      "/checkpoint_8.pt' failed: No space left on device (disk full?)"),
             std::string::npos) << err;
-  EXPECT_EQ(temporary_files(run.config().training.output_dir), std::vector<std::string>{});
+  EXPECT_EQ(temporary_files_below(run.config().training.output_dir), std::vector<std::string>{});
   EXPECT_EQ(read_checkpoint_info(checkpoints + "/checkpoint_last.pt").progress.step, 4);
 
   std::vector<std::string> resume = train_args(run);
@@ -70,7 +70,7 @@ TEST(WriteFailure, AFileSizeLimitDuringACheckpointSaveIsAnErrorNotAnAbort) {
   const std::string err = testing::read_text(run.path("err.txt"));
   EXPECT_NE(err.find("/checkpoint_4.pt' failed: File too large (disk full?)"), std::string::npos)
       << err;
-  EXPECT_EQ(temporary_files(run.config().training.output_dir), std::vector<std::string>{});
+  EXPECT_EQ(temporary_files_below(run.config().training.output_dir), std::vector<std::string>{});
 }
 
 TEST(WriteFailure, ATruncatedTokenizerModelIsAnErrorAndNeverReplacesAnything) {
@@ -85,7 +85,7 @@ TEST(WriteFailure, ATruncatedTokenizerModelIsAnErrorAndNeverReplacesAnything) {
   EXPECT_NE(err.find("error: writing tokenizer model '" + prefix + ".model' failed (disk full?)"),
             std::string::npos) << err;
   EXPECT_FALSE(fs::exists(prefix + ".model"));
-  EXPECT_EQ(temporary_files(run.path("new_spm")), std::vector<std::string>{});
+  EXPECT_EQ(temporary_files_below(run.path("new_spm")), std::vector<std::string>{});
 }
 
 TEST(WriteFailure, AverageAndWeightsImportReportAFullDiskAndLeaveNoFile) {
@@ -110,7 +110,7 @@ TEST(WriteFailure, AverageAndWeightsImportReportAFullDiskAndLeaveNoFile) {
             std::string::npos) << testing::read_text(run.path("err.txt"));
   EXPECT_FALSE(fs::exists(run.path("averaged.pt")));
   EXPECT_FALSE(fs::exists(run.path("imported.pt")));
-  EXPECT_EQ(temporary_files(run.path("")), std::vector<std::string>{});
+  EXPECT_EQ(temporary_files_below(run.path("")), std::vector<std::string>{});
 }
 
 // An output that is one of the inputs would replace it (49 bytes of text where a checkpoint
@@ -144,7 +144,7 @@ TEST(WriteFailure, AnOutputThatIsAnInputIsRefusedAndTheInputKept) {
     EXPECT_TRUE(testing::read_text(checkpoint) == checkpoint_bytes) << args[1];
     EXPECT_TRUE(testing::read_text(weights) == weights_bytes) << args[1];
   }
-  EXPECT_EQ(temporary_files(run.path("")), std::vector<std::string>{});
+  EXPECT_EQ(temporary_files_below(run.path("")), std::vector<std::string>{});
 }
 
 }  // namespace

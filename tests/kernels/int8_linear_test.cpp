@@ -14,7 +14,7 @@ namespace nmtzoo {
 namespace {
 
 // Largest error relative to the largest magnitude of the float32 result.
-double relative_error(const at::Tensor& ours, const at::Tensor& reference) {
+double relative_error_against_float32(const at::Tensor& ours, const at::Tensor& reference) {
   return (ours - reference).abs().max().item<double>() / reference.abs().max().item<double>();
 }
 
@@ -29,8 +29,8 @@ TEST(Int8Linear, StaysCloseToFloat32ForAnyShapeWithAndWithoutBias) {
     const auto reference = torch::nn::functional::linear(x, weight, bias);
     const auto ours = int8.linear(x, weight, bias);
     ASSERT_EQ(ours.sizes(), reference.sizes());
-    EXPECT_LT(relative_error(ours, reference), 0.02) << x.sizes();
-    EXPECT_LT(relative_error(int8.linear(x, weight, {}), torch::nn::functional::linear(x, weight)), 0.02);
+    EXPECT_LT(relative_error_against_float32(ours, reference), 0.02) << x.sizes();
+    EXPECT_LT(relative_error_against_float32(int8.linear(x, weight, {}), torch::nn::functional::linear(x, weight)), 0.02);
   }
   EXPECT_EQ(int8.linear(torch::randn({0, 3, 40}), weight, bias).sizes(), (std::vector<int64_t>{0, 3, 48}));
   // One packed form per weight and bias, made once.
@@ -51,7 +51,7 @@ TEST(Int8Linear, AppliesInsideItsScopeToInferenceOnly) {
     EXPECT_TRUE(torch::equal(apply_linear(x, weight), reference));  // grad mode on: float32
     torch::NoGradGuard no_grad;
     EXPECT_FALSE(torch::equal(apply_linear(x, weight), reference));
-    EXPECT_LT(relative_error(apply_linear(x, weight), reference), 0.02);
+    EXPECT_LT(relative_error_against_float32(apply_linear(x, weight), reference), 0.02);
     Int8Scope inner(nullptr);  // null keeps the outer scope
     EXPECT_EQ(active_int8_linears(), &int8);
   }
@@ -71,7 +71,7 @@ TEST(Int8Linear, DropsThePackedFormOfAWeightNothingElseHolds) {
   for (int i = 0; i < 5; ++i) {
     const auto transient = torch::randn({16, 8});
     const auto reference = torch::nn::functional::linear(x, transient);
-    EXPECT_LT(relative_error(int8.linear(x, transient, {}), reference), 0.02) << i;
+    EXPECT_LT(relative_error_against_float32(int8.linear(x, transient, {}), reference), 0.02) << i;
   }
   EXPECT_EQ(int8.packed_weights(), 2);  // `kept` and the last transient one
   const auto view = kept.narrow(0, 0, 8);  // a view of a held weight shares its memory
