@@ -4,14 +4,14 @@
 # in it): parsing <torch/torch.h> costs 22 s, loading its precompiled form (571 MB) 10 s,
 # <ATen/core/Tensor.h> 3 s. The precompiled header pays off only in a file that includes
 # <torch/torch.h>; in a torch-free file, or one that needs only <ATen/core/Tensor.h>, it is 10 s
-# lost. So a source gets it only when it includes <torch/torch.h> itself, which this file reads
-# at configure time. A file that starts including <torch/torch.h> after the configure still
-# builds (it parses the header itself) and gets the precompiled one at the next configure.
+# lost. So in a target built file by file (the programs), a source gets it only when it includes
+# <torch/torch.h> itself, which this file reads at configure time; a file that starts including
+# it after the configure still builds (parsing the header) and gets it at the next configure. In
+# a unity build (the libraries, the tests) every batch gets it: its cost is shared by the batch.
 #
 # GCC refuses a precompiled header made with other -fpic/-fpie, OpenMP or optimisation macros:
 # one is made for everything built with -fPIC and without OpenMP: the libraries, and the programs
-# and tests, which are compiled with -fPIC for it (the kernels, with OpenMP, go without). In a
-# unity build the whole batch gets it.
+# and tests, which are compiled with -fPIC for it (the kernels, with OpenMP, go without).
 
 file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/torch_pch.cpp
   CONTENT "// Makes the shared precompiled <torch/torch.h> (cmake/torch_pch.cmake).\n")
