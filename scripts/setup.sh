@@ -19,7 +19,9 @@ packages=(
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libutf8proc-dev libgloo-dev libzip-dev
   time  # GNU time: peak RSS and page faults in experiments/measure/compare_builds_training.sh and large_corpora.sh
-  libcpp-httplib-dev libdnnl-dev
+  libboost-dev libbrotli-dev  # the server's HTTP (Boost.Beast, Asio) and its request bodies' br coding
+  libcpp-httplib-dev  # the tests' HTTP client
+  libdnnl-dev
   # Debian's oneDNN is built with an OpenCL GPU runtime, so its CMake config (find_package(dnnl))
   # requires OpenCL's headers and library; libdnnl-dev only recommends them.
   ocl-icd-opencl-dev

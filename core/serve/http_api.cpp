@@ -1,16 +1,16 @@
 #include "core/serve/http_api.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <set>
 
 #include "core/search/translation_json.h"
-#include "core/serve/connection_watch.h"
 #include "core/serve/http_server.h"
 #include "core/serve/libretranslate.h"
 #include "core/serve/metrics.h"
@@ -24,14 +24,15 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-void send_json(httplib::Response& res, int status, const json& body) {
+void send_json(HttpResponse& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+  res.content_type = "application/json";
+  res.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 // The request's fields: a JSON object body, or form-encoded / query parameters.
-json request_fields(const httplib::Request& req) {
-  return parse_request_fields(req.get_header_value("Content-Type"), req.body, req.params);
+json request_fields(const HttpRequest& req) {
+  return parse_request_fields(req.header("Content-Type"), req.body, req.params);
 }
 
 // The client hung up before its translations were ready.
@@ -54,8 +55,10 @@ ConnectionLimits connection_limits(const ServeConfig& s) {
 struct TranslationServer::Impl {
   TranslationService& service;
   const RunConfig& config;
-  DisconnectWatcher disconnects{[this](uint64_t id) { service.withdraw(id); }};
-  HttpServer http{connection_limits(config.serve)};
+  HttpServer http{connection_limits(config.serve), handlers()};
+  // Exact (method, path) routes; HEAD is answered as GET.
+  std::map<std::pair<std::string, std::string>, std::function<void(const HttpRequest&, HttpResponse&)>> routes;
+  const std::set<std::string> unread_posts{"/translate_file", "/suggest"};  // answered without reading their bodies
   std::atomic<int64_t> requests{0};
   std::atomic<int64_t> errors{0};
   std::mutex latency_mutex;
@@ -65,8 +68,8 @@ struct TranslationServer::Impl {
 
   // The request's translations, once decoded. A client that hangs up meanwhile has its request
   // dropped from the queue, unless its decoding has begun.
-  std::vector<Translation> wait_for(PendingTranslation pending) {
-    const auto watch = disconnects.watch(HttpServer::current_socket(), pending.id);
+  std::vector<Translation> wait_for(const HttpRequest& req, PendingTranslation pending) {
+    const auto watch = req.hang_up->watch([this, id = pending.id] { service.withdraw(id); });
     try {
       return pending.result.get();
     } catch (const Withdrawn&) {
@@ -117,7 +120,7 @@ struct TranslationServer::Impl {
     return sentences;
   }
 
-  void libre_translate(const httplib::Request& req, httplib::Response& res) {
+  void libre_translate(const HttpRequest& req, HttpResponse& res) {
     const json fields = request_fields(req);
     check_key(fields);
     const std::vector<std::string> texts = texts_of(fields, "q");
@@ -133,12 +136,12 @@ struct TranslationServer::Impl {
     options.beam = std::max(options.beam, options.nbest);
     std::vector<size_t> lines_of;
     const auto lines = split_lines(texts, config.serve, "q", lines_of);
-    const auto translations = wait_for(service.submit(model, options, requests_of(lines, target)));
+    const auto translations = wait_for(req, service.submit(model, options, requests_of(lines, target)));
     const json body = libretranslate_answer(fields, lines_of, translations, alternatives, src);
     send_json(res, 200, body);
   }
 
-  void nmtzoo_translate(const httplib::Request& req, httplib::Response& res) {
+  void nmtzoo_translate(const HttpRequest& req, HttpResponse& res) {
     const json fields = request_fields(req);
     check_key(fields);
     const ServedModel* model = nullptr;
@@ -165,7 +168,7 @@ struct TranslationServer::Impl {
     const auto lines = split_lines(texts_of(fields, "text"), config.serve, "text", lines_of);
     std::vector<TranslationRequest> sentences = requests_of(lines, string_field(fields, "target", ""));
     add_prefixes_and_constraints(fields, sentences, options);
-    const auto translations = wait_for(service.submit(*model, options, std::move(sentences)));
+    const auto translations = wait_for(req, service.submit(*model, options, std::move(sentences)));
     const TranslationJsonOptions shape{true, want_tokens,
                                        want_attention ? AlignmentOutput::kSoft : AlignmentOutput::kNone,
                                        want_attention};
@@ -209,8 +212,8 @@ struct TranslationServer::Impl {
 
   // Runs a handler, turning its errors into JSON answers, and counts it.
   template <class Handler>
-  httplib::Server::Handler guarded(Handler handler) {
-    return [this, handler](const httplib::Request& req, httplib::Response& res) {
+  std::function<void(const HttpRequest&, HttpResponse&)> guarded(Handler handler) {
+    return [this, handler](const HttpRequest& req, HttpResponse& res) {
       const auto start = Clock::now();
       try {
         handler(req, res);
@@ -233,57 +236,83 @@ struct TranslationServer::Impl {
   }
 
   // What an error status means here, for the answers without a message of their own.
-  std::string error_message(int status, const httplib::Request& req) const {
+  std::string error_message(int status, const HttpRequest& req) const {
     switch (status) {
       case 400: return "malformed HTTP request";
       case 404: return "no endpoint " + req.method + " " + req.path;
       case 405: return "method " + req.method + " is not allowed: use GET, POST or OPTIONS";
       case 408: return fmt::format("the request did not arrive whole within serve.read_timeout_s ({} s)", config.serve.read_timeout_s);
       case 413: return fmt::format("the request body is over serve.max_body_bytes ({})", config.serve.max_body_bytes);
-      case 415: return req.is_multipart_form_data() ? "a multipart body is not supported: send JSON or form-encoded fields"
-                                                    : "Content-Encoding '" + req.get_header_value("Content-Encoding") + "' is not supported: send gzip, deflate, br or none";
-      case 501: return "Transfer-Encoding '" + req.get_header_value("Transfer-Encoding") + "' is not supported: send chunked or a Content-Length";
+      case 415: return req.header("Content-Type").rfind("multipart/form-data", 0) == 0
+                           ? "a multipart body is not supported: send JSON or form-encoded fields"
+                           : "Content-Encoding '" + req.header("Content-Encoding") + "' is not supported: send gzip, deflate, br or none";
+      case 431: return fmt::format("the request line and headers are over {} bytes", http.limits().max_head_bytes);
+      case 501: return "Transfer-Encoding '" + req.header("Transfer-Encoding") + "' is not supported: send chunked or a Content-Length";
       default: return fmt::format("HTTP status {}", status);
     }
   }
 
-  // A POST route: its body is read first, within serve.max_body_bytes however it is sent
-  // (HttpServer::read_body), and any error of either is answered by guarded().
+  // The routes whose body is read: any other POST is answered without reading it (a file upload
+  // to a disabled endpoint), and its connection closed.
+  bool reads_body(const HttpRequest& head) const {
+    return head.method == "POST" && routes.count({"POST", head.path}) != 0 && unread_posts.count(head.path) == 0;
+  }
+
+  void handle(const HttpRequest& req, HttpResponse& res) {
+    if (req.method == "OPTIONS") {
+      res.status = 204;
+      return;
+    }
+    const auto route = routes.find({req.method == "HEAD" ? "GET" : req.method, req.path});
+    if (route != routes.end()) return route->second(req, res);
+    guarded([this](const HttpRequest& r, HttpResponse&) {
+      if (r.method != "POST" && r.path.rfind("/download_file/", 0) == 0) {
+        throw RequestError(400, "Files translation are disabled on this server.");
+      }
+      throw RequestError(404, error_message(404, r));
+    })(req, res);
+  }
+
+  HttpHandlers handlers() {
+    HttpHandlers h;
+    h.handle = [this](const HttpRequest& req, HttpResponse& res) { handle(req, res); };
+    h.reads_body = [this](const HttpRequest& head) { return reads_body(head); };
+    h.refuse = [this](const HttpRequest& head, std::string_view problem, HttpResponse& res) {
+      const std::string message = problem.empty() ? error_message(res.status, head) : std::string(problem);
+      res.body = "{\"error\": " + json(message).dump() + "}";  // as the answers of earlier versions of this layer
+    };
+    h.on_response = [](const HttpRequest&, HttpResponse& res) {
+      res.set_header("Access-Control-Allow-Origin", "*");
+      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+    };
+    return h;
+  }
+
   template <class Handler>
-  void post(const char* pattern, Handler handler) {
-    http.Post(pattern, [this, handler](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
-      guarded([&](const httplib::Request&, httplib::Response& answer) {
-        httplib::Request whole = req;
-        const int status = http.read_body(whole, reader);
-        if (status == 400) throw RequestError(400, "malformed request body (its Content-Length, chunks or compressed data)");
-        if (status != 0) throw RequestError(status, error_message(status, whole));
-        handler(whole, answer);
-      })(req, res);
-    });
+  void get(const char* path, Handler handler) {
+    routes[{"GET", path}] = guarded(handler);
+  }
+  template <class Handler>
+  void post(const char* path, Handler handler) {
+    routes[{"POST", path}] = guarded(handler);
   }
 
-  // A POST route answered with `status` and `message` without reading its body (a multipart file).
-  void refuse_unread(const char* pattern, int status, const char* message) {
-    http.Post(pattern, [this, status, message](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader&) {
-      guarded([&](const httplib::Request&, httplib::Response&) { throw RequestError(status, message); })(req, res);
-    });
-  }
-
-  void routes() {
+  void add_routes() {
     post("/translate", [this](const auto& req, auto& res) { libre_translate(req, res); });
     post("/v1/translate", [this](const auto& req, auto& res) { nmtzoo_translate(req, res); });
-    http.Get("/languages", guarded([this](const httplib::Request&, httplib::Response& res) {
+    get("/languages", [this](const HttpRequest&, HttpResponse& res) {
       std::vector<std::pair<std::string, std::string>> pairs;
       for (const auto& m : service.models()) {
         for (const auto& pair : m.pairs()) pairs.emplace_back(pair.src, pair.tgt);
       }
       send_json(res, 200, libretranslate_languages(pairs));
-    }));
-    http.Get("/frontend/settings", guarded([this](const httplib::Request&, httplib::Response& res) {
+    });
+    get("/frontend/settings", [this](const HttpRequest&, HttpResponse& res) {
       const LanguagePair first = service.models().front().pairs().front();
       send_json(res, 200, libretranslate_settings(config.serve, first.src, first.tgt));
-    }));
-    post("/detect", [this](const httplib::Request& req, httplib::Response& res) {
+    });
+    post("/detect", [this](const HttpRequest& req, HttpResponse& res) {
       const json fields = request_fields(req);
       check_key(fields);
       texts_of(fields, "q");  // required, as by LibreTranslate, though the answer does not depend on it
@@ -296,53 +325,45 @@ struct TranslationServer::Impl {
       if (sources.size() != 1) throw RequestError(501, "language detection is not available: the server's models read several languages");
       send_json(res, 200, json::array({{{"confidence", 100.0}, {"language", sources[0]}}}));
     });
-    http.Get("/v1/models", guarded([this](const httplib::Request&, httplib::Response& res) { send_json(res, 200, models_json()); }));
-    http.Get("/health", guarded([this](const httplib::Request&, httplib::Response& res) {
+    get("/v1/models", [this](const HttpRequest&, HttpResponse& res) { send_json(res, 200, models_json()); });
+    get("/health", [this](const HttpRequest&, HttpResponse& res) {
       send_json(res, 200, {{"status", "ok"}, {"models", service.models().size()},
                            {"queued_sentences", service.stats().queued_sentences}});
-    }));
-    http.Get("/metrics", guarded([this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(metrics_text(), "text/plain; version=0.0.4");
-    }));
-    http.Get("/", guarded([](const httplib::Request&, httplib::Response& res) {
-      res.set_content(web_page_html(), "text/html; charset=utf-8");
-    }));
-    // What LibreTranslate answers when files translation and suggestions are disabled.
-    refuse_unread("/translate_file", 403, "Files translation are disabled on this server.");
-    refuse_unread("/suggest", 403, "Suggestions are disabled on this server.");
-    http.Get("/download_file/.*", guarded([](const httplib::Request&, httplib::Response&) {
-      throw RequestError(400, "Files translation are disabled on this server.");
-    }));
-    // Any other POST is answered without reading its body.
-    http.Post(".*", [](const httplib::Request&, httplib::Response& res, const httplib::ContentReader&) { res.status = 404; });
-    http.Options(".*", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
-    http.on_response([](const httplib::Request&, httplib::Response& res) {
-      res.set_header("Access-Control-Allow-Origin", "*");
-      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-      res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
     });
-    // What httplib answers itself (no route, a malformed request, a refused method) gets a JSON body too.
-    http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (res.body.empty()) send_json(res, res.status, {{"error", error_message(res.status, req)}});
+    get("/metrics", [this](const HttpRequest&, HttpResponse& res) {
+      res.content_type = "text/plain; version=0.0.4";
+      res.body = metrics_text();
+    });
+    get("/", [](const HttpRequest&, HttpResponse& res) {
+      res.content_type = "text/html; charset=utf-8";
+      res.body = web_page_html();
+    });
+    // What LibreTranslate answers when files translation and suggestions are disabled (their
+    // bodies are not read: reads_body).
+    routes[{"POST", "/translate_file"}] = guarded([](const HttpRequest&, HttpResponse&) {
+      throw RequestError(403, "Files translation are disabled on this server.");
+    });
+    routes[{"POST", "/suggest"}] = guarded([](const HttpRequest&, HttpResponse&) {
+      throw RequestError(403, "Suggestions are disabled on this server.");
     });
   }
 };
 
 TranslationServer::TranslationServer(TranslationService& service, const RunConfig& config)
     : impl_(std::make_unique<Impl>(service, config)) {
-  impl_->routes();
+  impl_->add_routes();
 }
 
 TranslationServer::~TranslationServer() = default;
 
 int TranslationServer::bind() {
   const ServeConfig& s = impl_->config.serve;
-  const int port = impl_->http.bind_listener(s.host, static_cast<int>(s.port));
+  const int port = impl_->http.bind(s.host, static_cast<int>(s.port));
   if (port < 0) throw std::runtime_error(fmt::format("cannot listen on {}:{} (in use, or not an address of this machine?)", s.host, s.port));
   return port;
 }
 
-void TranslationServer::listen() { impl_->http.listen_after_bind(); }
+void TranslationServer::listen() { impl_->http.run(); }
 
 void TranslationServer::stop() { impl_->http.stop(); }
 

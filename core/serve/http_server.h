@@ -1,68 +1,134 @@
-// nmtzoo-serve's connections, in front of cpp-httplib 0.11.4 (Debian's), which still parses the
-// requests and routes them. Left to itself that version gives each connection a thread of its
-// pool from accept to close (200 clients sending their headers a byte a second held every thread;
-// read timeouts are per read, so they never fired), reads a chunked or compressed body whole
-// whatever its size (its payload limit checks Content-Length only), and makes a new 4 KB
-// read-ahead buffer for each request of a connection, dropping whatever it had read past the
-// request: the second of two pipelined requests was lost. So here, without patching the library:
-//  - one thread (epoll) waits for every connection's next request head: an idle keep-alive
-//    connection or a slow client holds no HTTP thread; a request reaches the `threads` HTTP
-//    threads once its request line and headers are all there (at most `max_head_bytes`, 431).
-//    A larger pool, or a watcher shutting sockets past a deadline, would still give every slow
-//    client a thread until its deadline: N of them would again hold N threads;
-//  - a request's head and body must arrive within `request_timeout_s` of its first byte (408), a
-//    connection without a request is closed after `idle_timeout_s`, and an answer must be written
-//    within `request_timeout_s`;
-//  - at most `max_connections` connections in all and `max_per_client` from one address (503);
-//  - a connection's read-ahead lives as long as the connection: pipelined requests are answered
-//    in order;
-//  - read_body() reads a POST body within `max_body_bytes` counted after decompression (413 as
-//    soon as the bound is passed), and a connection whose request was not read whole is closed
-//    after its answer (with a short drain, so that the client gets the answer, not a reset).
+// nmtzoo-serve's HTTP/1.1 connections, on Boost.Beast and Asio (Debian's libboost-dev): Beast
+// parses and frames requests (RFC 9112: Content-Length with Transfer-Encoding, or two different
+// Content-Lengths, are refused), Asio waits on every connection at once. What this layer adds:
+//  - one I/O thread reads every connection; a request reaches the `threads` handler threads only
+//    once its head and body are all there, so slow heads, slow bodies and idle keep-alive
+//    connections hold no handler thread;
+//  - a request's head and body must arrive within `request_timeout_s` of its first byte (408); a
+//    connection without a request is closed after `idle_timeout_s`; an answer must be written
+//    within `request_timeout_s`, so a client that never reads stalls only itself;
+//  - at most `max_connections` in all and `max_per_client` from one address (503);
+//  - bodies within `max_body_bytes`, counted as sent and again after decompression (413);
+//  - pipelined requests are answered in order, one at a time per connection;
+//  - every answer that ends a connection is followed by a lingering close (as nginx's): the end
+//    of our side, then what the client still sends is read and dropped for a while, so that it
+//    reads its 413 or 503 instead of a reset;
+//  - a client that hangs up while its request waits is told to the handler (HangUp), and a
+//    half-closed client (it shut its sending side after the request) is not one that hung up.
+// Header hygiene: no Beast or Asio here; they are http_server.cpp's alone.
 #pragma once
 
-#include <httplib.h>
-
 #include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace nmtzoo {
 
 struct ConnectionLimits {
-  size_t threads = 64;             // requests handled at once (serve.http_threads)
-  double request_timeout_s = 10;   // from a request's first byte to its last, and for its answer
-  double idle_timeout_s = 10;      // a connection with no request under way
-  size_t max_connections = 1024;   // open at once, in all (lowered to what the fd limit allows)
-  size_t max_per_client = 256;     // open at once from one client address
-  size_t max_head_bytes = 32768;   // a request line and its headers
-  size_t max_body_bytes = 1 << 20; // a body, after decompression
+  size_t threads = 64;              // requests handled at once (serve.http_threads)
+  double request_timeout_s = 10;    // from a request's first byte to its last, and for its answer
+  double idle_timeout_s = 10;       // a connection with no request under way
+  size_t max_connections = 10000;   // open at once, in all (lowered to what the fd limit allows)
+  size_t max_per_client = 256;      // open at once from one client address
+  size_t max_head_bytes = 32768;    // a request line and its headers
+  size_t max_body_bytes = 1 << 20;  // a body, as sent and after decompression
 };
 
-class HttpServer : public httplib::Server {
+// Whether the client of a request hung up while it was being handled. Shared by the connection
+// (which calls hang_up() on its I/O thread) and the request's handler (which watches it).
+class HangUp {
  public:
-  explicit HttpServer(const ConnectionLimits& limits);
-  ~HttpServer() override;
+  // Runs `f` when the client hangs up (at once if it has) until the returned guard goes.
+  class Watch {
+   public:
+    explicit Watch(HangUp* owner) : owner_(owner) {}
+    ~Watch();
+    Watch(const Watch&) = delete;
+    Watch& operator=(const Watch&) = delete;
 
-  // Binds host:port (0: a free port) and listens with a backlog of SOMAXCONN: the port, or -1.
-  int bind_listener(const std::string& host, int port);
-  // Reads the body of the POST request being handled into req.body (form-encoded fields into
-  // req.params): 0, or the status to answer (413 over the bound, 415 multipart, 408 past the
-  // deadline, 400 malformed chunks or compressed data).
-  int read_body(httplib::Request& req, const httplib::ContentReader& reader) const;
-  // Runs on every answer once its headers are set (use this, not set_post_routing_handler, and
-  // leave new_task_queue and set_pre_routing_handler alone: this class sets them).
-  void on_response(Handler handler) { on_response_ = std::move(handler); }
-  // The socket of the connection whose request this thread is handling, or -1.
-  static int current_socket();
-  const ConnectionLimits& limits() const { return limits_; }
+   private:
+    HangUp* owner_;
+  };
+  Watch watch(std::function<void()> f);
+  void hang_up();
+  bool gone() const;
 
  private:
-  struct Pool;
-  bool process_and_close_socket(socket_t sock) override;  // called on the accepting thread
-
-  ConnectionLimits limits_;
-  Handler on_response_;
-  Pool* pool_ = nullptr;  // while listen runs; httplib owns it as its task queue
+  mutable std::mutex mutex_;
+  bool gone_ = false;
+  std::function<void()> on_hang_up_;
 };
+
+struct HttpRequest {
+  std::string method;  // as sent: GET, POST...
+  std::string path;    // without the query; the path of an absolute-form target (RFC 9112 3.2.2)
+  std::string query;   // after '?', undecoded
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;    // decoded (Content-Encoding undone)
+  std::multimap<std::string, std::string> params;  // the query's fields, then a form body's
+  std::string client;  // the peer's address
+  std::shared_ptr<HangUp> hang_up = std::make_shared<HangUp>();
+
+  // The first header `name` (any case), or "".
+  std::string header(std::string_view name) const;
+  bool has_header(std::string_view name) const;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // beyond Content-Type and -Length
+
+  void set_header(std::string name, std::string value) { headers.emplace_back(std::move(name), std::move(value)); }
+};
+
+// What the server asks of its application.
+struct HttpHandlers {
+  // Answers a request whose head and body are read (on a handler thread).
+  std::function<void(const HttpRequest&, HttpResponse&)> handle;
+  // Whether a request with this head reads its body; when not, it is answered without reading
+  // it (a file upload to a disabled endpoint) and its connection is closed after the answer.
+  std::function<bool(const HttpRequest& head)> reads_body = [](const HttpRequest&) { return true; };
+  // The answer to a request this layer refuses itself (400, 405, 408, 413, 415, 431, 501, 503):
+  // `head` holds what was read of it (maybe nothing), `problem` what is wrong when the status
+  // alone does not say it (else ""). Sets the body; the status is set already.
+  std::function<void(const HttpRequest& head, std::string_view problem, HttpResponse&)> refuse;
+  // Runs on every answer once its body is set (CORS headers, counters).
+  std::function<void(const HttpRequest&, HttpResponse&)> on_response;
+};
+
+class HttpServer {
+ public:
+  HttpServer(const ConnectionLimits& limits, HttpHandlers handlers);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds host:port (0: a free port) and listens: the port, or -1.
+  int bind(const std::string& host, int port);
+  // Serves until stop(): idle connections are closed, requests under way are answered (each
+  // with Connection: close) first.
+  void run();
+  // Safe from any thread, before or during run().
+  void stop();
+  const ConnectionLimits& limits() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The fields of an application/x-www-form-urlencoded text (a body, or a query), added to `params`.
+void parse_form(std::string_view text, std::multimap<std::string, std::string>& params);
+// `body` decoded from Content-Encoding `coding` ("", identity, gzip, deflate or br), at most
+// `max` bytes: 0, 413 over the bound, 415 another coding, 400 malformed compressed data.
+int decode_content(std::string_view coding, std::string& body, size_t max);
 
 }  // namespace nmtzoo

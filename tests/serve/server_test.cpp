@@ -473,11 +473,13 @@ TEST(HttpServer, ConnectionsFromOneAddressAreBounded) {
   ConnectionLimits limits;
   limits.threads = 2;
   limits.max_per_client = 4;
-  HttpServer http(limits);
-  http.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
-  const int port = http.bind_listener("127.0.0.1", 0);
+  HttpHandlers handlers;
+  handlers.handle = [](const HttpRequest&, HttpResponse& res) { res.body = "ok"; };
+  handlers.refuse = [](const HttpRequest&, std::string_view problem, HttpResponse& res) { res.body = problem; };
+  HttpServer http(limits, handlers);
+  const int port = http.bind("127.0.0.1", 0);
   ASSERT_GT(port, 0);
-  std::thread listening([&] { http.listen_after_bind(); });
+  std::thread listening([&] { http.run(); });
   std::vector<int> idle;
   for (int i = 0; i < 4; ++i) idle.push_back(send_raw(port, ""));
   auto status_from = [&](const char* from) {
