@@ -36,7 +36,7 @@ using error_code = boost::system::error_code;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kLinger = std::chrono::seconds(1);  // reading a closed connection's input, at most
-constexpr size_t kMaxLingerBytes = 1 << 20;
+constexpr size_t kMaxLingerBytes = 64 << 20;  // a client sending a large body whole before it reads
 constexpr size_t kReadChunk = 16384;
 // The start of every answer: sent early to a client that closed its sending side while its
 // request was handled, to learn whether it still reads (a half-close) or is gone (its kernel
