@@ -1,6 +1,7 @@
 // nmtzoo-serve: a translation server (LibreTranslate's API, nmtzoo's /v1 API, a web page) with
 // dynamic batching, for a checkpoint or an ensemble (-c, as nmtzoo-translate), or several
 // separately named models (--model NAME=CHECKPOINT[,CHECKPOINT...]).
+#include <ATen/Parallel.h>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <signal.h>
@@ -113,9 +114,12 @@ int run(const Options& cli) {
     models.push_back(std::move(model));
   }
 
+  // Several workers share the cores: each gets its part of --threads.
+  const int64_t workers = server.serve.decode_workers;
+  const int64_t threads_each = workers == 1 ? 0 : std::max<int64_t>(1, at::get_num_threads() / workers);
   TranslationService service(std::move(models),
                              std::chrono::duration<double, std::milli>(server.serve.max_wait_ms),
-                             server.serve.max_queue);
+                             server.serve.max_queue, DecodeWorkers{workers, threads_each});
   TranslationServer http(service, server);
   const int port = http.bind();
   std::thread stopper([&] {
@@ -123,8 +127,8 @@ int run(const Options& cli) {
     std::cerr << fmt::format("received {}: finishing the requests in flight\n", signal == SIGTERM ? "SIGTERM" : "SIGINT");
     http.stop();
   });
-  std::cerr << fmt::format("listening on http://{}:{}/ ({} HTTP threads, batches wait at most {} ms)\n",
-                           server.serve.host, port, server.serve.http_threads, server.serve.max_wait_ms)
+  std::cerr << fmt::format("listening on http://{}:{}/ ({} HTTP threads, {} decoding worker(s), batches wait at most {} ms)\n",
+                           server.serve.host, port, server.serve.http_threads, workers, server.serve.max_wait_ms)
             << std::flush;
   http.listen();
   if (stopper.joinable()) {

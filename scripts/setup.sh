@@ -18,6 +18,7 @@ packages=(
   libsentencepiece-dev sentencepiece
   libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libutf8proc-dev libgloo-dev libzip-dev
+  wrk  # HTTP load in experiments/measure/serve_connections.sh
   time  # GNU time: peak RSS and page faults in experiments/measure/compare_builds_training.sh and large_corpora.sh
   libboost-dev libbrotli-dev  # the server's HTTP (Boost.Beast, Asio) and its request bodies' br coding
   libcpp-httplib-dev  # the tests' HTTP client

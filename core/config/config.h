@@ -136,6 +136,7 @@ struct ServeConfig {
   std::string host;
   int64_t port;
   int64_t http_threads;
+  int64_t decode_workers;
   double max_wait_ms;
   double read_timeout_s;
   int64_t max_body_bytes;

@@ -568,6 +568,10 @@ std::vector<OptionSpec> build_schema() {
                 "requests handled at once (idle keep-alive connections and clients still sending "
                 "their request hold none); decoding has its own queue and thread, so this does not "
                 "cap the batch");
+  serve.integer("decode_workers", &ServeConfig::decode_workers, 1, Range{1, 256},
+                "batches decoded at once on the same loaded models, each with --threads / "
+                "decode_workers CPU threads (CTranslate2's inter_threads): more raise throughput "
+                "when requests are small and come from many clients; 1 makes the largest batches");
   serve.real("max_wait_ms", &ServeConfig::max_wait_ms, 10.0, Range{0, 60000},
              "a request waits at most this long for others to share its batch");
   serve.real("read_timeout_s", &ServeConfig::read_timeout_s, 10.0, Range{0.1, 3600},

@@ -174,7 +174,7 @@ std::vector<Translation> ModelTranslator::translate(const std::vector<Translatio
     lengths.push_back(static_cast<int64_t>(sources[i].size()) + 1);
   }
   const int64_t budget = std::max<int64_t>(1, options_.batch_tokens / options_.width());
-  model_.eval();
+  if (model_.is_training()) model_.eval();  // (a Translator's models are already: calls on them run at once)
   CpuAutocast autocast(options_.dtype == DecodeDtype::kBf16 && device_.is_cpu());
   Int8Scope int8(int8_);
   int64_t done = static_cast<int64_t>(requests.size() - to_translate.size());  // empty lines

@@ -59,9 +59,12 @@ Translator::Translator(std::vector<TrainedModel> members, std::vector<std::strin
     throw std::invalid_argument("a Translator needs one path per loaded model, and at least one");
   }
   check_members();
+  // Once, here: calls never change a module, so that they can run at once.
+  for (auto& member : members_) member.model->eval();
   if (members_.size() == 1) {
     model_ = members_.front().model;
     if (options_.recompute_prefix()) model_ = std::make_shared<PrefixRecomputingModel>(model_);
+    model_->eval();
     return;
   }
   if (options_.recompute_prefix()) {
@@ -70,6 +73,7 @@ Translator::Translator(std::vector<TrainedModel> members, std::vector<std::strin
   std::vector<std::shared_ptr<EncoderDecoder>> models;
   for (const auto& member : members_) models.push_back(member.model);
   ensemble_ = std::make_shared<EnsembleModel>(models, options_.weights(), options_.ensemble_mode());
+  ensemble_->eval();
 }
 
 Translator::~Translator() = default;
@@ -156,20 +160,27 @@ std::vector<std::optional<AttentionChoice>> Translator::attention_choices(const 
   return choices;
 }
 
-EncoderDecoder& Translator::search_model(SearchOptions& options) {
+std::shared_ptr<EncoderDecoder> Translator::search_model(SearchOptions& options) const {
   const auto choices = attention_choices(options);
   if (!ensemble_) {
     if (choices.front()) options.attention = *choices.front();
-    return *model_;
+    return model_;
   }
-  for (size_t i = 0; i < choices.size(); ++i) {
-    ensemble_->choose_attention(i, choices[i].value_or(AttentionChoice{}));
-  }
-  return *ensemble_;
+  // The ensemble records the attention the call chose: a combinator of the shared models made for
+  // the call (a few pointers), so calls with different choices run at once.
+  std::vector<std::shared_ptr<EncoderDecoder>> models;
+  for (const auto& member : members_) models.push_back(member.model);
+  auto ensemble = std::make_shared<EnsembleModel>(std::move(models), options_.weights(), options_.ensemble_mode());
+  for (size_t i = 0; i < choices.size(); ++i) ensemble->choose_attention(i, choices[i].value_or(AttentionChoice{}));
+  // The search reads the ensemble's own recording, the mean of the members' choices: a layer
+  // asked of it would be looked up in the ensemble's state, which has none (a c10::Error before).
+  AttentionChoice combined;
+  combined.alignment = options.attention.alignment;
+  options.attention = combined;
+  return ensemble;
 }
 
 void Translator::prepare(const SearchOptions& options) {
-  std::lock_guard<std::mutex> lock(mutex_);
   attention_choices(options);
   check_dtype_runs(options.dtype, options_.device());
   shortlist(options.shortlist);
@@ -182,6 +193,7 @@ std::string Translator::describe_attention(const SearchOptions& options) const {
 
 std::shared_ptr<const Shortlist> Translator::shortlist(const std::string& path) {
   if (path.empty()) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
   if (path != shortlist_path_) {
     shortlist_ = std::make_shared<const Shortlist>(Shortlist::load(path, tokenizers()));
     shortlist_path_ = path;
@@ -192,13 +204,13 @@ std::shared_ptr<const Shortlist> Translator::shortlist(const std::string& path) 
 std::vector<Translation> Translator::translate_batch(const std::vector<TranslationRequest>& requests,
                                                      const SearchOptions& options, int64_t first_line,
                                                      const std::function<void(int64_t)>& progress) {
-  std::lock_guard<std::mutex> lock(mutex_);
   SearchOptions resolved = options;
-  EncoderDecoder& model = search_model(resolved);
-  ModelTranslator translator(model, tokenizers(), resolved, options_.device(), int8_.get(),
+  const std::shared_ptr<EncoderDecoder> model = search_model(resolved);
+  ModelTranslator translator(*model, tokenizers(), resolved, options_.device(), int8_.get(),
                              shortlist(resolved.shortlist));
   if (progress) translator.on_progress(progress);
   std::vector<Translation> translations = translator.translate(requests, first_line);
+  std::lock_guard<std::mutex> lock(mutex_);
   shortlisted_batches_ += translator.shortlisted_batches();
   shortlisted_tokens_ += translator.shortlisted_tokens();
   return translations;
@@ -218,10 +230,8 @@ std::vector<ScoredPair> Translator::score_batch(const std::vector<std::string>& 
   if (sources.size() != targets.size()) {
     throw std::invalid_argument(fmt::format("score_batch: {} sources for {} targets", sources.size(), targets.size()));
   }
-  std::lock_guard<std::mutex> lock(mutex_);
   torch::NoGradGuard no_grad;
   EncoderDecoder& model = ensemble_ ? static_cast<EncoderDecoder&>(*ensemble_) : *members_.front().model;
-  model.eval();
   const int64_t limit = max_source_tokens();
   std::vector<ScoredPair> results(sources.size());
   std::vector<std::vector<int32_t>> src(sources.size());

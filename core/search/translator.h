@@ -62,7 +62,9 @@ class Translator {
 
   // One Translation per request, in order (ModelTranslator::translate). `first_line` numbers the
   // first request for messages and sampling seeds; `progress` gets the count done after each
-  // batch. Safe to call from several threads: calls run one at a time.
+  // batch. Safe to call from several threads, and calls run at once: a call keeps its state (its
+  // decoder states, the ensemble's attention choice) to itself and changes no module, as
+  // CTranslate2's translators on one set of weights.
   std::vector<Translation> translate_batch(const std::vector<TranslationRequest>& requests,
                                            const SearchOptions& options, int64_t first_line = 1,
                                            const std::function<void(int64_t)>& progress = {});
@@ -98,7 +100,7 @@ class Translator {
   std::optional<AttentionChoice> attention_choice(size_t i, const AttentionChoice& asked) const;
   // The model to search with `options`, with the attention it records chosen; `options.attention`
   // becomes the single model's resolved choice.
-  EncoderDecoder& search_model(SearchOptions& options);
+  std::shared_ptr<EncoderDecoder> search_model(SearchOptions& options) const;
   std::shared_ptr<const Shortlist> shortlist(const std::string& path);
 
   std::vector<TrainedModel> members_;
@@ -111,7 +113,7 @@ class Translator {
   std::shared_ptr<const Shortlist> shortlist_;
   int64_t shortlisted_batches_ = 0;
   int64_t shortlisted_tokens_ = 0;
-  mutable std::mutex mutex_;
+  mutable std::mutex mutex_;  // the shortlist and the counters (a call's decoding holds no lock)
 };
 
 }  // namespace nmtzoo

@@ -47,6 +47,7 @@ struct TranslationService::Job {
   Clock::time_point queued;
   int64_t tokens = 0;
   uint64_t id = 0;
+  bool claimed = false;  // a worker waits for company on its behalf
 };
 
 std::string ServedModel::arch() const {
@@ -57,9 +58,17 @@ std::string ServedModel::arch() const {
 
 TranslationService::TranslationService(std::vector<ServedModel> models,
                                        std::chrono::duration<double, std::milli> max_wait,
-                                       int64_t max_queue)
+                                       int64_t max_queue, DecodeWorkers workers)
     : models_(std::move(models)), max_wait_(max_wait), max_queue_(max_queue) {
-  worker_ = std::thread([this] { decode_loop(); });
+  for (int64_t i = 0; i < std::max<int64_t>(1, workers.count); ++i) {
+    workers_.emplace_back([this, threads = workers.threads_each] {
+      if (threads > 0) {
+        at::init_num_threads();
+        at::set_num_threads(static_cast<int>(threads));  // this thread's decoding, in OpenMP's per-thread setting
+      }
+      decode_loop();
+    });
+  }
 }
 
 TranslationService::~TranslationService() {
@@ -68,7 +77,7 @@ TranslationService::~TranslationService() {
     stopping_ = true;
   }
   wake_.notify_all();
-  worker_.join();
+  for (auto& worker : workers_) worker.join();
 }
 
 const ServedModel* TranslationService::find(const std::string& name) const {
@@ -167,18 +176,22 @@ std::vector<std::shared_ptr<TranslationService::Job>> TranslationService::take_b
 
 void TranslationService::decode_loop() {
   torch::NoGradGuard no_grad;
+  auto free_since = Clock::now();  // this worker's
   while (true) {
     std::vector<std::shared_ptr<Job>> batch;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, nothing left
-      const std::shared_ptr<Job> first = queue_.front();
+      const auto unclaimed = [&] {
+        return std::find_if(queue_.begin(), queue_.end(), [](const auto& job) { return !job->claimed; });
+      };
+      wake_.wait(lock, [&] { return (stopping_ && queue_.empty()) || unclaimed() != queue_.end(); });
+      if (unclaimed() == queue_.end()) return;  // stopping, nothing left
+      const std::shared_ptr<Job> first = *unclaimed();
+      first->claimed = true;
       const auto still_queued = [&] { return std::find(queue_.begin(), queue_.end(), first) != queue_.end(); };
-      // The wait for company counts from when the decoder could first take the request: requests
-      // that queued during the previous call are joined by the clients that call just answered.
-      const auto deadline = std::max(first->queued, decoder_free_since_) +
-                            std::chrono::duration_cast<Clock::duration>(max_wait_);
+      // The wait for company counts from when this worker could first take the request: requests
+      // that queued during its previous call are joined by the clients that call just answered.
+      const auto deadline = std::max(first->queued, free_since) + std::chrono::duration_cast<Clock::duration>(max_wait_);
       // Wait for company until the oldest request's deadline or a full batch.
       while (!stopping_ && Clock::now() < deadline && still_queued()) {
         int64_t compatible = 0;
@@ -188,13 +201,14 @@ void TranslationService::decode_loop() {
         if (first->options.sampling || compatible >= first->options.batch_tokens) break;
         wake_.wait_until(lock, deadline);
       }
-      if (!still_queued()) continue;  // withdrawn while waiting: start over with the new oldest
+      if (!still_queued()) continue;  // withdrawn, or taken by another worker: start over
       batch = take_batch(first);
       const auto now = Clock::now();
       for (const auto& job : batch) {
         stats_.queue_wait_seconds.observe(std::chrono::duration<double>(now - job->queued).count());
       }
     }
+    wake_.notify_all();  // another worker may take what this one left
     std::vector<TranslationRequest> sentences;
     for (const auto& job : batch) sentences.insert(sentences.end(), job->sentences.begin(), job->sentences.end());
     std::vector<std::vector<Translation>> answers(batch.size());
@@ -229,7 +243,7 @@ void TranslationService::decode_loop() {
       // Counted before any client is answered, so that a client reading /metrics after its answer
       // sees its own batch.
       std::lock_guard<std::mutex> lock(mutex_);
-      decoder_free_since_ = Clock::now();
+      free_since = Clock::now();
       ++stats_.batches;
       stats_.sentences += static_cast<int64_t>(sentences.size());
       stats_.batch_sentences.observe(static_cast<double>(sentences.size()));
@@ -245,14 +259,15 @@ void TranslationService::decode_loop() {
 }
 
 void TranslationService::warn_about_limits(const ServedModel& model, const std::vector<Translation>& translations) {
-  if (warned_about_limits_) return;
+  if (warned_about_limits_.load()) return;
   for (const Translation& t : translations) {
     std::string warning = min_len_warning(t);
     if (warning.empty()) warning = empty_output_warning(t);
     if (warning.empty()) continue;
-    std::cerr << fmt::format("warning: model {}: {} (said once; each answer lists its own in \"warnings\")\n",
-                             model.name, warning);
-    warned_about_limits_ = true;
+    if (!warned_about_limits_.exchange(true)) {
+      std::cerr << fmt::format("warning: model {}: {} (said once; each answer lists its own in \"warnings\")\n",
+                               model.name, warning);
+    }
     return;
   }
 }

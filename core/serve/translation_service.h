@@ -1,11 +1,14 @@
 // The decoding half of nmtzoo-serve: loaded models and one queue in front of them. Requests from
-// any number of HTTP threads are queued; one decoding thread takes the oldest, waits at most
-// serve.max_wait_ms for more requests it can decode together (same model and options), and
-// translates them as one Translator call, which batches by decoding.batch_tokens. The wait
-// counts from when the decoder became free, so that a request never waits for company longer
-// than serve.max_wait_ms once it could have been decoded. No HTTP here.
+// any number of HTTP threads are queued; each of serve.decode_workers decoding threads takes the
+// oldest request no other worker has taken, waits at most serve.max_wait_ms for more requests it
+// can decode together (same model and options), and translates them as one Translator call,
+// which batches by decoding.batch_tokens. Workers decode at once on the same loaded models
+// (CTranslate2's inter_threads). The wait counts from when the worker became free, so that a
+// request never waits for company longer than serve.max_wait_ms once it could have been
+// decoded. No HTTP here.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -65,10 +68,16 @@ struct ServiceStats {
   Histogram queue_wait_seconds{{0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5}};
 };
 
+// The decoding threads: how many, and each one's CPU threads (0: the process's setting).
+struct DecodeWorkers {
+  int64_t count = 1;
+  int64_t threads_each = 0;
+};
+
 class TranslationService {
  public:
   TranslationService(std::vector<ServedModel> models, std::chrono::duration<double, std::milli> max_wait,
-                     int64_t max_queue);
+                     int64_t max_queue, DecodeWorkers workers = {});
   ~TranslationService();  // finishes what is queued, then stops
   TranslationService(const TranslationService&) = delete;
   TranslationService& operator=(const TranslationService&) = delete;
@@ -94,7 +103,7 @@ class TranslationService {
   // Jobs decodable with `first` in one call, oldest first (first included).
   std::vector<std::shared_ptr<Job>> take_batch(const std::shared_ptr<Job>& first);
   // Tells stderr, once per service, that a length limit lowered min_len or left an output empty
-  // (every answer carries its own in the JSON's "warnings"). Decoding thread only.
+  // (every answer carries its own in the JSON's "warnings").
   void warn_about_limits(const ServedModel& model, const std::vector<Translation>& translations);
 
   std::vector<ServedModel> models_;
@@ -106,10 +115,9 @@ class TranslationService {
   int64_t queued_sentences_ = 0;
   uint64_t next_id_ = 1;
   bool stopping_ = false;
-  std::chrono::steady_clock::time_point decoder_free_since_{};
   ServiceStats stats_;
-  bool warned_about_limits_ = false;  // decoding thread only
-  std::thread worker_;
+  std::atomic<bool> warned_about_limits_{false};
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace nmtzoo

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <future>
 #include <thread>
 
 #include "core/config/schema.h"
@@ -182,6 +183,59 @@ TEST(Translator, TwoThreadsTranslatingAtOnceGetWhatEachGetsAlone) {
   second.join();
   EXPECT_EQ(got_beam, expected_beam);
   EXPECT_EQ(got_greedy, expected_greedy);
+}
+
+// Calls overlap: one call, stopped inside its decoding (its progress callback), lets another on
+// the same Translator run to its end. (Calls once took a lock for their whole length: the second
+// waited for the first, which waited for it.) An ensemble's two calls each record the attention
+// they chose, as each does alone.
+TEST(Translator, ACallRunsWhileAnotherIsUnderWay) {
+  testing::TinyRun run("transformer");
+  const std::string checkpoint = run.save_untrained_checkpoint();
+  for (const std::vector<std::string>& checkpoints : {std::vector<std::string>{checkpoint},
+                                                      std::vector<std::string>{checkpoint, checkpoint}}) {
+    Translator translator(checkpoints);
+    SearchOptions last_layer = translator.search_options();  // the mean of heads and layers
+    last_layer.record_attention = true;
+    SearchOptions first_layer = last_layer;  // one head
+    first_layer.attention.layer = 0;
+    first_layer.attention.head = 0;
+    const auto alone_first = translator.translate_batch(kLines, first_layer);
+    const auto alone_last = translator.translate_batch(kLines, last_layer);
+    std::promise<void> paused;
+    std::promise<void> other_done;
+    auto other_done_future = other_done.get_future();
+    std::vector<Translation> overlapped_first;
+    std::thread first([&] {
+      bool once = false;
+      std::vector<TranslationRequest> requests;
+      for (const auto& line : kLines) requests.push_back({line, {}, {}, {}});
+      overlapped_first = translator.translate_batch(requests, first_layer, 1, [&](int64_t) {
+            if (once) return;
+            once = true;
+            paused.set_value();
+            other_done_future.wait_for(std::chrono::seconds(20));
+          });
+    });
+    paused.get_future().wait();
+    std::vector<Translation> overlapped_last;
+    std::thread second([&] {
+      overlapped_last = translator.translate_batch(kLines, last_layer);
+      other_done.set_value();
+    });
+    const bool finished = other_done_future.wait_for(std::chrono::seconds(15)) == std::future_status::ready;
+    second.join();
+    first.join();
+    ASSERT_TRUE(finished) << checkpoints.size() << " model(s): the second call waited for the first";
+    ASSERT_EQ(overlapped_first.size(), alone_first.size());
+    for (size_t i = 0; i < kLines.size(); ++i) {
+      EXPECT_EQ(overlapped_first[i].texts, alone_first[i].texts);
+      EXPECT_EQ(overlapped_last[i].texts, alone_last[i].texts);
+      if (alone_first[i].nbest.empty() || !alone_first[i].nbest[0].attention.defined()) continue;
+      EXPECT_TRUE(overlapped_first[i].nbest[0].attention.equal(alone_first[i].nbest[0].attention));
+      EXPECT_TRUE(overlapped_last[i].nbest[0].attention.equal(alone_last[i].nbest[0].attention));
+    }
+  }
 }
 
 }  // namespace

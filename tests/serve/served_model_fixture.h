@@ -37,7 +37,7 @@ class ServedTinyModel : public ::testing::Test {
     models.push_back(std::move(model));
     service_ = std::make_unique<TranslationService>(
         std::move(models), std::chrono::duration<double, std::milli>(config_.serve.max_wait_ms),
-        config_.serve.max_queue);
+        config_.serve.max_queue, DecodeWorkers{config_.serve.decode_workers, 0});
     server_ = std::make_unique<TranslationServer>(*service_, config_);
     port_ = server_->bind();
     thread_ = std::thread([this] { server_->listen(); });

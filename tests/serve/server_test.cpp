@@ -112,6 +112,32 @@ TEST_F(Server, ConcurrentRequestsAreBatchedAndEqualOfflineTranslation) {
   EXPECT_NE(metrics->body.find("nmtzoo_request_seconds_bucket{le=\"+Inf\"}"), std::string::npos);
 }
 
+// With serve.decode_workers, batches of different options decode at once on the one loaded
+// model (Translator.ACallRunsWhileAnotherIsUnderWay shows the overlap), each as it would alone.
+TEST_F(Server, SeveralDecodeWorkersGiveWhatOneGives) {
+  start({"serve.decode_workers=3", "serve.max_wait_ms=0"});
+  const std::vector<std::string> sentences{"a b c", "d e f g", "b b a", "g f"};
+  std::vector<std::future<json>> answers;
+  for (int beam : {1, 2, 3, 4}) {
+    for (const auto& sentence : sentences) {
+      answers.push_back(std::async(std::launch::async, [this, beam, sentence] {
+        return post_json("/v1/translate", {{"text", sentence}, {"beam", beam}}, 200);
+      }));
+    }
+  }
+  size_t i = 0;
+  for (int beam : {1, 2, 3, 4}) {
+    Translator translator({checkpoint_});
+    SearchOptions options = translator.search_options();
+    options.beam = beam;
+    options.nbest = 1;
+    const auto expected = translator.translate_batch(sentences, options);
+    for (size_t s = 0; s < sentences.size(); ++s, ++i) {
+      EXPECT_EQ(answers[i].get()["translations"][0]["text"], expected[s].texts[0]) << "beam " << beam;
+    }
+  }
+}
+
 TEST_F(Server, V1TranslateTakesDecodingOptionsAndReturnsScoresTokensAttention) {
   start();
   json answer = post_json("/v1/translate", {{"model", "tiny"}, {"text", json::array({"a b c"})}, {"beam", 4},
