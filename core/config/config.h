@@ -143,6 +143,7 @@ struct ServeConfig {
   int64_t max_lines;
   int64_t max_line_chars;
   int64_t max_queue;
+  int64_t max_alternatives;
   std::vector<std::string> api_keys;
 };
 

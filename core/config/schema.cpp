@@ -498,17 +498,19 @@ std::vector<OptionSpec> build_schema() {
   SectionBuilder<DecodeConfig> decode(options, "decoding", &RunConfig::decoding);
   decode.per_request(true);
   decode.integer("beam", &DecodeConfig::beam, 5, Range{1, 1024}, "beam size; 1 = greedy");
-  decode.integer("nbest", &DecodeConfig::nbest, 1, positive, "hypotheses output per sentence (<= beam; with sampling: samples per sentence)");
+  decode.integer("nbest", &DecodeConfig::nbest, 1, Range{1, 1024},
+                 "hypotheses output per sentence (<= beam; with sampling: samples per sentence, each "
+                 "a decoding of its own, hence the bound)");
   decode.choice<LengthPenalty>("length_penalty", &DecodeConfig::length_penalty, LengthPenalty::kAverage,
                                {{"none", LengthPenalty::kNone}, {"avg", LengthPenalty::kAverage},
                                 {"wu", LengthPenalty::kWu}},
                                "final score: none = log-prob, avg = log-prob / len^alpha, "
                                "wu = log-prob / ((5+len)/6)^alpha (GNMT)");
   decode.real("alpha", &DecodeConfig::alpha, 1.0, non_negative, "length penalty strength");
-  decode.real("max_len_a", &DecodeConfig::max_len_a, 1.5, non_negative,
-              "output length limit a * source_len + b: a");
-  decode.integer("max_len_b", &DecodeConfig::max_len_b, 10, non_negative,
-                 "output length limit a * source_len + b: b");
+  decode.real("max_len_a", &DecodeConfig::max_len_a, 1.5, Range{0, 1000},
+              "output length limit a * source_len + b: a (the model's max_positions caps the limit)");
+  decode.integer("max_len_b", &DecodeConfig::max_len_b, 10, Range{0, 1 << 20},
+                 "output length limit a * source_len + b: b (the model's max_positions caps the limit)");
   decode.integer("min_len", &DecodeConfig::min_len, 1, non_negative, "shortest output, in tokens");
   decode.per_request(false);
   decode.integer("batch_tokens", &DecodeConfig::batch_tokens, 4096, positive,
@@ -522,8 +524,8 @@ std::vector<OptionSpec> build_schema() {
   decode.boolean("bf16", &DecodeConfig::bf16, false, "the same as dtype: bf16 (the older spelling)");
   decode.string("target_lang", &DecodeConfig::target_lang, "",
                 "the language a multilingual model translates into (its data.directions' targets); "
-                "\"\" = the model's only one. A source starting with a tag such as <2de> sets it for "
-                "that line; the server sets it from a request's target");
+                "\"\" = the model's only one. A jsonl line's target sets it for that line, a server "
+                "request's target for the request; a text holding the model's tag (<2de>) is refused");
   decode.string("shortlist", &DecodeConfig::shortlist, "",
                 "lexical shortlist file (nmtzoo-shortlist): each batch scores only its source tokens' "
                 "likely translations and the most frequent target tokens; \"\" = the whole vocabulary; "
@@ -586,6 +588,8 @@ std::vector<OptionSpec> build_schema() {
                 "characters per sentence (longer: 400)");
   serve.integer("max_queue", &ServeConfig::max_queue, 10000, positive,
                 "sentences waiting to be decoded; a request beyond it gets 503");
+  serve.integer("max_alternatives", &ServeConfig::max_alternatives, 16, Range{0, 1024},
+                "LibreTranslate's alternatives per request (more: 400); each widens the beam");
   serve.strings("api_keys", &ServeConfig::api_keys, {},
                 "accepted LibreTranslate api_key values; empty = no key needed (a given key is "
                 "ignored)");

@@ -83,26 +83,32 @@ std::vector<Translation> ModelTranslator::translate(const std::vector<std::strin
   return translate(requests, first_line);
 }
 
+std::string control_tag_in(const Tokenizers& tokenizers, std::string_view text) {
+  if (!tokenizers.tags.tagged || text.find("<2") == std::string_view::npos) return "";
+  for (const auto& [lang, ids] : tokenizers.tags.prefixes) {
+    const std::string tag = target_language_tag(lang);
+    if (text.find(tag) != std::string_view::npos) return tag;
+  }
+  return "";
+}
+
 std::vector<int32_t> source_ids(const Tokenizers& tokenizers, const TranslationRequest& request,
                                 const std::string& default_target, int64_t line) {
-  std::string_view text = request.source;
-  std::string target = request.target_lang.empty() ? default_target : request.target_lang;
-  // A tagged model's source may name its target itself, as the model sees it: "<2de> ..."
-  // (Johnson et al. 2017; Marian's multilingual models take ">>de<<" the same way).
-  if (tokenizers.tags.tagged && text.substr(0, 2) == "<2") {
-    const size_t end = text.find('>');
-    if (end != std::string_view::npos && end > 2 && (end + 1 == text.size() || text[end + 1] == ' ')) {
-      target = std::string(text.substr(2, end - 2));
-      text.remove_prefix(std::min(text.size(), end + 2));
-    }
+  const std::string tag = control_tag_in(tokenizers, request.source);
+  if (!tag.empty()) {
+    throw UnusableGuide(line, "source",
+                        fmt::format("the text holds {}, the model's target-language tag: the target comes from "
+                                    "the request (decoding.target_lang, a jsonl line's \"target\"), never from the text",
+                                    tag));
   }
+  const std::string& target = request.target_lang.empty() ? default_target : request.target_lang;
   std::vector<int32_t> ids;
   try {
     ids = tokenizers.tags.prefix(target);
   } catch (const std::invalid_argument& e) {
     throw UnusableGuide(line, "target", e.what());
   }
-  const std::vector<int32_t> words = tokenizers.src->encode(text);
+  const std::vector<int32_t> words = tokenizers.src->encode(request.source);
   if (words.empty()) return {};  // an empty line stays empty, tag or not
   ids.insert(ids.end(), words.begin(), words.end());
   return ids;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/data/binary_dataset.h"
@@ -58,16 +59,21 @@ class LimitWarnings {
 struct UnusableGuide : std::invalid_argument {
   UnusableGuide(int64_t line, std::string field, std::string problem);
   int64_t line;         // the sentence's line: first_line + its index in the call
-  std::string field;    // "prefix", "constraints" or "target"
+  std::string field;    // "prefix", "constraints", "target" or "source"
   std::string problem;  // what is wrong, without the line
 };
 
-// The ids a model reads for `request`: the tag of its target language (the request's target, a
-// "<2xx>" starting its text, else `default_target`: decoding.target_lang) when the model is
-// multilingual, then its words; empty for an empty source. UnusableGuide (field "target") naming
-// `line` for a target the model does not translate into.
+// The ids a model reads for `request`: the tag of its target language (the request's target,
+// else `default_target`: decoding.target_lang) when the model is multilingual, then its words;
+// empty for an empty source. UnusableGuide naming `line`: field "target" for a target the model
+// does not translate into, field "source" for a text holding a tag (control_tag_in).
 std::vector<int32_t> source_ids(const Tokenizers& tokenizers, const TranslationRequest& request,
                                 const std::string& default_target, int64_t line);
+
+// The first target-language tag of a multilingual model ("<2fr>") that `text` holds, or "". The
+// tokenizer would read it as the control token, so text could choose its own target over the
+// request's: such text is refused (source_ids; the server names the field), never translated.
+std::string control_tag_in(const Tokenizers& tokenizers, std::string_view text);
 
 // Throws std::runtime_error saying why `dtype` cannot decode on `device` (int8: not a CPU, or no
 // quantized engine).

@@ -113,6 +113,20 @@ struct TranslationServer::Impl {
                                         target, pairs));
   }
 
+  // A target-language tag in the text would choose the target itself (control_tag_in): refused.
+  static void refuse_control_tags(const ServedModel& model, const std::vector<std::string>& lines,
+                                  const std::vector<size_t>& lines_of, const char* field) {
+    size_t next = 0;
+    for (size_t item = 0; item < lines_of.size(); ++item) {
+      for (size_t line = 0; line < lines_of[item]; ++line, ++next) {
+        const std::string tag = control_tag_in(model.translator->tokenizers(), lines[next]);
+        if (tag.empty()) continue;
+        throw RequestError(400, fmt::format("field '{}' item {} line {} holds {}, the model's target-language tag: "
+                                            "the target comes from field 'target' only", field, item + 1, line + 1, tag));
+      }
+    }
+  }
+
   // One request a line, each asking for `target` ("" = the model's default).
   static std::vector<TranslationRequest> requests_of(const std::vector<std::string>& lines, const std::string& target) {
     std::vector<TranslationRequest> sentences;
@@ -129,13 +143,14 @@ struct TranslationServer::Impl {
     if (target.empty()) throw RequestError(400, "missing field 'target'");
     const std::string format = string_field(fields, "format", "text");
     if (format != "text") throw RequestError(400, "format '" + format + "' is not supported: send text");
-    const int64_t alternatives = alternatives_field(fields);
+    const int64_t alternatives = alternatives_field(fields, config.serve.max_alternatives);
     const auto [model, src] = model_for(source, target);
     SearchOptions options = model.defaults;
     options.nbest = alternatives + 1;
     options.beam = std::max(options.beam, options.nbest);
     std::vector<size_t> lines_of;
     const auto lines = split_lines(texts, config.serve, "q", lines_of);
+    refuse_control_tags(model, lines, lines_of, "q");
     const auto translations = wait_for(req, service.submit(model, options, requests_of(lines, target)));
     const json body = libretranslate_answer(fields, lines_of, translations, alternatives, src);
     send_json(res, 200, body);
@@ -166,6 +181,7 @@ struct TranslationServer::Impl {
     options.record_attention = want_attention;
     std::vector<size_t> lines_of;
     const auto lines = split_lines(texts_of(fields, "text"), config.serve, "text", lines_of);
+    refuse_control_tags(*model, lines, lines_of, "text");
     std::vector<TranslationRequest> sentences = requests_of(lines, string_field(fields, "target", ""));
     add_prefixes_and_constraints(fields, sentences, options);
     const auto translations = wait_for(req, service.submit(*model, options, std::move(sentences)));
@@ -325,7 +341,11 @@ struct TranslationServer::Impl {
       if (sources.size() != 1) throw RequestError(501, "language detection is not available: the server's models read several languages");
       send_json(res, 200, json::array({{{"confidence", 100.0}, {"language", sources[0]}}}));
     });
-    get("/v1/models", [this](const HttpRequest&, HttpResponse& res) { send_json(res, 200, models_json()); });
+    // It names the checkpoints' files: on a keyed server, for key holders only (?api_key=).
+    get("/v1/models", [this](const HttpRequest& req, HttpResponse& res) {
+      check_key(request_fields(req));
+      send_json(res, 200, models_json());
+    });
     get("/health", [this](const HttpRequest&, HttpResponse& res) {
       send_json(res, 200, {{"status", "ok"}, {"models", service.models().size()},
                            {"queued_sentences", service.stats().queued_sentences}});

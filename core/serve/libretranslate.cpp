@@ -105,21 +105,20 @@ nlohmann::json libretranslate_settings(const ServeConfig& serve, const std::stri
             {"target", {{"code", target}, {"name", language_name(target)}}}}}};
 }
 
-int64_t alternatives_field(const nlohmann::json& fields) {
+int64_t alternatives_field(const nlohmann::json& fields, int64_t max) {
   if (!fields.contains("alternatives") || fields["alternatives"].is_null()) return 0;
   const nlohmann::json& value = fields["alternatives"];
-  int64_t alternatives = 0;
-  try {
-    alternatives = value.is_string() ? std::stoll(value.get<std::string>()) : value.get<int64_t>();
-  } catch (const std::exception&) {
-    throw RequestError(400, "field 'alternatives' must be an integer");
+  const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+  // An integer as JSON writes it or as a form field's text: an optional '-', then digits only.
+  const size_t digits_from = !text.empty() && text[0] == '-' ? 1 : 0;
+  const bool integer = (value.is_number_integer() || value.is_string()) && text.size() > digits_from &&
+                       text.find_first_not_of("0123456789", digits_from) == std::string::npos;
+  if (!integer) throw RequestError(400, "field 'alternatives' must be an integer");
+  if (digits_from == 1) return 0;
+  if (text.size() > 18 || std::stoll(text) > max) {
+    throw RequestError(400, fmt::format("field 'alternatives' is {}, over this server's limit of {}", text, max));
   }
-  alternatives = std::max<int64_t>(alternatives, 0);
-  if (alternatives > kMaxAlternatives) {
-    throw RequestError(400, fmt::format("field 'alternatives' is {}, over this server's limit of {}", alternatives,
-                                        kMaxAlternatives));
-  }
-  return alternatives;
+  return std::stoll(text);
 }
 
 nlohmann::json libretranslate_answer(const nlohmann::json& fields, const std::vector<size_t>& lines_of,

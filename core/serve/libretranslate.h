@@ -31,12 +31,10 @@ nlohmann::json libretranslate_languages(const std::vector<std::pair<std::string,
 nlohmann::json libretranslate_settings(const ServeConfig& serve, const std::string& source,
                                        const std::string& target);
 
-// The most `alternatives` a request may ask for (each costs a beam entry).
-inline constexpr int64_t kMaxAlternatives = 16;
-
-// The request's `alternatives`: an integer or its text, a negative count read as 0 (as
-// LibreTranslate does), at most kMaxAlternatives; otherwise a RequestError naming the field.
-int64_t alternatives_field(const nlohmann::json& fields);
+// The request's `alternatives`: an integer, or its decimal text, a negative count read as 0 (as
+// LibreTranslate does), at most `max` (serve.max_alternatives); otherwise (3.7, "2abc", 1e300)
+// a RequestError naming the field.
+int64_t alternatives_field(const nlohmann::json& fields, int64_t max);
 
 // POST /translate's answer: translatedText (a string for a string `q`, else a list), each text's
 // lines joined again (`lines_of[i]` lines for text i, in order in `translations`), `alternatives`

@@ -73,6 +73,7 @@ constexpr const char* kBody = R"html(
   <label id="model-row" hidden>Model <select id="model"></select></label>
   <label>Beam <input id="beam" type="number" min="1" max="64" value="5"></label>
   <label>n-best <input id="nbest" type="number" min="1" max="16" value="3"></label>
+  <label id="key-row" hidden>API key <input id="api-key" type="password" autocomplete="off"></label>
 </details>
 </main>
 <footer>API: <code>POST /translate</code> (LibreTranslate's), <code>POST /v1/translate</code>,
@@ -208,6 +209,7 @@ async function translate(force) {
     return setState('error', '');
   }
   const body = {text, ...searchOptions(), return_attention: true};
+  if ($('api-key').value) body.api_key = $('api-key').value;
   if ($('model').value) body.model = $('model').value;
   else Object.assign(body, {source: $('source-lang').value, target: $('target-lang').value});
   const key = JSON.stringify(body);
@@ -290,9 +292,21 @@ function languagesOfModels() {
 
 (async () => {
   setState('loading', 'Loading…');
+  // A keyed server's page needs its key (kept in this browser): typed once, sent with every request.
+  const storedKey = localStorage.getItem('nmtzoo-api-key') || '';
+  $('api-key').value = storedKey;
+  const modelsPath = storedKey ? `/v1/models?api_key=${encodeURIComponent(storedKey)}` : '/v1/models';
   const [listed, served, settings] = await Promise.all([
-    getJson('/languages').catch(() => null), getJson('/v1/models').catch(() => []),
+    getJson('/languages').catch(() => null), getJson(modelsPath).catch(() => []),
     getJson('/frontend/settings').catch(() => ({}))]);
+  if (settings.keyRequired) {
+    $('key-row').hidden = false;
+    if (!storedKey) $('options').open = true;
+    $('api-key').addEventListener('input', () => {
+      localStorage.setItem('nmtzoo-api-key', $('api-key').value);
+      translate(false);
+    });
+  }
   models = Array.isArray(served) ? served : [];
   languages = Array.isArray(listed) && listed.length ? listed : languagesOfModels();
   if (settings.charLimit > 0) charLimit = settings.charLimit;

@@ -83,7 +83,8 @@ class Translator:
 
     Creating a Translator sends LibTorch's CPU float32 matrix products through oneDNN for the
     whole process, as nmtzoo's apps do (kernels/onednn_matmul.h). Calls release the GIL and run
-    one at a time, so a Translator may be shared by threads. Bad options raise ValueError
+    at once: threads sharing a Translator translate in parallel on its one set of weights (give
+    each its share of the cores: threads=1 for two Python threads on two). Bad options raise ValueError
     (nmtzoo.ConfigError for the schema's checks) with nmtzoo-translate's messages, naming the
     keyword where the app names its flag; an unknown keyword raises TypeError.
     """

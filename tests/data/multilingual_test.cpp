@@ -132,7 +132,7 @@ TEST(Multilingual, TheConfigIsCheckedForDirectionsItCannotTrain) {
   EXPECT_EQ(problem({"data.directions=[src-tgt, src-dup]"}), "(none)");
 }
 
-TEST(Multilingual, TheTargetComesFromTheRequestATagInTheTextOrTheDefault) {
+TEST(Multilingual, TheTargetComesFromTheRequestOrTheDefaultNeverFromTheText) {
   TinyRun run("transformer");
   const RunConfig config = run.multilingual_config();
   const Tokenizers tokenizers = load_tokenizers(config);
@@ -141,7 +141,16 @@ TEST(Multilingual, TheTargetComesFromTheRequestATagInTheTextOrTheDefault) {
   const std::vector<int32_t>& dup = tokenizers.tags.prefix("dup");
   EXPECT_EQ(source_ids(tokenizers, {"alpha bravo", {}, {}, "dup"}, "", 1), concatenated(dup, words));
   EXPECT_EQ(source_ids(tokenizers, {"alpha bravo", {}, {}, {}}, "tgt", 1), concatenated(tgt, words));
-  EXPECT_EQ(source_ids(tokenizers, {"<2dup> alpha bravo", {}, {}, {}}, "tgt", 1), concatenated(dup, words));
+  // A tag in the text would be the control token: refused wherever it stands, not obeyed.
+  for (const char* text : {"<2dup> alpha bravo", "alpha <2tgt>"}) {
+    try {
+      source_ids(tokenizers, {text, {}, {}, "tgt"}, "", 4);
+      FAIL() << text;
+    } catch (const UnusableGuide& e) {
+      EXPECT_EQ(e.field, "source");
+      EXPECT_NE(std::string(e.what()).find("line 4: the text holds <2"), std::string::npos) << e.what();
+    }
+  }
   EXPECT_TRUE(source_ids(tokenizers, {"", {}, {}, "dup"}, "", 1).empty());
   try {
     source_ids(tokenizers, {"alpha", {}, {}, {}}, "", 7);
@@ -151,7 +160,7 @@ TEST(Multilingual, TheTargetComesFromTheRequestATagInTheTextOrTheDefault) {
     EXPECT_EQ(std::string(e.what()), "line 7: the model translates into dup, tgt: say which");
   }
   try {
-    source_ids(tokenizers, {"<2fr> alpha", {}, {}, {}}, "tgt", 3);
+    source_ids(tokenizers, {"alpha", {}, {}, "fr"}, "tgt", 3);
     FAIL() << "an unknown target";
   } catch (const UnusableGuide& e) {
     EXPECT_EQ(std::string(e.what()), "line 3: the model translates into dup, tgt, not 'fr'");

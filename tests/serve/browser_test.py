@@ -237,6 +237,37 @@ class PageTest:
         return f"{len(hypotheses)} hypotheses, {len(heatmap_toggles)} heatmaps, {typed} requests while typing"
 
 
+def run_keyed(driver, args):
+    """On a server with API keys: the page shows a key field, translates once the key is typed,
+    and remembers it. Returns the problems found."""
+    base = f"http://127.0.0.1:{args.keyed_port}"
+    driver.get(base + "/")
+    driver.execute_script("localStorage.clear()")
+    driver.get(base + "/")
+    state = lambda: driver.execute_script("return document.body.dataset.state || ''")
+    shown = lambda: "\n".join(p.text for p in driver.find_elements(By.CSS_SELECTOR, "#translation .sentence .text"))
+    error = lambda: driver.find_element(By.ID, "error").text
+    try:
+        WebDriverWait(driver, 60, poll_frequency=0.1).until(lambda d: state() == "ready")
+        field = driver.find_element(By.ID, "api-key")
+        if not field.is_displayed():
+            return ["a keyed server's page shows no API key field"]
+        box = driver.find_element(By.ID, "source")
+        box.send_keys(args.text)
+        WebDriverWait(driver, 60, poll_frequency=0.1).until(lambda d: state() == "error")
+        field.send_keys(args.api_key)
+        WebDriverWait(driver, 60, poll_frequency=0.1).until(
+            lambda d: state() == "done" and normalize(shown()) == normalize(args.expect))
+        driver.get(base + "/")
+        WebDriverWait(driver, 60, poll_frequency=0.1).until(lambda d: state() in ("ready", "done"))
+        kept = driver.find_element(By.ID, "api-key").get_attribute("value")
+        if kept != args.api_key:
+            return [f"after a reload the keyed page's key field holds {kept!r}: the key was not kept"]
+    except TimeoutException:
+        return [f"the keyed page: state {state()!r}, error {error()!r}, shows {shown()!r}, expected {args.expect!r}"]
+    return []
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
@@ -244,6 +275,8 @@ def main():
     parser.add_argument("--expect-file", required=True)
     parser.add_argument("--screenshot", required=True, help="the desktop screenshot (PNG)")
     parser.add_argument("--phone-screenshot", help="the phone screenshot (PNG)")
+    parser.add_argument("--keyed-port", type=int, help="a server of the same model with serve.api_keys")
+    parser.add_argument("--api-key", help="one of its keys")
     args = parser.parse_args()
     with open(args.text_file, encoding="utf-8") as f:
         args.text = f.read()
@@ -253,6 +286,8 @@ def main():
     test = PageTest(driver, args)
     try:
         summary = test.run()
+        if args.keyed_port:
+            test.problems += run_keyed(driver, args)
     except Failure as e:
         test.problems.append(str(e))
     except Exception as e:  # an element missing, a script error: the page is not what the test expects

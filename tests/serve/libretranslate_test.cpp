@@ -100,6 +100,19 @@ TEST_F(LibreTranslateApi, AMultilingualModelServesEachOfItsDirectionsByTheReques
   post_json("/v1/translate", {{"model", "tiny"}, {"text", "alpha"}, {"target", "dup"}}, 200);
 }
 
+// The target comes from the request's target only: a tag typed in the text (the tokenizer reads
+// it as the control token) once chose its own target over the request's, and an unknown one was
+// blamed on field 'target'.
+TEST_F(LibreTranslateApi, ATargetTagInTheTextIsRefusedNamingTheField) {
+  start({}, run_.save_untrained_checkpoint(run_.multilingual_config(), "multi.pt"));
+  EXPECT_EQ(post_json("/translate", {{"q", "<2dup> alpha"}, {"target", "tgt"}}, 400)["error"],
+            "field 'q' item 1 line 1 holds <2dup>, the model's target-language tag: the target comes from field 'target' only");
+  EXPECT_EQ(post_json("/v1/translate", {{"text", {"alpha", "bravo\ncharlie <2tgt>"}}, {"target", "dup"}}, 400)["error"],
+            "field 'text' item 2 line 2 holds <2tgt>, the model's target-language tag: the target comes from field 'target' only");
+  // A tag-like text that is no tag of the model is text.
+  post_json("/translate", {{"q", "<2cs> alpha"}, {"target", "tgt"}}, 200);
+}
+
 TEST_F(LibreTranslateApi, FrontendSettingsHasLibreTranslatesFieldsAndTheServersLimit) {
   start({"serve.max_line_chars=300"});
   EXPECT_EQ(get_json("/frontend/settings", 200), json::parse(R"({
@@ -166,6 +179,26 @@ TEST_F(LibreTranslateApi, AlternativesAreDistinctOtherTranslations) {
   json word = request;
   word["alternatives"] = "three";
   EXPECT_EQ(post_json("/translate", word, 400)["error"], "field 'alternatives' must be an integer");
+}
+
+// alternatives is an integer or its text, nothing else: 3.7, "2abc", 1e300 and 10^20 were read
+// as 3, 2, 0 and 0 without a word. The bound is serve.max_alternatives.
+TEST_F(LibreTranslateApi, AlternativesMustBeAnIntegerWithinTheKeysBound) {
+  start({"serve.max_alternatives=2"});
+  for (const char* value : {"3.7", R"("2abc")", "1e300", "100000000000000000000", R"("")", "true", "[1]", R"("1.0")"}) {
+    const json body = json::parse(std::string(R"({"q": "alpha", "target": "tgt", "alternatives": )") + value + "}");
+    EXPECT_EQ(post_json("/translate", body, 400)["error"], "field 'alternatives' must be an integer") << value;
+  }
+  EXPECT_EQ(post_json("/translate", {{"q", "alpha"}, {"target", "tgt"}, {"alternatives", 3}}, 400)["error"],
+            "field 'alternatives' is 3, over this server's limit of 2");
+  EXPECT_EQ(post_json("/translate", {{"q", "alpha"}, {"target", "tgt"}, {"alternatives", "99999999999999999999"}}, 400)["error"],
+            "field 'alternatives' is 99999999999999999999, over this server's limit of 2");
+  post_json("/translate", {{"q", "alpha"}, {"target", "tgt"}, {"alternatives", "2"}}, 200);
+  // nbest, per request or from Python, is the schema's decoding.nbest: at most 1,024 samples (a
+  // request for 20,000 took 69 s and 400 MB).
+  const json nbest = post_json("/v1/translate", {{"text", "alpha"}, {"sampling", true}, {"nbest", 20000}}, 400);
+  EXPECT_NE(nbest["error"].get<std::string>().find("nbest"), std::string::npos) << nbest;
+  EXPECT_NE(nbest["error"].get<std::string>().find("1024"), std::string::npos) << nbest;
 }
 
 TEST_F(LibreTranslateApi, FeaturesItLacksAnswerAsADisabledLibreTranslate) {

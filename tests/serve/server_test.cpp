@@ -138,6 +138,21 @@ TEST_F(Server, SeveralDecodeWorkersGiveWhatOneGives) {
   }
 }
 
+// GET /v1/models names the checkpoints' files: a keyed server lists them to key holders only
+// (it answered anyone).
+TEST_F(Server, AKeyedServersModelListNeedsTheKey) {
+  start({"serve.api_keys=[secret]"});
+  auto missing = client().Get("/v1/models");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 400);
+  EXPECT_EQ(missing->body.find(checkpoint_), std::string::npos) << missing->body;
+  EXPECT_EQ(client().Get("/v1/models?api_key=wrong")->status, 403);
+  auto listed = client().Get("/v1/models?api_key=secret");
+  ASSERT_TRUE(listed);
+  EXPECT_EQ(listed->status, 200);
+  EXPECT_EQ(json::parse(listed->body)[0]["checkpoint"], checkpoint_);
+}
+
 TEST_F(Server, V1TranslateTakesDecodingOptionsAndReturnsScoresTokensAttention) {
   start();
   json answer = post_json("/v1/translate", {{"model", "tiny"}, {"text", json::array({"a b c"})}, {"beam", 4},
@@ -618,6 +633,12 @@ TEST(ServeApp, TheWebPageTranslatesInARealBrowser) {
                              "", run.path("out"), run.path("err"));
   const int port = listening_port(run.path("err"));
   ASSERT_GT(port, 0) << testing::read_text(run.path("err"));
+  // The same model behind API keys: its page takes a key (once without one it could not translate).
+  testing::Subprocess keyed({testing::bin("nmtzoo-serve"), "-c", checkpoint, "--port", "0", "--threads", "1",
+                             "--set", "serve.api_keys=[page-key]"},
+                            "", run.path("keyed.out"), run.path("keyed.err"));
+  const int keyed_port = listening_port(run.path("keyed.err"));
+  ASSERT_GT(keyed_port, 0) << testing::read_text(run.path("keyed.err"));
   // What the page must show: the API's answer for the page's options (beam 5, 3-best).
   httplib::Client api("127.0.0.1", port);
   auto res = api.Post("/v1/translate", R"({"text": "a b c\nd e f", "beam": 5, "nbest": 3})", "application/json");
@@ -633,10 +654,13 @@ TEST(ServeApp, TheWebPageTranslatesInARealBrowser) {
                               "/tests/serve/browser_test.py --port " + std::to_string(port) +
                               " --text-file " + run.path("text.txt") + " --expect-file " +
                               run.path("expected.txt") + " --screenshot " + screenshot +
-                              " --phone-screenshot " + phone_screenshot;
+                              " --phone-screenshot " + phone_screenshot + " --keyed-port " +
+                              std::to_string(keyed_port) + " --api-key page-key";
   const int status = std::system(command.c_str());
   server.signal(SIGTERM);
+  keyed.signal(SIGTERM);
   EXPECT_EQ(server.wait(), 0);
+  EXPECT_EQ(keyed.wait(), 0);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
     NMTZOO_SKIP_OR_FAIL("the browser test needs chromium, chromium-driver and python3-selenium");
   }
