@@ -5,7 +5,10 @@
 # A test still fails by its own name in the output (GoogleTest prints each), and
 # `nmtzoo_torch_tests --gtest_filter=Suite.Name` runs one alone.
 #
-#   nmtzoo_add_gtest_suites(TARGET [DISCOVERY_TIMEOUT seconds])
+#   nmtzoo_add_gtest_suites(TARGET [DISCOVERY_TIMEOUT seconds] [LOCKS Suite=lock ...])
+#
+# LOCKS: suites that must not run beside each other share a ctest RESOURCE_LOCK (e.g. one that
+# opens thousands of loopback connections, and one that needs a free port to stay free).
 #
 # Like gtest_discover_tests, the suites are listed after each build of TARGET (its
 # --gtest_list_tests) into a file ctest includes, so a new suite needs no CMake change.
@@ -14,7 +17,8 @@
 set(NMTZOO_GTEST_SUITES_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/gtest_suites_list.cmake")
 
 function(nmtzoo_add_gtest_suites target)
-  cmake_parse_arguments(arg "" "DISCOVERY_TIMEOUT" "" ${ARGN})
+  cmake_parse_arguments(arg "" "DISCOVERY_TIMEOUT" "LOCKS" ${ARGN})
+  string(REPLACE ";" "," locks "${arg_LOCKS}")
   if(NOT arg_DISCOVERY_TIMEOUT)
     set(arg_DISCOVERY_TIMEOUT 60)
   endif()
@@ -22,7 +26,7 @@ function(nmtzoo_add_gtest_suites target)
   add_custom_command(TARGET ${target} POST_BUILD
     COMMAND "${CMAKE_COMMAND}" -D "TEST_EXECUTABLE=$<TARGET_FILE:${target}>"
             -D "CTEST_FILE=${ctest_file}" -D "WORKING_DIRECTORY=${CMAKE_CURRENT_BINARY_DIR}"
-            -D "TIMEOUT=${arg_DISCOVERY_TIMEOUT}" -P "${NMTZOO_GTEST_SUITES_SCRIPT}"
+            -D "TIMEOUT=${arg_DISCOVERY_TIMEOUT}" -D "LOCKS=${locks}" -P "${NMTZOO_GTEST_SUITES_SCRIPT}"
     BYPRODUCTS "${ctest_file}"
     VERBATIM)
   set(include_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_suites_include.cmake")

@@ -11,6 +11,7 @@
 #include <limits>
 #include <memory>
 #include <regex>
+#include <cctype>
 #include <set>
 #include <stdexcept>
 #include <vector>
@@ -27,6 +28,10 @@ const std::vector<std::string> kPlanKeys = {"title",     "name",      "tokenizer
                                             "correction", "resamples", "budget",           "seeds",
                                             "tests",     "models",    "ensemble",         "directions",
                                             "multilingual"};
+// Bounds on counts of work: a seed is a training run, a resample a pass over a test set's scores.
+constexpr int64_t kMaxSeeds = 100;
+constexpr int64_t kMaxResamples = 1000000;
+
 const std::vector<std::string> kDirectionKeys = {"budget", "seeds", "tests", "set"};
 const std::vector<std::string> kMultilingualKeys = {"model", "directions", "budget", "set"};
 
@@ -57,13 +62,45 @@ class PlanReader {
   }
   std::vector<std::string>& problems() { return problems_; }
 
+  // A plan is someone else's input: its texts reach a runner whose fields are TAB-separated
+  // (nmtzoo-plan runs), so a control character could smuggle an argument in; refused.
   bool text(const YAML::Node& node, const std::string& key, std::string& out) {
     if (!node.IsScalar() || node.Scalar().empty()) {
       problem(node, key, "expects a non-empty text");
       return false;
     }
-    out = node.Scalar();
+    const std::string& value = node.Scalar();
+    const auto control = std::find_if(value.begin(), value.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+    if (control != value.end()) {
+      problem(node, key, fmt::format("'{}' holds a control character (byte {}, code {}): a plan's texts are one line "
+                                     "without TABs", value.substr(0, static_cast<size_t>(control - value.begin())),
+                                     control - value.begin() + 1, static_cast<int>(static_cast<unsigned char>(*control))));
+      return false;
+    }
+    out = value;
     return true;
+  }
+  // A name that becomes part of a path (a plan, a model, a test set): letters, digits, '.', '_'
+  // and '-', not starting with '.', so that every path written stays under its folder.
+  bool name(const YAML::Node& node, const std::string& key, std::string& out) {
+    if (!text(node, key, out)) return false;
+    const bool safe = out.front() != '.' && out.size() <= 100 && std::all_of(out.begin(), out.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    });
+    if (!safe) {
+      problem(node, key, "'" + out + "' is not a name: use letters, digits, '.', '_' and '-' (not first), at most 100");
+      return false;
+    }
+    return true;
+  }
+  void names(const YAML::Node& node, const std::string& key, std::vector<std::string>& out) {
+    texts(node, key, out);
+    for (const auto& item : node) {
+      std::string checked;
+      if (item.IsScalar()) name(item, key, checked);
+    }
   }
   void texts(const YAML::Node& node, const std::string& key, std::vector<std::string>& out) {
     if (!node.IsSequence() || node.size() == 0) {
@@ -76,10 +113,15 @@ class PlanReader {
       if (text(item, key, value)) out.push_back(value);
     }
   }
-  void positive(const YAML::Node& node, const std::string& key, int64_t& out) {
+  // A count in [1, max]: each unit is work (a seed is a training run).
+  void positive(const YAML::Node& node, const std::string& key, int64_t& out, int64_t max) {
     int64_t value = 0;
     if (!node.IsScalar() || !YAML::convert<int64_t>::decode(node, value) || value < 1) {
       problem(node, key, "expects a positive integer");
+      return;
+    }
+    if (value > max) {
+      problem(node, key, fmt::format("{} is over the limit of {}", value, max));
       return;
     }
     out = value;
@@ -154,9 +196,9 @@ void read_direction_settings(PlanReader& reader, const YAML::Node& node, const s
     if (key == "budget") {
       reader.budget(value, dotted, direction.budget);
     } else if (key == "seeds") {
-      reader.positive(value, dotted, direction.seeds);
+      reader.positive(value, dotted, direction.seeds, kMaxSeeds);
     } else if (key == "tests") {
-      reader.texts(value, dotted, direction.tests);
+      reader.names(value, dotted, direction.tests);
     } else if (key == "set") {
       reader.mapping(value, dotted, [&](const std::string& model, const YAML::Node&,
                                         const YAML::Node& sets) {
@@ -217,6 +259,8 @@ void read_multilingual(PlanReader& reader, const YAML::Node& node, ExperimentPla
   reader.mapping(node, "multilingual", [&](const std::string& name, const YAML::Node& name_node,
                                            const YAML::Node& settings) {
     PlanMultilingual system;
+    std::string checked;
+    if (!reader.name(name_node, "multilingual", checked)) return;
     system.name = name;
     system.budget = budget;
     system.where = reader.where(name_node);
@@ -355,7 +399,7 @@ ExperimentPlan load_plan(const std::string& path) {
     if (key == "title") {
       reader.text(value, key, plan.title);
     } else if (key == "name") {
-      reader.text(value, key, plan.name);
+      reader.name(value, key, plan.name);
     } else if (key == "tokenizer_prefix") {
       reader.text(value, key, plan.tokenizer_prefix);
     } else if (key == "baseline") {
@@ -366,18 +410,21 @@ ExperimentPlan load_plan(const std::string& path) {
         reader.problem(value, key, "'" + plan.correction + "' is not one of holm, bonferroni, none");
       }
     } else if (key == "resamples") {
-      reader.positive(value, key, plan.resamples);
+      reader.positive(value, key, plan.resamples, kMaxResamples);
     } else if (key == "budget") {
       reader.budget(value, key, budget);
     } else if (key == "seeds") {
-      reader.positive(value, key, seeds);
+      reader.positive(value, key, seeds, kMaxSeeds);
     } else if (key == "tests") {
-      reader.texts(value, key, tests);
+      reader.names(value, key, tests);
     } else if (key == "models") {
       models = value;
-      reader.mapping(value, key, [&](const std::string& name, const YAML::Node&, const YAML::Node& config) {
+      reader.mapping(value, key, [&](const std::string& name, const YAML::Node& name_node, const YAML::Node& config) {
         PlanModel model{name, ""};
-        if (reader.text(config, "models." + name, model.config)) plan.models.push_back(model);
+        std::string checked;
+        if (reader.name(name_node, "models", checked) && reader.text(config, "models." + name, model.config)) {
+          plan.models.push_back(model);
+        }
       });
     } else if (key == "ensemble") {
       ensemble = value;

@@ -114,8 +114,8 @@ void verify_checksums(const std::string& path) {
     zip_error_init_with_code(&error, error_code);
     std::string message = zip_error_strerror(&error);
     zip_error_fini(&error);
-    throw std::runtime_error("'" + path + "' is not a readable nmtzoo checkpoint (truncated or "
-                             "corrupt?): " + message);
+    throw CheckpointError(CheckpointError::Kind::kUnreadable,
+                          "'" + path + "' is not a readable nmtzoo checkpoint (truncated or corrupt?): " + message);
   }
   std::unique_ptr<zip_t, void (*)(zip_t*)> closer(zip, zip_discard);
   std::vector<char> buffer(1 << 20);
@@ -131,23 +131,28 @@ void verify_checksums(const std::string& path) {
       std::string message = zip_error_strerror(const_cast<zip_error_t*>(error));
       const char* name = zip_get_name(zip, static_cast<zip_uint64_t>(i), 0);
       if (record != nullptr) zip_fclose(record);
-      throw std::runtime_error("checkpoint '" + path + "' is corrupt: " +
-                               (crc ? std::string("checksum mismatch") : message) + " in record '" +
-                               (name != nullptr ? name : "?") + "'");
+      throw CheckpointError(CheckpointError::Kind::kUnreadable,
+                            "checkpoint '" + path + "' is corrupt: " + (crc ? std::string("checksum mismatch") : message) +
+                                " in record '" + (name != nullptr ? name : "?") + "'");
     }
     zip_fclose(record);
   }
 }
 
 void open_archive(torch::serialize::InputArchive& archive, const std::string& path) {
+  if (path.find('\0') != std::string::npos) {  // the C API would read the path up to it: another file
+    throw CheckpointError(CheckpointError::Kind::kUnreadable, "checkpoint path '" + path.substr(0, path.find('\0')) +
+                                                                  "\\0...' holds a NUL byte");
+  }
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    throw std::runtime_error("checkpoint '" + path + "' is a directory, not a checkpoint file");
+    throw CheckpointError(CheckpointError::Kind::kDirectory, "checkpoint '" + path + "' is a directory, not a checkpoint file");
   }
   std::ifstream probe(path, std::ios::binary);
-  if (!probe) throw std::runtime_error("checkpoint '" + path + "' does not exist");
+  if (!probe) throw CheckpointError(CheckpointError::Kind::kMissing, "checkpoint '" + path + "' does not exist");
   auto unreadable = [&](const std::string& why) {
-    return std::runtime_error("'" + path + "' is not a readable nmtzoo checkpoint (truncated or corrupt?): " + why);
+    return CheckpointError(CheckpointError::Kind::kUnreadable,
+                           "'" + path + "' is not a readable nmtzoo checkpoint (truncated or corrupt?): " + why);
   };
   c10::IValue version;
   bool has_version = false;
@@ -163,8 +168,9 @@ void open_archive(torch::serialize::InputArchive& archive, const std::string& pa
   }
   if (!has_version || !version.isInt() ||
       version.toInt() < kOldestReadableVersion || version.toInt() > kFormatVersion) {
-    throw std::runtime_error(fmt::format("'{}' is not an nmtzoo checkpoint of format version {} to {}",
-                                         path, kOldestReadableVersion, kFormatVersion));
+    throw CheckpointError(CheckpointError::Kind::kUnreadable,
+                          fmt::format("'{}' is not an nmtzoo checkpoint of format version {} to {}", path,
+                                      kOldestReadableVersion, kFormatVersion));
   }
 }
 

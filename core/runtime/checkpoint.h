@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -71,8 +72,16 @@ void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDe
                      const Tokenizers& tokenizers,
                      const std::vector<at::Tensor>* training_weights = nullptr);
 
+// A checkpoint that cannot be read, by what is wrong with it, so that callers can tell a missing
+// file from a bad one (the Python module raises FileNotFoundError, IsADirectoryError, ValueError).
+struct CheckpointError : std::runtime_error {
+  enum class Kind { kMissing, kDirectory, kUnreadable };
+  CheckpointError(Kind kind_, const std::string& message) : std::runtime_error(message), kind(kind_) {}
+  Kind kind;
+};
+
 // Reads everything but the model tensors, after checking the CRC-32 of every record ("checksum
-// mismatch" names the file). Errors name the file.
+// mismatch" names the file). Errors name the file: CheckpointError.
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
 // Loads the weights (and the optimizer state and RNG state, when given) into objects built from

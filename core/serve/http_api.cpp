@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/search/translation_json.h"
+#include "core/serve/api_answers.h"
 #include "core/serve/http_server.h"
 #include "core/serve/libretranslate.h"
 #include "core/serve/metrics.h"
@@ -113,20 +114,6 @@ struct TranslationServer::Impl {
                                         target, pairs));
   }
 
-  // A target-language tag in the text would choose the target itself (control_tag_in): refused.
-  static void refuse_control_tags(const ServedModel& model, const std::vector<std::string>& lines,
-                                  const std::vector<size_t>& lines_of, const char* field) {
-    size_t next = 0;
-    for (size_t item = 0; item < lines_of.size(); ++item) {
-      for (size_t line = 0; line < lines_of[item]; ++line, ++next) {
-        const std::string tag = control_tag_in(model.translator->tokenizers(), lines[next]);
-        if (tag.empty()) continue;
-        throw RequestError(400, fmt::format("field '{}' item {} line {} holds {}, the model's target-language tag: "
-                                            "the target comes from field 'target' only", field, item + 1, line + 1, tag));
-      }
-    }
-  }
-
   // One request a line, each asking for `target` ("" = the model's default).
   static std::vector<TranslationRequest> requests_of(const std::vector<std::string>& lines, const std::string& target) {
     std::vector<TranslationRequest> sentences;
@@ -195,37 +182,6 @@ struct TranslationServer::Impl {
     send_json(res, 200, {{"model", model->name}, {"translations", out}});
   }
 
-  json models_json() const {
-    json list = json::array();
-    for (const auto& m : service.models()) {
-      const auto& paths = m.translator->paths();
-      json directions = json::array();
-      for (const auto& pair : m.pairs()) directions.push_back({{"source", pair.src}, {"target", pair.tgt}});
-      json entry{{"name", m.name}, {"directions", directions}, {"arch", m.arch()}, {"checkpoint", paths.front()}};
-      if (directions.size() == 1) entry["source"] = directions[0]["source"], entry["target"] = directions[0]["target"];
-      if (paths.size() > 1) entry["checkpoints"] = paths;
-      list.push_back(std::move(entry));
-    }
-    return list;
-  }
-
-  std::string metrics_text() {
-    const ServiceStats stats = service.stats();
-    std::string text;
-    text += metric_line("nmtzoo_requests_total", "counter", "HTTP requests answered", static_cast<double>(requests));
-    text += metric_line("nmtzoo_request_errors_total", "counter", "HTTP requests answered with 4xx or 5xx", static_cast<double>(errors));
-    text += metric_line("nmtzoo_sentences_total", "counter", "sentences decoded", static_cast<double>(stats.sentences));
-    text += metric_line("nmtzoo_batches_total", "counter", "decoding batches", static_cast<double>(stats.batches));
-    text += metric_line("nmtzoo_withdrawn_requests_total", "counter", "queued requests dropped because their client disconnected", static_cast<double>(stats.withdrawn_requests));
-    text += metric_line("nmtzoo_withdrawn_sentences_total", "counter", "sentences of those requests", static_cast<double>(stats.withdrawn_sentences));
-    text += metric_line("nmtzoo_queued_sentences", "gauge", "sentences waiting to be decoded", static_cast<double>(stats.queued_sentences));
-    text += stats.batch_sentences.exposition("nmtzoo_batch_sentences", "sentences per decoding batch");
-    text += stats.queue_wait_seconds.exposition("nmtzoo_queue_wait_seconds", "time a request waited in the queue");
-    std::lock_guard<std::mutex> lock(latency_mutex);
-    text += latency.exposition("nmtzoo_request_seconds", "time from a request's arrival to its answer");
-    return text;
-  }
-
   // Runs a handler, turning its errors into JSON answers, and counts it.
   template <class Handler>
   std::function<void(const HttpRequest&, HttpResponse&)> guarded(Handler handler) {
@@ -251,23 +207,6 @@ struct TranslationServer::Impl {
     };
   }
 
-  // What an error status means here, for the answers without a message of their own.
-  std::string error_message(int status, const HttpRequest& req) const {
-    switch (status) {
-      case 400: return "malformed HTTP request";
-      case 404: return "no endpoint " + req.method + " " + req.path;
-      case 405: return "method " + req.method + " is not allowed: use GET, POST or OPTIONS";
-      case 408: return fmt::format("the request did not arrive whole within serve.read_timeout_s ({} s)", config.serve.read_timeout_s);
-      case 413: return fmt::format("the request body is over serve.max_body_bytes ({})", config.serve.max_body_bytes);
-      case 415: return req.header("Content-Type").rfind("multipart/form-data", 0) == 0
-                           ? "a multipart body is not supported: send JSON or form-encoded fields"
-                           : "Content-Encoding '" + req.header("Content-Encoding") + "' is not supported: send gzip, deflate, br or none";
-      case 431: return fmt::format("the request line and headers are over {} bytes", http.limits().max_head_bytes);
-      case 501: return "Transfer-Encoding '" + req.header("Transfer-Encoding") + "' is not supported: send chunked or a Content-Length";
-      default: return fmt::format("HTTP status {}", status);
-    }
-  }
-
   // The routes whose body is read: any other POST is answered without reading it (a file upload
   // to a disabled endpoint), and its connection closed.
   bool reads_body(const HttpRequest& head) const {
@@ -285,7 +224,7 @@ struct TranslationServer::Impl {
       if (r.method != "POST" && r.path.rfind("/download_file/", 0) == 0) {
         throw RequestError(400, "Files translation are disabled on this server.");
       }
-      throw RequestError(404, error_message(404, r));
+      throw RequestError(404, error_message(404, r, config.serve, http.limits()));
     })(req, res);
   }
 
@@ -294,7 +233,7 @@ struct TranslationServer::Impl {
     h.handle = [this](const HttpRequest& req, HttpResponse& res) { handle(req, res); };
     h.reads_body = [this](const HttpRequest& head) { return reads_body(head); };
     h.refuse = [this](const HttpRequest& head, std::string_view problem, HttpResponse& res) {
-      const std::string message = problem.empty() ? error_message(res.status, head) : std::string(problem);
+      const std::string message = problem.empty() ? error_message(res.status, head, config.serve, http.limits()) : std::string(problem);
       res.body = "{\"error\": " + json(message).dump() + "}";  // as the answers of earlier versions of this layer
     };
     h.on_response = [](const HttpRequest&, HttpResponse& res) {
@@ -344,7 +283,7 @@ struct TranslationServer::Impl {
     // It names the checkpoints' files: on a keyed server, for key holders only (?api_key=).
     get("/v1/models", [this](const HttpRequest& req, HttpResponse& res) {
       check_key(request_fields(req));
-      send_json(res, 200, models_json());
+      send_json(res, 200, models_json(service));
     });
     get("/health", [this](const HttpRequest&, HttpResponse& res) {
       send_json(res, 200, {{"status", "ok"}, {"models", service.models().size()},
@@ -352,7 +291,8 @@ struct TranslationServer::Impl {
     });
     get("/metrics", [this](const HttpRequest&, HttpResponse& res) {
       res.content_type = "text/plain; version=0.0.4";
-      res.body = metrics_text();
+      std::lock_guard<std::mutex> lock(latency_mutex);
+      res.body = metrics_text(service.stats(), requests, errors, latency);
     });
     get("/", [](const HttpRequest&, HttpResponse& res) {
       res.content_type = "text/html; charset=utf-8";

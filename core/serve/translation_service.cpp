@@ -153,13 +153,13 @@ bool TranslationService::withdraw(uint64_t id) {
 }
 
 std::vector<std::shared_ptr<TranslationService::Job>> TranslationService::take_batch(
-    const std::shared_ptr<Job>& first) {
+    const std::shared_ptr<Job>& first, bool alone) {
   std::vector<std::shared_ptr<Job>> batch;
   int64_t tokens = 0;
   for (auto it = queue_.begin(); it != queue_.end();) {
     const Job& job = **it;
     const bool joins = *it == first ||
-                       (!first->options.sampling && job.model == first->model &&
+                       (!alone && !first->options.sampling && job.model == first->model &&
                         job.key == first->key &&
                         tokens + job.tokens <= kBatchesPerCall * first->options.batch_tokens);
     if (joins) {
@@ -184,16 +184,22 @@ void TranslationService::decode_loop() {
       const auto unclaimed = [&] {
         return std::find_if(queue_.begin(), queue_.end(), [](const auto& job) { return !job->claimed; });
       };
+      ++idle_workers_;
       wake_.wait(lock, [&] { return (stopping_ && queue_.empty()) || unclaimed() != queue_.end(); });
+      --idle_workers_;
       if (unclaimed() == queue_.end()) return;  // stopping, nothing left
       const std::shared_ptr<Job> first = *unclaimed();
       first->claimed = true;
+      // While another worker is idle, the next request is better decoded beside this one than
+      // with it: no wait for company, and the others are left to it. Batches form once every
+      // worker is busy.
+      const bool alone = idle_workers_ > 0;
       const auto still_queued = [&] { return std::find(queue_.begin(), queue_.end(), first) != queue_.end(); };
       // The wait for company counts from when this worker could first take the request: requests
       // that queued during its previous call are joined by the clients that call just answered.
       const auto deadline = std::max(first->queued, free_since) + std::chrono::duration_cast<Clock::duration>(max_wait_);
       // Wait for company until the oldest request's deadline or a full batch.
-      while (!stopping_ && Clock::now() < deadline && still_queued()) {
+      while (!alone && !stopping_ && Clock::now() < deadline && still_queued()) {
         int64_t compatible = 0;
         for (const auto& job : queue_) {
           if (job->model == first->model && job->key == first->key) compatible += job->tokens;
@@ -202,7 +208,7 @@ void TranslationService::decode_loop() {
         wake_.wait_until(lock, deadline);
       }
       if (!still_queued()) continue;  // withdrawn, or taken by another worker: start over
-      batch = take_batch(first);
+      batch = take_batch(first, alone);
       const auto now = Clock::now();
       for (const auto& job : batch) {
         stats_.queue_wait_seconds.observe(std::chrono::duration<double>(now - job->queued).count());

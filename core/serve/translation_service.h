@@ -1,7 +1,8 @@
 // The decoding half of nmtzoo-serve: loaded models and one queue in front of them. Requests from
 // any number of HTTP threads are queued; each of serve.decode_workers decoding threads takes the
-// oldest request no other worker has taken, waits at most serve.max_wait_ms for more requests it
-// can decode together (same model and options), and translates them as one Translator call,
+// oldest request no other worker has taken and, unless another worker is idle (then it decodes
+// that request alone, at once, beside the others), waits at most serve.max_wait_ms for more
+// requests it can decode together (same model and options), and translates them as one Translator call,
 // which batches by decoding.batch_tokens. Workers decode at once on the same loaded models
 // (CTranslate2's inter_threads). The wait counts from when the worker became free, so that a
 // request never waits for company longer than serve.max_wait_ms once it could have been
@@ -100,8 +101,8 @@ class TranslationService {
  private:
   struct Job;
   void decode_loop();
-  // Jobs decodable with `first` in one call, oldest first (first included).
-  std::vector<std::shared_ptr<Job>> take_batch(const std::shared_ptr<Job>& first);
+  // Jobs decodable with `first` in one call, oldest first (first included); `first` only when `alone`.
+  std::vector<std::shared_ptr<Job>> take_batch(const std::shared_ptr<Job>& first, bool alone);
   // Tells stderr, once per service, that a length limit lowered min_len or left an output empty
   // (every answer carries its own in the JSON's "warnings").
   void warn_about_limits(const ServedModel& model, const std::vector<Translation>& translations);
@@ -116,6 +117,7 @@ class TranslationService {
   uint64_t next_id_ = 1;
   bool stopping_ = false;
   ServiceStats stats_;
+  int64_t idle_workers_ = 0;  // waiting for a request
   std::atomic<bool> warned_about_limits_{false};
   std::vector<std::thread> workers_;
 };

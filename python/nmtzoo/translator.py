@@ -63,10 +63,14 @@ class ScoringResult:
     truncated: bool = False            # source or target cut to the model's length limit
 
 
-def _texts(values: Iterable[str], name: str) -> List[str]:
+def _texts(values: Iterable[str], name: str, allow_none: bool = False) -> List[str]:
     if isinstance(values, (str, bytes)):
         raise TypeError(f"{name} must be a list of str, not a single {type(values).__name__}")
-    return list(values)
+    texts = list(values)
+    for i, text in enumerate(texts):
+        if not isinstance(text, str) and not (allow_none and text is None):  # bytes were read as UTF-8 whatever they held
+            raise TypeError(f"{name}[{i}] must be a str, not {type(text).__name__}")
+    return texts
 
 
 class Translator:
@@ -74,8 +78,8 @@ class Translator:
 
     checkpoints: a path, or a list of paths (an ensemble when several).
     dtype: "float32", "bf16" or "int8" (decoding.dtype) for every call; None: the checkpoint's.
-    threads: LibTorch's intra-op threads, process-wide (0 = every core); None leaves them as they
-        are (torch.set_num_threads).
+    threads: LibTorch's intra-op threads, process-wide (0 = every core, at most this machine's
+        cores); None leaves them as they are (torch.set_num_threads).
     device: "cpu", "cuda" or "auto".
     weights: ensemble weights, one positive value per checkpoint; None = equal.
     ensemble_mode: "prob" (log of the weighted mean of probabilities) or "logprob" (weighted sum
@@ -86,7 +90,9 @@ class Translator:
     at once: threads sharing a Translator translate in parallel on its one set of weights (give
     each its share of the cores: threads=1 for two Python threads on two). Bad options raise ValueError
     (nmtzoo.ConfigError for the schema's checks) with nmtzoo-translate's messages, naming the
-    keyword where the app names its flag; an unknown keyword raises TypeError.
+    keyword where the app names its flag; an unknown keyword, or a number given as a str, raises
+    TypeError. A checkpoint that is missing raises FileNotFoundError, a directory
+    IsADirectoryError, an empty, truncated or corrupt one ValueError.
     """
 
     def __init__(self, checkpoints: Union[PathLike, Sequence[PathLike]], dtype: Optional[str] = None,
@@ -115,7 +121,7 @@ class Translator:
         sources = _texts(sources, "sources")
         prefixes = None
         if target_prefix is not None:
-            prefixes = ["" if prefix is None else prefix for prefix in _texts(target_prefix, "target_prefix")]
+            prefixes = ["" if prefix is None else prefix for prefix in _texts(target_prefix, "target_prefix", allow_none=True)]
         layer = -2 if alignment_layer is None else alignment_layer
         results = self._translator.translate_batch(sources, prefixes, return_alignment, return_attention,
                                                    layer, alignment_heads, options)

@@ -28,6 +28,7 @@
 #include "core/config/schema.h"
 #include "core/io/text_file.h"
 #include "core/metrics/metric.h"
+#include "core/runtime/checkpoint.h"
 #include "core/runtime/runtime.h"
 #include "core/search/translation_json.h"
 #include "core/search/translator.h"
@@ -124,7 +125,14 @@ std::vector<KeyValue> key_values(const py::dict& options, const std::string& met
   for (const auto& item : options) {
     const std::string name = py::str(item.first);
     if (item.second.is_none()) continue;
-    values.push_back({decoding_key(name, method), yaml_text(item.second, name), name});
+    const std::string key = decoding_key(name, method);
+    // A number or a switch given as text (beam='5') is the caller's mistake, as in Python itself.
+    const std::string& type = find_option(key)->type;
+    const bool numeric = type.rfind("int", 0) == 0 || type.rfind("float", 0) == 0 || type == "bool";
+    if (numeric && PyUnicode_Check(item.second.ptr())) {
+      throw py::type_error(fmt::format("{}: expected {} ({}), not str", name, type.rfind("bool", 0) == 0 ? "a bool" : "a number", type));
+    }
+    values.push_back({key, yaml_text(item.second, name), name});
   }
   return values;
 }
@@ -164,8 +172,10 @@ class PyTranslator {
   PyTranslator(const std::vector<std::string>& checkpoints, const std::optional<std::string>& dtype,
                std::optional<int64_t> threads, const std::string& device,
                const std::vector<double>& weights, const std::string& ensemble_mode) {
-    if (threads && *threads < 0) {
-      throw py::value_error(fmt::format("threads must be 0 (every core) or more, got {}", *threads));
+    // Beyond the cores, threads only wait for each other (10**6 of them never finished starting).
+    const int64_t cores = available_cores();
+    if (threads && (*threads < 0 || *threads > cores)) {
+      throw py::value_error(fmt::format("threads must be 0 (every core) to {} (this machine's cores), got {}", cores, *threads));
     }
     if (ensemble_mode != "prob" && ensemble_mode != "logprob") {
       throw py::value_error("ensemble_mode must be prob or logprob, but got '" + ensemble_mode + "'");
@@ -177,15 +187,21 @@ class PyTranslator {
       throw py::value_error(e.what());
     }
     if (dtype) defaults_.push_back({"decoding.dtype", yaml_quoted(*dtype), "dtype"});
+    c10::Device resolved = c10::kCPU;
+    try {
+      resolved = resolve_device(choice, "device");
+    } catch (const std::runtime_error& e) {  // cuda asked of a LibTorch that sees no GPU
+      throw py::value_error(e.what());
+    }
     py::gil_scoped_release release;
     // As the apps' configure_threads, without their process-wide malloc policy.
     if (threads) {
-      at::set_num_threads(static_cast<int>(*threads > 0 ? *threads : available_cores()));
+      at::set_num_threads(static_cast<int>(*threads > 0 ? *threads : cores));
     }
     install_onednn_matmul();
     const TranslatorOptions options =
         TranslatorOptions()
-            .device(resolve_device(choice, "device"))
+            .device(resolved)
             .weights(weights)
             .ensemble_mode(ensemble_mode == "logprob" ? EnsembleMode::kLogProb : EnsembleMode::kProb);
     translator_ = std::make_unique<Translator>(checkpoints, options);
@@ -324,6 +340,11 @@ void bind_translator(py::module_& m) {
       PyErr_SetString(nmtzoo::config_error_type, e.what());
     } catch (const std::invalid_argument& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const nmtzoo::CheckpointError& e) {  // as Python's own open() would, or ValueError
+      PyErr_SetString(e.kind == nmtzoo::CheckpointError::Kind::kMissing     ? PyExc_FileNotFoundError
+                      : e.kind == nmtzoo::CheckpointError::Kind::kDirectory ? PyExc_IsADirectoryError
+                                                                            : PyExc_ValueError,
+                      e.what());
     } catch (const nmtzoo::IoError& e) {
       PyErr_SetString(PyExc_OSError, e.what());
     } catch (const std::bad_alloc&) {

@@ -98,9 +98,13 @@ TEST_F(TranslateApp, EveryFlagIsCheckedBeforeAnyWork) {
   }
 }
 
-TEST_F(TranslateApp, AHugeLengthLimitClampsToTheModelInsteadOfOverflowing) {
-  ASSERT_EQ(translate({"--beam", "1", "--max-len-b", "9223372036854775807"}, "alpha bravo\n"), 0)
-      << err();
+// A limit beyond the schema's bound is refused naming the flag (it was accepted silently); within
+// it, a limit past the model's positions clamps to them instead of overflowing.
+TEST_F(TranslateApp, AHugeLengthLimitIsRefusedAndALargeOneClampsToTheModel) {
+  EXPECT_EQ(translate({"--beam", "1", "--max-len-b", "9223372036854775807"}, "alpha bravo\n"), 1);
+  EXPECT_NE(err().find("--max-len-b: decoding.max_len_b 9.223372036854776e+18 is out of range: expected in [0, 1048576]"),
+            std::string::npos) << err();
+  ASSERT_EQ(translate({"--beam", "1", "--max-len-b", "1048576", "--max-len-a", "1000"}, "alpha bravo\n"), 0) << err();
   const std::string clamped = out();
   ASSERT_EQ(translate({"--beam", "1", "--max-len-b", "1000"}, "alpha bravo\n"), 0) << err();
   EXPECT_EQ(clamped, out());

@@ -101,6 +101,31 @@ TEST_F(ExperimentPlanTest, ErrorsNameTheLineAndTheKey) {
             "plan.yaml:6: directions[1] en-de.set: 'lstm' is not one of the plan's models");
 }
 
+// A plan is someone else's input (the fourth hostile sweep): a TAB in a set value became extra
+// arguments of compare.sh (another binary ran), names with '/', spaces or tabs wrote outside
+// reports/plans, and 10^12 seeds kept `nmtzoo-plan status` busy for minutes.
+TEST_F(ExperimentPlanTest, NamesValuesAndCountsFromAPlanAreChecked) {
+  EXPECT_EQ(errors("directions:\n  - de-en: {set: {rnn: [\"tokenizer.prefix=x\\t--frozen-bin\\t/tmp/evil\"]}}\n"),
+            "plan.yaml:6: directions[1] de-en.set.rnn: 'tokenizer.prefix=x' holds a control character (byte 19, "
+            "code 9): a plan's texts are one line without TABs");
+  EXPECT_EQ(errors("name: ../../../../X\ndirections: [de-en]\n"),
+            "plan.yaml:5: name: '../../../../X' is not a name: use letters, digits, '.', '_' and '-' (not first), at most 100");
+  EXPECT_NE(errors("name: \"a b\"\ndirections: [de-en]\n").find("'a b' is not a name"), std::string::npos);
+  EXPECT_NE(errors("tests: [../../etc/passwd]\ndirections: [de-en]\n").find("tests: '../../etc/passwd' is not a name"),
+            std::string::npos);
+  EXPECT_EQ(errors("seeds: 1000000000000\ndirections: [de-en]\n"), "plan.yaml:5: seeds: 1000000000000 is over the limit of 100");
+  EXPECT_EQ(errors("directions:\n  - de-en: {seeds: 101}\n"), "plan.yaml:6: directions[1] de-en.seeds: 101 is over the limit of 100");
+  const std::string path = dir_.path("bad_model_name.yaml");
+  testing::write_text(path, "tokenizer_prefix: runs/spm_{languages}\nmodels:\n  \"../../x\": " + dir_.path("rnn.yaml") +
+                                "\ndirections: [de-en]\n");
+  try {
+    load_plan(path);
+    FAIL() << "a model named ../../x";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("models: '../../x' is not a name"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(ExperimentPlanTest, AMultilingualSystemTrainsOnceForSeveralOfThePlansDirections) {
   const ExperimentPlan plan = load_plan(write_plan(
       "tests: [test_2016_flickr]\ndirections: [de-en, fr-en]\nmultilingual:\n"

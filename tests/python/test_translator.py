@@ -193,7 +193,7 @@ class TranslatorTest(unittest.TestCase):
         self.assertEqual(str(raised.exception),
                          app_error(["--alignment", "hard", "--alignment-layer", "5"]))
         missing = os.path.join(tempfile.gettempdir(), "no-such-nmtzoo-checkpoint.pt")
-        with self.assertRaises(RuntimeError) as raised:
+        with self.assertRaises(FileNotFoundError) as raised:
             nmtzoo.Translator(missing)
         self.assertEqual(str(raised.exception), app_error([], checkpoints=(missing,)))
         with self.assertRaises(nmtzoo.ConfigError) as raised:
@@ -233,6 +233,53 @@ class TranslatorTest(unittest.TestCase):
             nmtzoo.Translator(CHECKPOINT, device="tpu")
         with self.assertRaises(ValueError):
             nmtzoo.Translator(CHECKPOINT, threads=-1)
+
+    def test_bad_checkpoints_and_arguments_raise_what_python_users_expect(self):
+        # They all raised RuntimeError; threads=10**6 hung; beam='5', bytes sources, 1e300 and 2**62
+        # were accepted.
+        work = tempfile.mkdtemp()
+        try:
+            with open(CHECKPOINT, "rb") as f:
+                data = f.read()
+            paths = {name: os.path.join(work, name) for name in ("empty.pt", "truncated.pt", "corrupt.pt")}
+            open(paths["empty.pt"], "wb").close()
+            with open(paths["truncated.pt"], "wb") as f:
+                f.write(data[:len(data) // 3])
+            corrupt = bytearray(data)
+            corrupt[len(data) // 2:len(data) // 2 + 64] = b"x" * 64
+            with open(paths["corrupt.pt"], "wb") as f:
+                f.write(bytes(corrupt))
+            with self.assertRaises(FileNotFoundError) as raised:
+                nmtzoo.Translator(os.path.join(work, "missing.pt"))
+            self.assertIn("missing.pt", str(raised.exception))
+            with self.assertRaises(IsADirectoryError):
+                nmtzoo.Translator(work)
+            for name, path in paths.items():
+                with self.assertRaises(ValueError, msg=name) as raised:
+                    nmtzoo.Translator(path)
+                self.assertIn(name, str(raised.exception))
+            with self.assertRaises(ValueError) as raised:
+                nmtzoo.Translator(CHECKPOINT + "\0.pt")
+            self.assertIn("NUL", str(raised.exception))
+        finally:
+            shutil.rmtree(work)
+        with self.assertRaises(ValueError) as raised:
+            nmtzoo.Translator(CHECKPOINT, device="cuda")  # no GPU here (nor in CI)
+        self.assertIn("cuda", str(raised.exception))
+        with self.assertRaises(ValueError) as raised:
+            nmtzoo.Translator(CHECKPOINT, threads=10**6)
+        self.assertIn("cores", str(raised.exception))
+        with self.assertRaises(TypeError) as raised:
+            self.translator.translate_batch(["alpha"], beam="5")
+        self.assertIn("beam", str(raised.exception))
+        with self.assertRaises(TypeError) as raised:
+            self.translator.translate_batch(["alpha", b"bravo"])
+        self.assertIn("sources[1]", str(raised.exception))
+        for option in ({"max_len_a": 1e300}, {"max_len_b": 2**62}, {"nbest": 20000, "sampling": True}):
+            with self.assertRaises(nmtzoo.ConfigError, msg=str(option)):
+                self.translator.translate_batch(["alpha"], **option)
+        # None in a prefix list still means no prefix.
+        self.translator.translate_batch(["alpha", "bravo"], target_prefix=[None, "alpha"])
 
     def test_keywords_reach_the_schema_as_typed(self):
         options = self.translator.decoding_options(beam=4, alpha=0.6, sampling=False, length_penalty="wu",
