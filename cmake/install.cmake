@@ -88,7 +88,7 @@ set(NMTZOO_PUBLIC_HEADERS
   core/train/time_budget.h
   core/train/trainer.h
   core/train/training_data.h
-  # nmtzoo::serve: the decoding queue (the HTTP half needs cpp-httplib's headers: internal)
+  # nmtzoo::serve: the decoding queue (the HTTP half, on Boost.Beast, stays internal)
   core/serve/metrics.h
   core/serve/translation_service.h
 )
