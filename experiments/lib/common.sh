@@ -24,6 +24,14 @@
 #   try_lock FILE       takes an exclusive lock on FILE without waiting, held in the caller's
 #                       (local) variable lock and inherited by its children; returns 1 if another
 #                       process holds it
+#   checkpoint_argument sets checkpoint to the optional first argument, by default the quickstart
+#                       run's best checkpoint, and exits with a usage error when it is no file
+#   start_server LOG COMMAND...
+#                       runs an nmtzoo-serve command line in the background, logging to LOG, and
+#                       waits until it listens: sets server (its pid) and port
+#   json_row FILE TEMPLATE [VALUES...]
+#                       prints TEMPLATE (Python's str.format) filled with VALUES ({0}, {1}...) and
+#                       the keys of the JSON object in FILE ({requests_per_second:.1f})
 #   prepare_workspace   gets Multi30k into data/multi30k (scripts/data-dir.sh), builds build/bin
 #                       (scripts/build.sh) unless the script runs another build ($frozen_bin, a
 #                       copy of build/bin that must not change under its runs), sets apps to the
@@ -112,4 +120,23 @@ prepare_workspace() {
   [[ -n "${frozen_bin:-}" ]] || "$root/scripts/build.sh" >/dev/null
   apps="${frozen_bin:-build/bin}"
   cd "$root" || exit 1
+}
+
+start_server() {
+  local log="$1"
+  shift
+  "$@" > "$log" 2>&1 &
+  server=$!
+  for _ in $(seq 300); do grep -q "listening on" "$log" && break; sleep 0.1; done
+  port="$(sed -nE 's#.*listening on http://127.0.0.1:([0-9]+)/.*#\1#p' "$log")"
+  [[ -n "$port" ]] || die "$1 did not start: $(cat "$log")"
+}
+
+json_row() {
+  /usr/bin/python3 -c 'import json, sys; print(sys.argv[2].format(*sys.argv[3:], **json.load(open(sys.argv[1]))))' "$@"
+}
+
+checkpoint_argument() {
+  checkpoint="${args[0]:-runs/multi30k_quickstart/checkpoints/checkpoint_best.pt}"
+  [[ -f "$checkpoint" ]] || usage_error "no checkpoint '$checkpoint' (run scripts/run.sh first)"
 }

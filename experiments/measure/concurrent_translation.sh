@@ -11,8 +11,7 @@ source "$(dirname "$0")/../lib/common.sh"
 parse_args "" "$@"
 expect_args 0 1
 prepare_workspace
-checkpoint="${args[0]:-runs/multi30k_quickstart/checkpoints/checkpoint_best.pt}"
-[[ -f "$checkpoint" ]] || usage_error "no checkpoint '$checkpoint' (run scripts/run.sh first)"
+checkpoint_argument
 py=/usr/bin/python3
 out=reports/serve
 mkdir -p "$out"
@@ -26,10 +25,8 @@ PYTHONPATH=build/python $py experiments/measure/concurrent_translation.py "$chec
 rows="$work/rows"
 for round in 1 2; do
   for workers in 1 2; do
-    build/bin/nmtzoo-serve -c "$checkpoint" --port 0 --threads 2 --set "serve.decode_workers=$workers" > "$work/server.log" 2>&1 &
-    server=$!
-    for _ in $(seq 300); do grep -q "listening on" "$work/server.log" && break; sleep 0.1; done
-    port="$(sed -nE 's#.*listening on http://127.0.0.1:([0-9]+)/.*#\1#p' "$work/server.log")"
+    start_server "$work/server.log" build/bin/nmtzoo-serve -c "$checkpoint" --port 0 --threads 2 \
+      --set "serve.decode_workers=$workers"
     for clients in 2 64; do
       json="$out/concurrency_serve_${workers}workers_${clients}clients_$round.json"
       $py experiments/measure/load_generator.py --port "$port" --sentences "$work/test.de" --clients "$clients" \
@@ -62,11 +59,8 @@ PY
   echo "| round | decode_workers | clients | req/s | p50 ms | p99 ms | errors |"
   echo "|---:|---:|---:|---:|---:|---:|---:|"
   while read -r workers clients round json; do
-    $py - "$json" "$workers" "$clients" "$round" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1])); workers, clients, rnd = sys.argv[2:5]
-print(f"| {rnd} | {workers} | {clients} | {r['requests_per_second']:.1f} | {r['p50_ms']:.0f} | {r['p99_ms']:.0f} | {r['errors']} |")
-PY
+    json_row "$json" "| {2} | {0} | {1} | {requests_per_second:.1f} | {p50_ms:.0f} | {p99_ms:.0f} | {errors} |" \
+      "$workers" "$clients" "$round"
   done < "$rows"
 } > "$out/concurrency.md"
 cat "$out/concurrency.md"

@@ -14,8 +14,7 @@ source "$(dirname "$0")/../lib/common.sh"
 parse_args "" "$@"
 expect_args 0 1
 prepare_workspace
-checkpoint="${args[0]:-runs/multi30k_quickstart/checkpoints/checkpoint_best.pt}"
-[[ -f "$checkpoint" ]] || usage_error "no checkpoint '$checkpoint' (run scripts/run.sh first)"
+checkpoint_argument
 [[ -x "${BASELINE_BIN:-}/nmtzoo-serve" ]] || usage_error "set BASELINE_BIN to a folder holding an older nmtzoo-serve and its libraries"
 command -v wrk > /dev/null || die "wrk is not installed (scripts/setup.sh installs it)"
 py=/usr/bin/python3
@@ -32,10 +31,9 @@ restinio_compile="$((restinio_compile / 10)).$((restinio_compile % 10))"
 
 start_server() {  # LAYER: starts it on a free port, sets server and port
   local log="$work/server.log"
-  : > "$log"
   case "$1" in
-    beast) build/bin/nmtzoo-serve -c "$checkpoint" --port 0 --threads 2 > "$log" 2>&1 & ;;
-    httplib) LD_LIBRARY_PATH="$BASELINE_BIN" "$BASELINE_BIN/nmtzoo-serve" -c "$checkpoint" --port 0 --threads 2 > "$log" 2>&1 & ;;
+    beast) start_server "$log" build/bin/nmtzoo-serve -c "$checkpoint" --port 0 --threads 2 ;;
+    httplib) start_server "$log" env LD_LIBRARY_PATH="$BASELINE_BIN" "$BASELINE_BIN/nmtzoo-serve" -c "$checkpoint" --port 0 --threads 2 ;;
     restinio)
       port=$($py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
       "$work/restinio_health" "$port" > "$log" 2>&1 &
@@ -46,10 +44,6 @@ start_server() {  # LAYER: starts it on a free port, sets server and port
       done
       die "restinio_health did not start" ;;
   esac
-  server=$!
-  for _ in $(seq 300); do grep -q "listening on" "$log" && break; sleep 0.1; done
-  port="$(sed -nE 's#.*listening on http://127.0.0.1:([0-9]+)/.*#\1#p' "$log")"
-  [[ -n "$port" ]] || die "$1 did not start: $(cat "$log")"
 }
 stop_server() {
   kill "$server" 2>/dev/null || true
@@ -83,13 +77,11 @@ done
   echo "| layer | round | /health req/s (wrk, 64 clients) | beside | p50 ms | p99 ms | max ms | failed | refused |"
   echo "|---|---:|---:|---|---:|---:|---:|---:|---:|"
   while read -r layer round rate json; do
-    $py - "$json" "$layer" "$round" "$rate" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1])); layer, rnd, rate = sys.argv[2:5]
-beside = f"{r['idle']} idle" if r["idle"] else (f"{r['slow']} slow" if r["slow"] else "nothing")
-print(f"| {layer} | {rnd} | {float(rate):,.0f} | {beside} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['max_ms']:.1f} | "
-      f"{r['failed']} | {r['idle_refused_or_closed']} |")
-PY
+    beside=nothing
+    [[ "$json" == *_2000idle_* ]] && beside="2000 idle"
+    [[ "$json" == *_200slow_* ]] && beside="200 slow"
+    json_row "$json" "| {0} | {1} | {2} | {3} | {p50_ms:.1f} | {p99_ms:.1f} | {max_ms:.1f} | {failed} | {idle_refused_or_closed} |" \
+      "$layer" "$round" "$(printf "%.0f" "$rate")" "$beside"
   done < "$rows"
   echo
   echo "Translations, 64 clients, one test_2016_flickr sentence a request, 2,000 requests (load_generator.py):"
@@ -104,11 +96,8 @@ for round in 1 2; do
     $py experiments/measure/load_generator.py --port "$port" --sentences "$work/test.de" --clients 64 --batch 1 \
       --requests 2000 --seconds 300 --json "$json" >&2
     stop_server
-    $py - "$json" "$layer" "$round" >> "$out/connections.md.partial" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(f"| {sys.argv[2]} | {sys.argv[3]} | {r['requests_per_second']:.1f} | {r['p50_ms']:.0f} | {r['p99_ms']:.0f} | {r['errors']} |")
-PY
+    json_row "$json" "| {0} | {1} | {requests_per_second:.1f} | {p50_ms:.0f} | {p99_ms:.0f} | {errors} |" "$layer" "$round" \
+      >> "$out/connections.md.partial"
   done
 done
 mv "$out/connections.md.partial" "$out/connections.md"

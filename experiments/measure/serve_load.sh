@@ -12,8 +12,7 @@ parse_args "" "$@"
 expect_args 0 1
 prepare_workspace
 bin=build/bin
-checkpoint="${args[0]:-runs/multi30k_quickstart/checkpoints/checkpoint_best.pt}"
-[[ -f "$checkpoint" ]] || usage_error "no checkpoint '$checkpoint' (run scripts/run.sh first)"
+checkpoint_argument
 out=reports/serve
 mkdir -p "$out"
 work="$(mktemp -d)"
