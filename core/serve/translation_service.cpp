@@ -59,8 +59,9 @@ std::string ServedModel::arch() const {
 TranslationService::TranslationService(std::vector<ServedModel> models,
                                        std::chrono::duration<double, std::milli> max_wait,
                                        int64_t max_queue, DecodeWorkers workers)
-    : models_(std::move(models)), max_wait_(max_wait), max_queue_(max_queue) {
-  for (int64_t i = 0; i < std::max<int64_t>(1, workers.count); ++i) {
+    : models_(std::move(models)), max_wait_(max_wait), max_queue_(max_queue),
+      worker_count_(std::max<int64_t>(1, workers.count)) {
+  for (int64_t i = 0; i < worker_count_; ++i) {
     workers_.emplace_back([this, threads = workers.threads_each] {
       if (threads > 0) {
         at::init_num_threads();
@@ -191,15 +192,17 @@ void TranslationService::decode_loop() {
       const std::shared_ptr<Job> first = *unclaimed();
       first->claimed = true;
       // While another worker is idle, the next request is better decoded beside this one than
-      // with it: no wait for company, and the others are left to it. Batches form once every
-      // worker is busy.
+      // with it: the others are left to it. With several workers none waits for company: what
+      // queued while they were all busy is the batch (a wait would only add latency, the other
+      // workers giving the parallelism).
       const bool alone = idle_workers_ > 0;
+      const bool wait_for_company = worker_count_ == 1;
       const auto still_queued = [&] { return std::find(queue_.begin(), queue_.end(), first) != queue_.end(); };
       // The wait for company counts from when this worker could first take the request: requests
       // that queued during its previous call are joined by the clients that call just answered.
       const auto deadline = std::max(first->queued, free_since) + std::chrono::duration_cast<Clock::duration>(max_wait_);
       // Wait for company until the oldest request's deadline or a full batch.
-      while (!alone && !stopping_ && Clock::now() < deadline && still_queued()) {
+      while (wait_for_company && !stopping_ && Clock::now() < deadline && still_queued()) {
         int64_t compatible = 0;
         for (const auto& job : queue_) {
           if (job->model == first->model && job->key == first->key) compatible += job->tokens;

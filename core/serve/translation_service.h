@@ -1,12 +1,11 @@
 // The decoding half of nmtzoo-serve: loaded models and one queue in front of them. Requests from
 // any number of HTTP threads are queued; each of serve.decode_workers decoding threads takes the
-// oldest request no other worker has taken and, unless another worker is idle (then it decodes
-// that request alone, at once, beside the others), waits at most serve.max_wait_ms for more
-// requests it can decode together (same model and options), and translates them as one Translator call,
-// which batches by decoding.batch_tokens. Workers decode at once on the same loaded models
-// (CTranslate2's inter_threads). The wait counts from when the worker became free, so that a
-// request never waits for company longer than serve.max_wait_ms once it could have been
-// decoded. No HTTP here.
+// oldest request no other worker has taken and decodes it with the compatible requests queued
+// behind it (same model and options; none while another worker is idle, which takes them), in one
+// Translator call, which batches by decoding.batch_tokens. Workers decode at once on the same
+// loaded models (CTranslate2's inter_threads). A single worker first waits at most
+// serve.max_wait_ms for such company, counted from when it became free, so that a request never
+// waits for company longer than that once it could have been decoded. No HTTP here.
 #pragma once
 
 #include <atomic>
@@ -117,6 +116,7 @@ class TranslationService {
   uint64_t next_id_ = 1;
   bool stopping_ = false;
   ServiceStats stats_;
+  const int64_t worker_count_;
   int64_t idle_workers_ = 0;  // waiting for a request
   std::atomic<bool> warned_about_limits_{false};
   std::vector<std::thread> workers_;
