@@ -29,7 +29,7 @@ g++ -std=c++17 -O2 -o "$work/restinio_health" experiments/measure/http_layers/re
 restinio_compile=$(( ($(date +%s%N) - compile_start) / 100000000 ))
 restinio_compile="$((restinio_compile / 10)).$((restinio_compile % 10))"
 
-start_server() {  # LAYER: starts it on a free port, sets server and port
+start_layer() {  # LAYER: starts it on a free port, sets server and port
   local log="$work/server.log"
   case "$1" in
     beast) start_server "$log" build/bin/nmtzoo-serve -c "$checkpoint" --port 0 --threads 2 ;;
@@ -53,7 +53,7 @@ stop_server() {
 rows="$work/rows"
 for round in 1 2; do
   for layer in beast httplib restinio; do
-    start_server "$layer"
+    start_layer "$layer"
     rate=$(wrk -t1 -c64 -d5s "http://127.0.0.1:$port/health" | awk '/Requests\/sec/ {print $2}')
     for scenario in "0 0" "2000 0" "0 200"; do
       read -r idle slow <<< "$scenario"
@@ -91,7 +91,7 @@ done
 } > "$out/connections.md.partial"
 for round in 1 2; do
   for layer in beast httplib; do
-    start_server "$layer"
+    start_layer "$layer"
     json="$out/connections_translate_${layer}_$round.json"
     $py experiments/measure/load_generator.py --port "$port" --sentences "$work/test.de" --clients 64 --batch 1 \
       --requests 2000 --seconds 300 --json "$json" >&2
