@@ -385,8 +385,12 @@ class TranslatorTest(unittest.TestCase):
             package = os.path.join(prefix, "lib", "python3", "dist-packages")
             self.assertTrue(os.path.isdir(os.path.join(package, "nmtzoo")))
             program = (
-                "import nmtzoo, os\n"
+                "import importlib.metadata, nmtzoo, os\n"
                 f"assert nmtzoo.__file__.startswith({prefix!r}), nmtzoo.__file__\n"
+                "metadata = importlib.metadata.metadata('nmtzoo')\n"
+                "assert metadata['License-Expression'] == 'MIT', metadata['License-Expression']\n"
+                "license = importlib.metadata.distribution('nmtzoo').read_text('licenses/LICENSE') or ''\n"
+                "assert license.startswith('MIT License'), license[:40]\n"
                 f"translator = nmtzoo.Translator({CHECKPOINT!r}, threads=1)\n"
                 "print(translator.translate_batch(['alpha bravo charlie'], beam=3)[0].hypotheses[0])\n"
                 "libraries = {line.split()[-1] for line in open('/proc/self/maps') if 'libnmtzoo_' in line}\n"

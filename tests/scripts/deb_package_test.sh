@@ -147,6 +147,11 @@ root="$scratch/root"
 dpkg-deb -x "$deb" "$root"
 libdir="$root/$libdir_rel"
 prefix="$root/usr"
+check "the copyright file licenses every file under Expat (MIT), in Debian's machine-readable format" \
+  grep -qzE 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/.*Files: \*.*License: Expat' \
+  "$root/usr/share/doc/nmtzoo/copyright"
+check "lintian has nothing to say of the copyright file" \
+  test -z "$(grep -E '^[EW]: .*copyright' "$scratch/lintian.log" || true)"
 zcat "$root/usr/share/doc/nmtzoo/changelog.gz" >"$scratch/changelog"
 check "the changelog's latest entry is version $version" \
   test "$(dpkg-parsechangelog -l "$scratch/changelog" -S Version)" = "$version"
