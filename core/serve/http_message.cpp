@@ -156,11 +156,6 @@ void HangUp::hang_up() {
   if (f) f();
 }
 
-bool HangUp::gone() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return gone_;
-}
-
 std::string HttpRequest::header(std::string_view name) const {
   for (const auto& [key, value] : headers) {
     if (iequals(key, name)) return value;

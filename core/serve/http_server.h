@@ -57,10 +57,9 @@ class HangUp {
   };
   Watch watch(std::function<void()> f);
   void hang_up();
-  bool gone() const;
 
  private:
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   bool gone_ = false;
   std::function<void()> on_hang_up_;
 };

@@ -83,8 +83,6 @@ class Session : public std::enable_shared_from_this<Session> {
   Session(ServerCore& server, tcp::socket socket, std::string client)
       : server_(server), limits_(server.limits), socket_(std::move(socket)), timer_(server.io), client_(std::move(client)) {}
 
-  const std::string& client() const { return client_; }
-
   void start() { next_request(); }
 
   // Refused at admission: 503, then closed.
