@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   return run_app([&] {
-    register_builtin_models();  // the architectures' own model keys, which the configs use
+    register_builtin_archs();  // the architectures' own model keys, which the configs use
     const ExperimentPlan plan = load_plan(path);
     if (app.got_subcommand("runs")) return print_runs(plan);
     if (app.got_subcommand("status")) return print_status(plan);

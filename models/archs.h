@@ -1,7 +1,10 @@
 // The built-in architectures' registry entries, one per module family (*_arch.cpp beside it).
+// They are torch-free and come without a builder (ArchSpec::build empty): register_builtin_archs()
+// registers them so, and register_builtin_models() (nmtzoo_models) gives them their builders.
 #pragma once
 
 #include "models/arch_options.h"
+#include "models/options/rnn_options.h"
 #include "models/options/transformer_options.h"
 #include "models/registry.h"
 
@@ -9,6 +12,10 @@ namespace nmtzoo {
 
 ArchSpec transformer_arch();  // models/transformer_arch.cpp
 ArchSpec rnn_arch();          // models/rnn_arch.cpp
+
+// The module options a config and vocabularies mean (what the builders build).
+TransformerOptions transformer_options(const ModelConfig& config, const VocabSizes& vocab);
+RnnSeq2SeqOptions rnn_options(const ModelConfig& config, const VocabSizes& vocab);
 
 // A batch's sizes as FLOP counts write them: rows b, padded lengths S and T, target vocabulary V
 // and real target tokens N (the output projection runs on these only).

@@ -1,52 +1,54 @@
-// nmtzoo's architectures and presets.
+// The built-in architectures' builders, and the model builder every program calls.
+#include <c10/util/Exception.h>
+
 #include <mutex>
+#include <stdexcept>
+#include <string>
 
 #include "models/archs.h"
+#include "models/rnn_seq2seq.h"
+#include "models/transformer.h"
 
 namespace nmtzoo {
-
-EmbeddingSharing resolve_sharing(SharingChoice choice, const VocabSizes& vocab, bool can_tie) {
-  switch (choice) {
-    case SharingChoice::kNone: return EmbeddingSharing::kNone;
-    case SharingChoice::kDecoder: return EmbeddingSharing::kDecoder;
-    case SharingChoice::kAll: return EmbeddingSharing::kAll;
-    case SharingChoice::kAuto:
-      if (!can_tie) return EmbeddingSharing::kNone;
-      return vocab.joint ? EmbeddingSharing::kAll : EmbeddingSharing::kDecoder;
-  }
-  return EmbeddingSharing::kNone;
-}
 
 void register_builtin_models() {
   static std::once_flag once;
   std::call_once(once, [] {
-    register_arch("transformer", transformer_arch());
-    register_arch("rnn", rnn_arch());
-    // Vaswani et al. (2017), Table 3.
-    register_preset("transformer_base", "transformer",
-                    {{"d_model", "512"}, {"ffn_dim", "2048"}, {"heads", "8"},
-                     {"encoder_layers", "6"}, {"decoder_layers", "6"}, {"dropout", "0.1"}});
-    register_preset("transformer_big", "transformer_base",
-                    {{"d_model", "1024"}, {"ffn_dim", "4096"}, {"heads", "16"}, {"dropout", "0.3"}});
-    // Sized for Multi30k (29k pairs) on a small CPU.
-    register_preset("transformer_small", "transformer_base",
-                    {{"d_model", "256"}, {"ffn_dim", "1024"}, {"heads", "4"},
-                     {"encoder_layers", "3"}, {"decoder_layers", "3"}, {"dropout", "0.1"}});
-    // Bahdanau et al. (2015), RNNsearch: m = 620, n = 1000, n' = 1000, l = 500.
-    register_preset("rnn_bahdanau", "rnn",
-                    {{"emb_dim", "620"}, {"hidden_dim", "1000"}, {"attention", "additive"},
-                     {"attention_dim", "1000"}, {"attention_query", "previous"},
-                     {"readout", "maxout"}, {"readout_dim", "500"}, {"cell", "gru"},
-                     {"encoder_layers", "1"}, {"decoder_layers", "1"}, {"dropout", "0.0"}});
-    register_preset("rnn_bahdanau_small", "rnn_bahdanau",
-                    {{"emb_dim", "256"}, {"hidden_dim", "512"}, {"attention_dim", "512"},
-                     {"readout_dim", "256"}, {"dropout", "0.3"}});
-    // Cho et al. (2014): no attention, the encoder summary is the context at every step.
-    register_preset("rnn_encdec", "rnn_bahdanau_small", {{"attention", "none"}});
-    // Luong et al. (2015): general scoring on the current state, attentional tanh layer.
-    register_preset("rnn_luong", "rnn_bahdanau_small",
-                    {{"attention", "general"}, {"attention_query", "current"}, {"readout", "tanh"}});
+    register_builtin_archs();
+    set_arch_builder("transformer", [](const ModelConfig& c, const VocabSizes& vocab) {
+      return std::shared_ptr<EncoderDecoder>(Transformer(transformer_options(c, vocab)).ptr());
+    });
+    set_arch_builder("rnn", [](const ModelConfig& c, const VocabSizes& vocab) {
+      return std::shared_ptr<EncoderDecoder>(RnnSeq2Seq(rnn_options(c, vocab)).ptr());
+    });
   });
+}
+
+std::shared_ptr<EncoderDecoder> build_model(const ModelConfig& config, const VocabSizes& vocab) {
+  const ArchSpec& spec = arch_spec(config.arch);
+  if (!spec.build) {
+    throw std::logic_error("model architecture '" + resolve_arch(config.arch) +
+                           "' has no builder in this program: register_builtin_archs() registers "
+                           "keys only; call register_builtin_models()");
+  }
+  auto out_of_memory = [&] {
+    using std::to_string;
+    std::string sizes;
+    for (const auto& [key, value] : arch_option_values(config)) sizes += "model." + key + " " + value + ", ";
+    return std::runtime_error("model " + config.arch + " does not fit in memory: " + sizes +
+                              "model.encoder_layers " + to_string(config.encoder_layers) +
+                              ", model.decoder_layers " + to_string(config.decoder_layers) +
+                              ", vocabularies " + to_string(vocab.src) + " and " + to_string(vocab.tgt));
+  };
+  try {
+    return spec.build(config, vocab);
+  } catch (const std::bad_alloc&) {
+    throw out_of_memory();
+  } catch (const c10::Error& e) {
+    // LibTorch reports a failed allocation as an enforce failure in its allocator.
+    if (std::string(e.what()).find("alloc") != std::string::npos) throw out_of_memory();
+    throw;
+  }
 }
 
 }  // namespace nmtzoo

@@ -1,6 +1,5 @@
+// Torch-free (compiled into nmtzoo_common); build_model is models/builtin_models.cpp's.
 #include "models/registry.h"
-
-#include <c10/util/Exception.h>
 
 #include <algorithm>
 #include <map>
@@ -36,6 +35,15 @@ void register_arch(const std::string& name, ArchSpec spec) {
   if (is_registered(name)) throw std::logic_error("model '" + name + "' is registered twice");
   publish_arch_options(name, spec.options);
   registry().archs.emplace(name, std::move(spec));
+}
+
+void set_arch_builder(const std::string& arch, ArchBuilder build) {
+  auto it = registry().archs.find(arch);
+  if (it == registry().archs.end()) {
+    throw std::logic_error("a builder for unregistered architecture '" + arch + "'");
+  }
+  if (it->second.build) throw std::logic_error("architecture '" + arch + "' has a builder already");
+  it->second.build = std::move(build);
 }
 
 void register_preset(const std::string& name, const std::string& base, PresetValues values) {
@@ -98,27 +106,6 @@ PresetValues arch_option_values(const ModelConfig& config) {
                         value == config.arch_options.end() ? option.default_value : value->second);
   }
   return values;
-}
-
-std::shared_ptr<EncoderDecoder> build_model(const ModelConfig& config, const VocabSizes& vocab) {
-  auto out_of_memory = [&] {
-    using std::to_string;
-    std::string sizes;
-    for (const auto& [key, value] : arch_option_values(config)) sizes += "model." + key + " " + value + ", ";
-    return std::runtime_error("model " + config.arch + " does not fit in memory: " + sizes +
-                              "model.encoder_layers " + to_string(config.encoder_layers) +
-                              ", model.decoder_layers " + to_string(config.decoder_layers) +
-                              ", vocabularies " + to_string(vocab.src) + " and " + to_string(vocab.tgt));
-  };
-  try {
-    return arch_spec(config.arch).build(config, vocab);
-  } catch (const std::bad_alloc&) {
-    throw out_of_memory();
-  } catch (const c10::Error& e) {
-    // LibTorch reports a failed allocation as an enforce failure in its allocator.
-    if (std::string(e.what()).find("alloc") != std::string::npos) throw out_of_memory();
-    throw;
-  }
 }
 
 double training_flops(const ModelConfig& config, int64_t tgt_vocab, const BatchShape& shape) {

@@ -50,11 +50,15 @@ struct AttentionLayout {
   int64_t heads = 0;
 };
 
+using ArchBuilder =
+    std::function<std::shared_ptr<EncoderDecoder>(const ModelConfig&, const VocabSizes&)>;
+
 struct ArchSpec {
   // Its own model keys (models/arch_options.h declares them); registering publishes them to the
   // configuration schema.
   std::vector<ArchOptionSpec> options;
-  std::function<std::shared_ptr<EncoderDecoder>(const ModelConfig&, const VocabSizes&)> build;
+  // Empty for an architecture registered for its keys only (register_builtin_archs()).
+  ArchBuilder build;
   // Checks that need several model keys at once; empty when the config is buildable.
   std::function<std::vector<ModelKeyProblem>(const ModelConfig&)> check;
   // The model size d of the inverse-square-root schedule's d^-0.5.
@@ -71,9 +75,16 @@ using PresetValues = std::vector<std::pair<std::string, std::string>>;
 void register_arch(const std::string& name, ArchSpec spec);
 void register_preset(const std::string& name, const std::string& base, PresetValues values);
 
+// Gives an architecture registered without a builder its builder; std::logic_error for an
+// unregistered one or one that has a builder.
+void set_arch_builder(const std::string& arch, ArchBuilder build);
+
 // Registers nmtzoo's architectures and presets; safe to call more than once. Called by the apps
-// (and the tests' main), never by library code.
+// (and the tests' main), never by library code. Defined in nmtzoo_models (it needs LibTorch).
 void register_builtin_models();
+// Their keys, checks and presets without the builders, in the torch-free nmtzoo_common: enough
+// to read, check and write configs (nmtzoo-plan); register_builtin_models() does this too.
+void register_builtin_archs();
 
 std::vector<std::string> registered_models();  // architectures and presets, sorted
 // The architecture a name resolves to through its preset chain. Throws std::invalid_argument
@@ -88,7 +99,8 @@ const PresetValues& preset_values(const std::string& name);
 // config.arch's own keys and their values (the default where unset), in declaration order.
 PresetValues arch_option_values(const ModelConfig& config);
 
-// Builds the architecture of config.arch (presets applied beforehand).
+// Builds the architecture of config.arch (presets applied beforehand). In nmtzoo_models;
+// std::logic_error for an architecture without a builder.
 std::shared_ptr<EncoderDecoder> build_model(const ModelConfig& config, const VocabSizes& vocab);
 
 // Training FLOPs of one batch: forward and a backward of twice the forward.

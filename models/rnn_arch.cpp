@@ -1,5 +1,6 @@
+// Torch-free (compiled into nmtzoo_common): the builder is models/builtin_models.cpp's.
 #include "models/archs.h"
-#include "models/rnn_seq2seq.h"
+#include "models/options/rnn_options.h"
 
 #include <string>
 
@@ -41,15 +42,7 @@ const ArchOptions<RnnSeq2SeqOptions>& keys() {
   return declared;
 }
 
-RnnSeq2SeqOptions options_of(const ModelConfig& c, const VocabSizes& vocab = {}) {
-  auto options = keys().read(c, with_shared_keys(RnnSeq2SeqOptions(vocab.src, vocab.tgt), c));
-  const bool can_tie = options.readout_dim() == options.emb_dim();
-  return options.sharing(resolve_sharing(c.share_embeddings, vocab, can_tie));
-}
-
-std::shared_ptr<EncoderDecoder> build(const ModelConfig& c, const VocabSizes& vocab) {
-  return RnnSeq2Seq(options_of(c, vocab)).ptr();
-}
+RnnSeq2SeqOptions options_of(const ModelConfig& c) { return rnn_options(c, {}); }
 
 std::vector<ModelKeyProblem> check(const ModelConfig& c) {
   const auto m = options_of(c);
@@ -113,9 +106,15 @@ double forward_flops(const ModelConfig& config, int64_t tgt_vocab, const BatchSh
 
 }  // namespace
 
+RnnSeq2SeqOptions rnn_options(const ModelConfig& c, const VocabSizes& vocab) {
+  auto options = keys().read(c, with_shared_keys(RnnSeq2SeqOptions(vocab.src, vocab.tgt), c));
+  const bool can_tie = options.readout_dim() == options.emb_dim();
+  return options.sharing(resolve_sharing(c.share_embeddings, vocab, can_tie));
+}
+
 ArchSpec rnn_arch() {
   // The schedule scales by the recurrent state size.
-  return {keys().specs(), build, check,
+  return {keys().specs(), nullptr, check,
           [](const ModelConfig& c) { return options_of(c).hidden_dim(); }, forward_flops,
           [](const ModelConfig& c) {
             return options_of(c).attention() ? AttentionLayout{1, 1} : AttentionLayout{};

@@ -1,5 +1,5 @@
+// Torch-free (compiled into nmtzoo_common): the builder is models/builtin_models.cpp's.
 #include "models/archs.h"
-#include "models/transformer.h"
 
 namespace nmtzoo {
 namespace {
@@ -35,14 +35,7 @@ const ArchOptions<TransformerOptions>& keys() {
   return declared;
 }
 
-TransformerOptions options_of(const ModelConfig& c, const VocabSizes& vocab = {}) {
-  auto options = keys().read(c, with_shared_keys(TransformerOptions(vocab.src, vocab.tgt), c));
-  return options.sharing(resolve_sharing(c.share_embeddings, vocab, true));
-}
-
-std::shared_ptr<EncoderDecoder> build(const ModelConfig& c, const VocabSizes& vocab) {
-  return Transformer(options_of(c, vocab)).ptr();
-}
+TransformerOptions options_of(const ModelConfig& c) { return transformer_options(c, {}); }
 
 std::vector<ModelKeyProblem> check(const ModelConfig& c) {
   const auto m = options_of(c);
@@ -71,8 +64,13 @@ double forward_flops(const ModelConfig& c, int64_t tgt_vocab, const BatchShape& 
 
 }  // namespace
 
+TransformerOptions transformer_options(const ModelConfig& c, const VocabSizes& vocab) {
+  auto options = keys().read(c, with_shared_keys(TransformerOptions(vocab.src, vocab.tgt), c));
+  return options.sharing(resolve_sharing(c.share_embeddings, vocab, true));
+}
+
 ArchSpec transformer_arch() {
-  return {keys().specs(), build, check,
+  return {keys().specs(), nullptr, check,
           [](const ModelConfig& c) { return options_of(c).d_model(); }, forward_flops,
           [](const ModelConfig& c) {
             const auto m = options_of(c);

@@ -4,7 +4,8 @@
 # or the metrics grows past ~350 lines, and no app past ~300. Lowest layer first:
 #
 #   common/ tokenizer/ kernels/    plain data; the SentencePiece front end; CPU kernels
-#   models/                        modules, EncoderDecoder, the architecture registry
+#   models/                        modules, EncoderDecoder, the architecture registry (its
+#                                  registry and *_arch files torch-free: nmtzoo_common)
 #   core/{io,metrics,plot,config,data}   torch-free except core/data/batch.*
 #   core/runtime/                  device, threads, autocast, checkpoints, trained models
 #   core/search/                   search and translation (no concrete model, no training)
@@ -37,6 +38,11 @@ declare -A allowed=(
 )
 torch_free=(common tokenizer core/io core/metrics core/plot core/config core/data fuzz)
 torch_free_exceptions="core/data/batch.h core/data/batch.cpp"
+# models/ files compiled into the torch-free nmtzoo_common: TORCH_ARG's header alone, and only
+# nmtzoo headers that are torch-free too.
+registry_files="models/registry.h models/registry.cpp models/archs.h models/arch_options.h
+  models/builtin_archs.cpp models/transformer_arch.cpp models/rnn_arch.cpp models/options/*.h"
+registry_includes="common/ models/registry.h models/archs.h models/arch_options.h models/options/"
 max_lines=350
 max_app_lines=300
 
@@ -66,6 +72,17 @@ for folder in "${torch_free[@]}"; do
       report "$file:${match%%:*}: includes LibTorch, but $folder/ is torch-free"
     fi
   done
+done
+
+for file in $registry_files; do
+  while IFS=: read -r line include; do
+    ok=0
+    for prefix in $registry_includes; do [[ "$include" == "$prefix"* ]] && ok=1 && break; done
+    ((ok)) || report "$file:$line: includes \"$include\", but $file is in the torch-free nmtzoo_common"
+  done < <(grep -n '^#include "' "$file" | sed -E 's/^([0-9]+):#include "([^"]+)".*/\1:\2/')
+  if match=$(grep -nE '^#include <(torch|ATen|c10)/' "$file" | grep -v '<torch/arg.h>'); then
+    report "$file:${match%%:*}: includes LibTorch, but $file is in the torch-free nmtzoo_common"
+  fi
 done
 
 for file in core/train/*.cpp core/train/*.h core/search/*.cpp core/search/*.h core/serve/*.cpp \

@@ -108,6 +108,31 @@ TEST(Registry, DuplicateNamesFailAtRegistration) {
   EXPECT_THROW(register_preset("my_model", "no_such_base", {}), std::logic_error);
 }
 
+// A torch-free program registers the architectures' keys only (register_builtin_archs, as
+// nmtzoo-plan): building one then names what is missing; its builder can be given once.
+TEST(Registry, AnArchitectureWithoutABuilderSaysSoWhenBuilt) {
+  register_builtin_models();
+  register_builtin_archs();  // after register_builtin_models(): nothing registered twice
+  ArchSpec keys_only = arch_spec("transformer");
+  keys_only.build = nullptr;
+  register_arch("keys_only_transformer", keys_only);
+  ModelConfig config = config_for("transformer", {"model.d_model=16", "model.ffn_dim=32", "model.heads=2",
+                                                  "model.encoder_layers=1", "model.decoder_layers=1"})
+                           .model;
+  config.arch = "keys_only_transformer";
+  try {
+    build_model(config, VocabSizes{8, 8});
+    ADD_FAILURE() << "built an architecture without a builder";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'keys_only_transformer' has no builder"), std::string::npos)
+        << e.what();
+  }
+  set_arch_builder("keys_only_transformer", arch_spec("transformer").build);
+  EXPECT_NE(build_model(config, VocabSizes{8, 8}), nullptr);
+  EXPECT_THROW(set_arch_builder("keys_only_transformer", arch_spec("transformer").build), std::logic_error);
+  EXPECT_THROW(set_arch_builder("no_such_arch", arch_spec("transformer").build), std::logic_error);
+}
+
 // An architecture defined outside nmtzoo: a Transformer whose size is its own key `width`, with
 // `heads` declared as the built-in Transformer declares it (so shared). Registering it is all it
 // takes for the config, presets and the model builder to know it.
