@@ -14,8 +14,8 @@ ArchSpec transformer_arch();  // models/transformer_arch.cpp
 ArchSpec rnn_arch();          // models/rnn_arch.cpp
 
 // The module options a config and vocabularies mean (what the builders build).
-TransformerOptions transformer_options(const ModelConfig& config, const VocabSizes& vocab);
-RnnSeq2SeqOptions rnn_options(const ModelConfig& config, const VocabSizes& vocab);
+TransformerOptions transformer_module_options(const ModelConfig& config, const VocabSizes& vocab);
+RnnSeq2SeqOptions rnn_module_options(const ModelConfig& config, const VocabSizes& vocab);
 
 // A batch's sizes as FLOP counts write them: rows b, padded lengths S and T, target vocabulary V
 // and real target tokens N (the output projection runs on these only).

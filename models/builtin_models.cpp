@@ -16,10 +16,10 @@ void register_builtin_models() {
   std::call_once(once, [] {
     register_builtin_archs();
     set_arch_builder("transformer", [](const ModelConfig& c, const VocabSizes& vocab) {
-      return std::shared_ptr<EncoderDecoder>(Transformer(transformer_options(c, vocab)).ptr());
+      return std::shared_ptr<EncoderDecoder>(Transformer(transformer_module_options(c, vocab)).ptr());
     });
     set_arch_builder("rnn", [](const ModelConfig& c, const VocabSizes& vocab) {
-      return std::shared_ptr<EncoderDecoder>(RnnSeq2Seq(rnn_options(c, vocab)).ptr());
+      return std::shared_ptr<EncoderDecoder>(RnnSeq2Seq(rnn_module_options(c, vocab)).ptr());
     });
   });
 }

@@ -42,7 +42,7 @@ const ArchOptions<RnnSeq2SeqOptions>& keys() {
   return declared;
 }
 
-RnnSeq2SeqOptions options_of(const ModelConfig& c) { return rnn_options(c, {}); }
+RnnSeq2SeqOptions options_of(const ModelConfig& c) { return rnn_module_options(c, {}); }
 
 std::vector<ModelKeyProblem> check(const ModelConfig& c) {
   const auto m = options_of(c);
@@ -106,7 +106,7 @@ double forward_flops(const ModelConfig& config, int64_t tgt_vocab, const BatchSh
 
 }  // namespace
 
-RnnSeq2SeqOptions rnn_options(const ModelConfig& c, const VocabSizes& vocab) {
+RnnSeq2SeqOptions rnn_module_options(const ModelConfig& c, const VocabSizes& vocab) {
   auto options = keys().read(c, with_shared_keys(RnnSeq2SeqOptions(vocab.src, vocab.tgt), c));
   const bool can_tie = options.readout_dim() == options.emb_dim();
   return options.sharing(resolve_sharing(c.share_embeddings, vocab, can_tie));

@@ -35,7 +35,7 @@ const ArchOptions<TransformerOptions>& keys() {
   return declared;
 }
 
-TransformerOptions options_of(const ModelConfig& c) { return transformer_options(c, {}); }
+TransformerOptions options_of(const ModelConfig& c) { return transformer_module_options(c, {}); }
 
 std::vector<ModelKeyProblem> check(const ModelConfig& c) {
   const auto m = options_of(c);
@@ -64,7 +64,7 @@ double forward_flops(const ModelConfig& c, int64_t tgt_vocab, const BatchShape& 
 
 }  // namespace
 
-TransformerOptions transformer_options(const ModelConfig& c, const VocabSizes& vocab) {
+TransformerOptions transformer_module_options(const ModelConfig& c, const VocabSizes& vocab) {
   auto options = keys().read(c, with_shared_keys(TransformerOptions(vocab.src, vocab.tgt), c));
   return options.sharing(resolve_sharing(c.share_embeddings, vocab, true));
 }
