@@ -29,6 +29,7 @@ packages=(
   python3-numpy chromium chromium-driver python3-selenium
   pybind11-dev python3-dev python3-torch
   dpkg-dev lintian file  # cpack -G DEB (dpkg-shlibdeps, file) and tests/scripts/deb_package_test.sh
+  protobuf-compiler python3-protobuf  # tests/tensorboard: event files read with TensorBoard's messages
 )
 for option in "$@"; do
   case "$option" in

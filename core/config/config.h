@@ -97,6 +97,7 @@ struct TrainConfig {
   int64_t keep_last;
   int64_t keep_best;
   int64_t log_every;
+  bool tensorboard;  // event files beside metrics.jsonl
   int64_t max_bad_steps;
   bool bf16;
   bool check_replicas;

@@ -478,6 +478,9 @@ std::vector<OptionSpec> build_schema() {
                 "numbered checkpoints with the best validation scores (best_metric) kept besides the "
                 "newest keep_last, for nmtzoo-average --best");
   train.integer("log_every", &TrainConfig::log_every, 100, positive, "updates between log lines");
+  train.boolean("tensorboard", &TrainConfig::tensorboard, true,
+                "write TensorBoard event files into the run folder (events.out.tfevents.*): the "
+                "train scalars every log_every updates, the valid ones at each validation");
   train.integer("max_bad_steps", &TrainConfig::max_bad_steps, 10, positive,
                 "abort after this many consecutive non-finite losses");
   train.boolean("bf16", &TrainConfig::bf16, false,

@@ -128,6 +128,7 @@ StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& ba
   if (stats.finite) {
     scaling = gradient_scaling(model_->parameters(), 1.0 / static_cast<double>(stats.tokens),
                                config_.training.clip_norm);
+    stats.grad_norm = scaling.norm;
     stats.finite = std::isfinite(scaling.norm);
   }
   if (!stats.finite) {

@@ -43,7 +43,8 @@ struct StepStats {
   double loss = 0;
   double nll = 0;
   int64_t tokens = 0;
-  bool finite = true;  // false: the update was skipped
+  double grad_norm = 0;  // of the token-averaged gradients, before clipping
+  bool finite = true;    // false: the update was skipped
 };
 
 struct EngineHooks {

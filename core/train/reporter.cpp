@@ -17,10 +17,14 @@ TrainingReporter::TrainingReporter(const RunConfig& config, std::ostream& log, b
       is_main_(is_main),
       terminal_(terminal),
       metrics_(config.run_dir() + "/metrics.jsonl"),
-      last_bar_(Clock::now()) {}
+      last_bar_(Clock::now()) {
+  if (is_main_ && config.training.tensorboard) tensorboard_.emplace(config.run_dir());
+}
 
-void TrainingReporter::resume_at(int64_t step) {
-  if (is_main_) metrics_.truncate_after(step);
+void TrainingReporter::start_at(int64_t step) {
+  if (!is_main_) return;
+  metrics_.truncate_after(step);
+  if (tensorboard_) tensorboard_->start_at(step);
 }
 
 void TrainingReporter::clear_line() {
@@ -33,6 +37,7 @@ void TrainingReporter::update(const StepStats& stats, double step_seconds,
   window_.loss += stats.loss;
   window_.nll += stats.nll;
   window_.tokens += stats.tokens;
+  window_.grad_norm += stats.grad_norm;
   window_seconds_ += step_seconds;
   ++window_steps_;
   if (progress.step % config_.training.log_every == 0) {
@@ -56,13 +61,22 @@ void TrainingReporter::update(const StepStats& stats, double step_seconds,
                         all_reduce_ms >= 0 ? fmt::format(" | all-reduce {:.1f} ms/update", all_reduce_ms) : "",
                         format_duration(progress.wall_seconds), eta);
     if (is_main_) {
+      const double grad_norm = window_.grad_norm / static_cast<double>(std::max<int64_t>(1, window_steps_));
       nlohmann::json record{{"type", "train"}, {"step", progress.step}, {"epoch", progress.epoch},
                             {"loss", window_.loss * per_token}, {"nll", window_.nll * per_token},
                             {"lr", lr}, {"tokens_per_second", tokens_per_second},
+                            {"grad_norm", grad_norm},
                             {"wall_seconds", progress.wall_seconds},
                             {"train_seconds", progress.train_seconds}};
       if (all_reduce_ms >= 0) record["all_reduce_ms_per_update"] = all_reduce_ms;
       metrics_.append(record);
+      if (tensorboard_) {
+        tensorboard_->write(progress.step, {{"train/loss", window_.loss * per_token},
+                                            {"train/ppl", std::exp(window_.nll * per_token)},
+                                            {"train/lr", lr},
+                                            {"train/tokens_per_second", tokens_per_second},
+                                            {"train/grad_norm", grad_norm}});
+      }
     }
     window_ = StepStats{};
     window_seconds_ = 0;
@@ -96,6 +110,12 @@ void TrainingReporter::validation(const ValidationResult& v, const TrainingProgr
   if (v.bleu >= 0) record["bleu"] = v.bleu;
   if (v.chrf >= 0) record["chrf"] = v.chrf;
   metrics_.append(record);
+  if (tensorboard_) {
+    Scalars scalars{{"valid/loss", v.loss}, {"valid/ppl", v.ppl}};
+    if (v.bleu >= 0) scalars.emplace_back("valid/bleu", v.bleu);
+    if (v.chrf >= 0) scalars.emplace_back("valid/chrf", v.chrf);
+    tensorboard_->write(progress.step, scalars);
+  }
 }
 
 void TrainingReporter::render_curves() {

@@ -1,13 +1,16 @@
 // What a training run tells its user and its run folder: the console (train and valid lines, a
-// progress bar on a terminal), metrics.jsonl, and the learning curves drawn from it.
+// progress bar on a terminal), metrics.jsonl, the learning curves drawn from it, and TensorBoard
+// event files (training.tensorboard).
 #pragma once
 
 #include <chrono>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 #include "core/config/config.h"
 #include "core/io/progress.h"
+#include "core/io/tensorboard_events.h"
 #include "core/runtime/checkpoint.h"
 #include "core/train/engine.h"
 #include "core/train/metrics_log.h"
@@ -23,8 +26,9 @@ class TrainingReporter {
   // Starts counting the all-reduce time per update from the communicator's total so far
   // (negative for one process).
   void begin(double all_reduce_seconds) { window_all_reduce_start_ = all_reduce_seconds; }
-  // Drops records after `step` from metrics.jsonl (resuming from a checkpoint of that step).
-  void resume_at(int64_t step);
+  // Drops records after `step` from metrics.jsonl and the event file: a run resumed from a
+  // checkpoint of `step`, or a new run starting there, continues without repeating a step.
+  void start_at(int64_t step);
 
   // After each finite update: every training.log_every updates a train line and record over the
   // updates since the last one, else (on a terminal, at most 4 times a second) the progress bar.
@@ -45,6 +49,7 @@ class TrainingReporter {
   bool is_main_;
   bool terminal_;
   MetricsLog metrics_;
+  std::optional<TensorBoardEvents> tensorboard_;  // the main process's, when training.tensorboard
   StepStats window_;
   double window_seconds_ = 0;
   int64_t window_steps_ = 0;

@@ -94,7 +94,6 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
   TrainingProgress& progress = engine_->progress();
   if (resume) {
     engine_->restore_checkpoint(last);
-    reporter_->resume_at(progress.step);
     log_ << fmt::format("resumed from {} at step {} (epoch {}, batch {})\n", last, progress.step,
                         progress.epoch + 1, progress.epoch_batch);
   } else {
@@ -108,6 +107,9 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
     }
     if (communicator_) communicator_->broadcast_parameters(model());
   }
+  // A resumed run's records after its checkpoint, or those of a run killed before its first
+  // checkpoint, would repeat steps.
+  reporter_->start_at(progress.step);
   if (communicator_ && communicator_->rank() > 0) {
     // Same weights everywhere, but each rank its own dropout masks.
     torch::manual_seed(static_cast<uint64_t>(config_.training.seed) * 1000003ULL +

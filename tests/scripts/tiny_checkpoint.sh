@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Sourced by the tests that need a trained checkpoint of their own without Multi30k
 # (tests/scripts/package_examples.sh, tests/python/run_python_tests.sh):
-#   train_tiny_checkpoint NMTZOO_TRAIN FOLDER LAYERS STEPS
+#   train_tiny_checkpoint NMTZOO_TRAIN FOLDER LAYERS STEPS [NMTZOO_TRAIN ARGUMENTS...]
 # writes a synthetic word-reversal task (400 training pairs of 2 to 6 words, 40 valid, 20 test)
 # and a tiny Transformer config (d_model 32, LAYERS encoder and decoder layers) into FOLDER, and
 # trains it with NMTZOO_TRAIN for STEPS updates on one thread (seconds); its log is
@@ -9,6 +9,8 @@
 # Returns nmtzoo-train's status.
 train_tiny_checkpoint() {
   local train="$1" folder="$2" layers="$3" steps="$4"
+  shift 4
+  local extra=("$@")
   local data="$folder/data"
   mkdir -p "$data"
   local split
@@ -62,5 +64,5 @@ decoding:
   max_len_a: 1.2
   max_len_b: 5
 YAML
-  "$train" --config "$folder/tiny.yaml" >"$folder/train.log" 2>&1
+  "$train" --config "$folder/tiny.yaml" "${extra[@]}" >"$folder/train.log" 2>&1
 }
