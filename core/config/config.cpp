@@ -1,5 +1,7 @@
 #include "core/config/config.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -54,6 +56,45 @@ std::string RunConfig::dataset_dir() const {
 std::string RunConfig::where(const std::string& key) const {
   auto it = origin.find(key);
   return it == origin.end() ? (source.empty() ? "default" : source + ": default") : it->second;
+}
+
+std::vector<KeyProblem> TokenizerConfig::validate() const {
+  std::vector<KeyProblem> problems;
+  if (model_type == SubwordModel::kBpe && sampling_alpha >= 1.0) {
+    problems.push_back({"sampling_alpha", fmt::format("({}) is BPE-dropout's probability of dropping "
+                                                      "a merge, so it must be below 1",
+                                                      sampling_alpha)});
+  }
+  return problems;
+}
+
+std::vector<KeyProblem> TrainConfig::validate() const {
+  std::vector<KeyProblem> problems;
+  if (best_metric != SelectionMetric::kLoss && !valid_bleu) {
+    problems.push_back({"best_metric", fmt::format("is {}, which needs valid_bleu: true (it decodes "
+                                                   "the validation set)",
+                                                   selection_metric_name(best_metric))});
+  }
+  if ((schedule == LrSchedule::kLinear || schedule == LrSchedule::kCosine) && max_steps == 0 &&
+      max_time == 0 && max_epochs == 0) {
+    problems.push_back({"schedule", "decays the rate over the run's budget, which needs max_steps, "
+                                    "max_time or max_epochs"});
+  }
+  return problems;
+}
+
+std::vector<KeyProblem> DecodeConfig::validate() const {
+  std::vector<KeyProblem> problems;
+  if (!sampling && nbest > beam) {
+    problems.push_back({"nbest", fmt::format("({}) exceeds beam ({})", nbest, beam)});
+  }
+  if (sampling && constraints != ConstraintMode::kNone) {
+    problems.push_back({"constraints", "need beam search, but sampling is true (constraints steer a beam)"});
+  }
+  if (bf16 && dtype == DecodeDtype::kInt8) {
+    problems.push_back({"bf16", "is true but dtype is int8: set only dtype"});
+  }
+  return problems;
 }
 
 }  // namespace nmtzoo

@@ -32,6 +32,15 @@ enum class ConstraintMode { kNone, kOrdered, kUnordered };
 
 // One training corpus: <data.dir>/<split>.<lang>[.gz], and how many times per epoch each of its
 // pairs is seen (fairseq's upsampling; a fraction samples that share of it, anew every epoch).
+// A rule between keys of one section that their values break: the key as its section names it
+// ("nbest") and what is wrong ("(3) exceeds beam (2)"), worded once. Each caller names the key as
+// its user knows it: decoding.nbest in a config (check_config), the field nbest of a server
+// request, the search's std::invalid_argument.
+struct KeyProblem {
+  std::string key;
+  std::string message;
+};
+
 struct TrainCorpus {
   std::string split;
   double weight = 1.0;
@@ -63,6 +72,8 @@ struct TokenizerConfig {
   std::string prefix;
   double sampling_alpha;  // subword regularization of training pairs; 0 = off
   SamplingSides sampling_sides;
+
+  std::vector<KeyProblem> validate() const;
 };
 
 struct TrainConfig {
@@ -105,6 +116,8 @@ struct TrainConfig {
   bool reset_optimizer;
   bool reset_schedule;
   bool reset_progress;
+
+  std::vector<KeyProblem> validate() const;
 };
 
 struct DecodeConfig {
@@ -130,6 +143,10 @@ struct DecodeConfig {
   int64_t seed;
   ConstraintMode constraints;
   std::string target_lang;  // of a multilingual model; "" = its only target language
+
+  // Every section with rules between its keys has one validate(), which every caller uses: the
+  // config check, the server, the Python module and the library's search.
+  std::vector<KeyProblem> validate() const;
 };
 
 // nmtzoo-serve: where it listens, how long requests may wait to be batched, and its limits.

@@ -242,13 +242,6 @@ void check_config(const RunConfig& config) {
                  !config.tokenizer.joint && config.model.share_embeddings == SharingChoice::kAll,
                  config, "model.share_embeddings",
                  "is 'all', which needs tokenizer.joint: true (one vocabulary for both sides)");
-  add_problem_if(problems,
-                 config.tokenizer.model_type == SubwordModel::kBpe &&
-                     config.tokenizer.sampling_alpha >= 1.0,
-                 config, "tokenizer.sampling_alpha",
-                 fmt::format("({}) is BPE-dropout's probability of dropping a merge, so it must "
-                             "be below 1",
-                             config.tokenizer.sampling_alpha));
   add_problem_if(problems, config.training.max_tokens < config.data.max_len + 2, config,
                  "training.max_tokens",
                  fmt::format("({}) must hold one pair of data.max_len ({}) plus BOS/EOS",
@@ -257,28 +250,13 @@ void check_config(const RunConfig& config) {
                  "model.max_positions",
                  fmt::format("({}) must cover data.max_len ({}) plus BOS/EOS",
                              config.model.max_positions, config.data.max_len));
-  add_problem_if(problems,
-                 config.training.best_metric != SelectionMetric::kLoss && !config.training.valid_bleu,
-                 config, "training.best_metric",
-                 fmt::format("is {}, which needs training.valid_bleu: true (it decodes the "
-                             "validation set)",
-                             selection_metric_name(config.training.best_metric)));
-  const TrainConfig& training = config.training;
-  add_problem_if(
-      problems,
-      (training.schedule == LrSchedule::kLinear || training.schedule == LrSchedule::kCosine) &&
-          training.max_steps == 0 && training.max_time == 0 && training.max_epochs == 0,
-      config, "training.schedule",
-      "decays the rate over the run's budget, which needs training.max_steps, "
-      "training.max_time or training.max_epochs");
-  add_problem_if(problems, !config.decoding.sampling && config.decoding.nbest > config.decoding.beam,
-                 config, "decoding.nbest",
-                 fmt::format("({}) exceeds decoding.beam ({})", config.decoding.nbest,
-                             config.decoding.beam));
-  add_problem_if(problems,
-                 config.decoding.sampling && config.decoding.constraints != ConstraintMode::kNone,
-                 config, "decoding.constraints",
-                 "needs beam search, but decoding.sampling is true (constraints steer a beam)");
+  // The rules within one section are the section's own (config.h's validate()).
+  auto add_section = [&](const std::string& section, const std::vector<KeyProblem>& found) {
+    for (const auto& problem : found) add_problem_if(problems, true, config, section + "." + problem.key, problem.message);
+  };
+  add_section("tokenizer", config.tokenizer.validate());
+  add_section("training", config.training.validate());
+  add_section("decoding", config.decoding.validate());
   if (!problems.empty()) throw ConfigError(problems);
 }
 

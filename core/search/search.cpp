@@ -119,17 +119,19 @@ at::Tensor to_device_index(const std::vector<int64_t>& rows, const c10::Device& 
   return torch::tensor(rows, torch::kLong).to(device);
 }
 
+void throw_first_problem(const DecodeConfig& decoding) {
+  for (const auto& problem : decoding.validate()) {
+    throw std::invalid_argument("decoding." + problem.key + " " + problem.message);
+  }
+}
+
 }  // namespace
 
 SearchOptions::SearchOptions() : SearchOptions(schema_decoding_defaults()) {}
 
 SearchOptions::SearchOptions(const DecodeConfig& decoding) : DecodeConfig(decoding) {
-  if (bf16) {
-    if (dtype == DecodeDtype::kInt8) {
-      throw std::invalid_argument("decoding.bf16 is true but decoding.dtype is int8: set only decoding.dtype");
-    }
-    dtype = DecodeDtype::kBf16;
-  }
+  throw_first_problem(*this);
+  if (bf16) dtype = DecodeDtype::kBf16;
 }
 
 std::string AttentionChoice::describe() const {
@@ -189,9 +191,10 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
                                             const SearchOptions& options, SearchStrategy& strategy,
                                             const std::vector<SentenceGuide>& guides,
                                             const at::Tensor& vocabulary) {
+  throw_first_problem(options);
   const int64_t K = strategy.width();
-  TORCH_CHECK(K >= 1 && options.nbest >= 1 && options.nbest <= K,
-              "need 1 <= nbest <= beam, but got nbest ", options.nbest, " and beam ", K);
+  TORCH_CHECK(K >= 1 && options.nbest >= 1 && options.nbest <= K, "a search strategy keeping ", K,
+              " hypotheses for nbest ", options.nbest);
   torch::NoGradGuard no_grad;
   const int64_t batch = src_tokens.size(0);
   TORCH_CHECK(guides.empty() || static_cast<int64_t>(guides.size()) == batch, "search got ",

@@ -40,8 +40,8 @@ struct AttentionChoice {
 // cross-attention to record. A new decoding key is one schema entry plus its use.
 struct SearchOptions : DecodeConfig {
   SearchOptions();  // the schema's defaults
-  // `decoding` as given; its older `bf16: true` becomes dtype bf16 (std::invalid_argument when it
-  // contradicts dtype int8).
+  // `decoding` as given; its older `bf16: true` becomes dtype bf16. std::invalid_argument naming
+  // the key when decoding.validate() finds a problem.
   explicit SearchOptions(const DecodeConfig& decoding);
 
   bool record_attention = false;  // keep each returned hypothesis's cross-attention

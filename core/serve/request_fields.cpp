@@ -201,14 +201,12 @@ SearchOptions decoding_options(const ServedModel& model, const json& fields) {
     }
     if (!error.empty()) throw RequestError(400, fmt::format("field '{}': {}", key, error));
   }
-  const DecodeConfig& d = config.decoding;
-  if (!d.sampling && d.nbest > d.beam) {
-    throw RequestError(400, fmt::format("field 'nbest' ({}) exceeds the beam ({})", d.nbest, d.beam));
+  for (const auto& problem : config.decoding.validate()) {
+    const OptionSpec* option = find_option("decoding." + problem.key);
+    const std::string field = option && !option->request_field.empty() ? option->request_field : problem.key;
+    throw RequestError(400, fmt::format("field '{}' {}", field, problem.message));
   }
-  if (d.sampling && d.constraints != ConstraintMode::kNone) {
-    throw RequestError(400, "sampling cannot meet constraints: drop one of them");
-  }
-  return SearchOptions(d);
+  return SearchOptions(config.decoding);
 }
 
 }  // namespace nmtzoo

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
+#include "core/search/search.h"
+
 #include "tests/support/test_support.h"
 
 namespace nmtzoo {
@@ -199,6 +203,28 @@ TEST(Config, CrossKeyChecksNameTheKey) {
   const std::string message = check_error(config);
   EXPECT_NE(message.find(dir.path("run.yaml") + ":4: model.share_embeddings"), std::string::npos)
       << message;
+}
+
+// One wording a rule, whoever checks it: the config (naming where the key was set), and the
+// search options the library, the server and the Python module build (the server names the
+// request field: tests/serve/server_test.cpp).
+TEST(Config, ARuleBetweenKeysIsWordedOnceForEveryCaller) {
+  RunConfig config = default_config();
+  apply_overrides(config, {"decoding.beam=2", "decoding.nbest=3"});
+  const std::vector<KeyProblem> problems = config.decoding.validate();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].key, "nbest");
+  EXPECT_EQ(problems[0].message, "(3) exceeds beam (2)");
+  EXPECT_NE(check_error(config).find("decoding.nbest (3) exceeds beam (2)"), std::string::npos);
+  try {
+    SearchOptions options(config.decoding);
+    ADD_FAILURE() << "search options with nbest above the beam";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "decoding.nbest (3) exceeds beam (2)");
+  }
+  apply_overrides(config, {"decoding.nbest=1", "decoding.bf16=true", "decoding.dtype=int8"});
+  EXPECT_NE(check_error(config).find("decoding.bf16 is true but dtype is int8: set only dtype"),
+            std::string::npos);
 }
 
 TEST(Config, BudgetDecayingSchedulesNeedABudget) {

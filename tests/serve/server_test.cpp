@@ -171,7 +171,7 @@ TEST_F(Server, V1TranslateTakesDecodingOptionsAndReturnsScoresTokensAttention) {
   EXPECT_EQ(post_json("/v1/translate", {{"text", "a"}, {"beam", 0}}, 400)["error"],
             "field 'beam': 0 is out of range: expected in [1, 1024]");
   EXPECT_EQ(post_json("/v1/translate", {{"text", "a"}, {"beam", 2}, {"nbest", 3}}, 400)["error"],
-            "field 'nbest' (3) exceeds the beam (2)");
+            "field 'nbest' (3) exceeds beam (2)");
   EXPECT_EQ(post_json("/v1/translate", {{"text", "a"}, {"model", "big"}}, 404)["error"],
             "no model named 'big' (this server has tiny)");
   auto models = client().Get("/v1/models");
