@@ -7,7 +7,6 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
-#include <optional>
 
 #include "apps/common.h"
 #include "apps/key_aliases.h"
@@ -79,27 +78,6 @@ bool write_heatmap(const std::string& dir, int64_t line_number, const Translatio
   return true;
 }
 
-// Where translations go: stdout, or a file that replaces `-o` only when everything succeeded.
-class Output {
- public:
-  // Opens the file before any work, so a bad path fails at once.
-  explicit Output(const std::string& path) {
-    if (!path.empty()) file_.emplace(path);
-  }
-  std::ostream& stream() { return file_ ? file_->stream() : std::cout; }
-  // Checked after every chunk, so a failing stdout (a full disk behind a redirection, a closed
-  // pipe) stops the run instead of losing lines silently.
-  void check_stdout() const {
-    if (!file_ && !std::cout) throw IoError("writing the translations to stdout failed");
-  }
-  void commit() {
-    if (file_) file_->commit();
-  }
-
- private:
-  std::optional<AtomicFile> file_;
-};
-
 int run(const Options& cli) {
   // An output may not replace an input; `-i x -o x` may (the input is read whole first).
   std::vector<NamedPath> inputs;
@@ -107,7 +85,7 @@ int run(const Options& cli) {
   check_output_is_not_an_input({"-o", cli.output}, inputs);
   inputs.insert(inputs.end(), {NamedPath{"-i", cli.input}, NamedPath{"-o", cli.output}});
   check_output_is_not_an_input({"--stats", cli.stats_path}, inputs);
-  Output output(cli.output);
+  OutputDestination output(cli.output, "the translations");
   configure_threads(cli.threads);
   const InputFormat input_format = parse_input_format(cli.input_format);
   if (cli.alignment == "soft" && cli.output_format != "jsonl") {

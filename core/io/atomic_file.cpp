@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <iostream>
 #include <mutex>
 #include <ostream>
 #include <regex>
@@ -304,6 +305,23 @@ void check_output_is_not_an_input(const NamedPath& output, const std::vector<Nam
     throw IoError(output.option + " '" + output.path + "' is the same file as " + input.option +
                   " '" + input.path + "': writing it would replace that input; write to another file");
   }
+}
+
+OutputDestination::OutputDestination(const std::string& path, std::string what)
+    : what_(std::move(what)) {
+  if (!path.empty()) file_ = std::make_unique<AtomicFile>(path);
+}
+
+OutputDestination::~OutputDestination() = default;
+
+std::ostream& OutputDestination::stream() { return file_ ? file_->stream() : std::cout; }
+
+void OutputDestination::check_stdout() const {
+  if (!file_ && !std::cout) throw IoError("writing " + what_ + " to stdout failed");
+}
+
+void OutputDestination::commit() {
+  if (file_) file_->commit();
 }
 
 }  // namespace nmtzoo

@@ -59,6 +59,27 @@ class AtomicFile {
   std::unique_ptr<std::ostream> stream_;
 };
 
+// Where a program writes its output: stdout, or an AtomicFile that replaces the path only when
+// everything succeeded (commit).
+class OutputDestination {
+ public:
+  // "" is stdout; a path's file is opened at once, so a bad path fails before any work. `what`
+  // names the output in messages ("the translations").
+  OutputDestination(const std::string& path, std::string what);
+  OutputDestination(const OutputDestination&) = delete;
+  OutputDestination& operator=(const OutputDestination&) = delete;
+  ~OutputDestination();
+  std::ostream& stream();
+  // Throws IoError when stdout failed (a full disk behind a redirection, a closed pipe): check
+  // after every chunk, so a run stops instead of losing lines silently.
+  void check_stdout() const;
+  void commit();  // the file's; nothing for stdout
+
+ private:
+  std::unique_ptr<AtomicFile> file_;
+  std::string what_;
+};
+
 // Where this process writes what will replace `path`: ".<name>.tmp.<pid>" beside it, the name
 // remove_stale_temporary_files() recognises; a name too long for that keeps a prefix and a hash
 // of itself, within the file system's 255-byte limit.

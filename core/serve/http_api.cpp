@@ -15,6 +15,7 @@
 #include "core/serve/http_server.h"
 #include "core/serve/libretranslate.h"
 #include "core/serve/metrics.h"
+#include "core/serve/model_choice.h"
 #include "core/serve/request_fields.h"
 #include "core/serve/translation_service.h"
 #include "core/serve/web_page.h"
@@ -89,31 +90,6 @@ struct TranslationServer::Impl {
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) throw RequestError(403, "field 'api_key': invalid API key");
   }
 
-  // The model that translates `source` to `target`, and the source language ("auto": the one
-  // source language translated to `target`).
-  std::pair<const ServedModel&, std::string> model_for(const std::string& source, const std::string& target) const {
-    std::string src = source;
-    if (src == "auto") {
-      std::vector<std::string> sources;
-      for (const auto& m : service.models()) {
-        for (const auto& pair : m.pairs()) {
-          if (pair.tgt == target && std::find(sources.begin(), sources.end(), pair.src) == sources.end()) {
-            sources.push_back(pair.src);
-          }
-        }
-      }
-      if (sources.size() > 1) {
-        throw RequestError(400, "source 'auto' is ambiguous: several source languages translate to '" + target + "'");
-      }
-      if (sources.size() == 1) src = sources.front();
-    }
-    if (const ServedModel* model = service.find(src, target)) return {*model, src};
-    std::string pairs;
-    for (const auto& m : service.models()) pairs += (pairs.empty() ? "" : ", ") + m.directions();
-    throw RequestError(400, fmt::format("no model translates '{}' to '{}' (this server has {})", source,
-                                        target, pairs));
-  }
-
   // One request a line, each asking for `target` ("" = the model's default).
   static std::vector<TranslationRequest> requests_of(const std::vector<std::string>& lines, const std::string& target) {
     std::vector<TranslationRequest> sentences;
@@ -131,7 +107,7 @@ struct TranslationServer::Impl {
     const std::string format = string_field(fields, "format", "text");
     if (format != "text") throw RequestError(400, "format '" + format + "' is not supported: send text");
     const int64_t alternatives = alternatives_field(fields, config.serve.max_alternatives);
-    const auto [model, src] = model_for(source, target);
+    const auto [model, src] = model_for_languages(service, source, target);
     SearchOptions options = model.defaults;
     options.nbest = alternatives + 1;
     options.beam = std::max(options.beam, options.nbest);
@@ -148,15 +124,11 @@ struct TranslationServer::Impl {
     check_key(fields);
     const ServedModel* model = nullptr;
     if (fields.contains("model")) {
-      const std::string name = string_field(fields, "model", "");
-      model = service.find(name);
-      if (model == nullptr) {
-        std::string names;
-        for (const auto& m : service.models()) names += (names.empty() ? "" : ", ") + m.name;
-        throw RequestError(404, fmt::format("no model named '{}' (this server has {})", name, names));
-      }
+      model = &model_named(service, string_field(fields, "model", ""));
     } else if (fields.contains("source") || fields.contains("target")) {
-      model = &model_for(string_field(fields, "source", "auto"), string_field(fields, "target", "")).first;
+      model = &model_for_languages(service, string_field(fields, "source", "auto"),
+                                   string_field(fields, "target", ""))
+                   .first;
     } else {
       model = &service.models().front();
     }
@@ -271,12 +243,7 @@ struct TranslationServer::Impl {
       const json fields = request_fields(req);
       check_key(fields);
       texts_of(fields, "q");  // required, as by LibreTranslate, though the answer does not depend on it
-      std::vector<std::string> sources;
-      for (const auto& m : service.models()) {
-        for (const auto& pair : m.pairs()) {
-          if (std::find(sources.begin(), sources.end(), pair.src) == sources.end()) sources.push_back(pair.src);
-        }
-      }
+      const std::vector<std::string> sources = source_languages(service);
       if (sources.size() != 1) throw RequestError(501, "language detection is not available: the server's models read several languages");
       send_json(res, 200, json::array({{{"confidence", 100.0}, {"language", sources[0]}}}));
     });
