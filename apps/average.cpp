@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-average: averages the weights of several checkpoints (Vaswani et al. average the last
 // 5 or 20), writing a checkpoint that translate and evaluate use like any other.
 #include <CLI/CLI.hpp>

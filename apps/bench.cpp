@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-bench: training and decoding speed of a config's model on this machine, with the
 // float32 matmul ceiling measured in the same run. A benchmark, never a test.
 #include <CLI/CLI.hpp>

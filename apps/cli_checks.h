@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // CLI11 validators the apps share beyond CLI11's own.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What every nmtzoo app's main() shares.
 #pragma once
 

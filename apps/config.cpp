@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-config: check a run config and print it fully resolved, or print the key reference.
 #include <CLI/CLI.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-evaluate: BLEU, chrF and TER of detokenised output, with sacreBLEU 2.6.0's confidence
 // intervals and paired significance tests, as sacreBLEU scores and prints them.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // CLI11 options for schema keys: each alias of core/config/aliases.h becomes a flag whose help is
 // the key's own, and --set KEY=VALUE takes any key of the allowed sections. Values are collected
 // as KeyValues for apply_key_values(), which parses and checks them with the schema.

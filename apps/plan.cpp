@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-plan: an experiment plan (core/config/experiment_plan.h) for experiments/run_plan.sh:
 //   runs PLAN     checks the plan, then prints one line per direction: experiments/compare.sh's
 //                 arguments for it, tab-separated

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-prepare: trains the run's tokenizer if missing, prepares the binary dataset (once; again
 // only when the config, tokenizer or input files changed), and prints corpus statistics. It starts
 // as nmtzoo-train does (core/runtime/run_start.h): the same checks first, then one critical section.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-report: gathers the results of finished models into a comparison report: a Markdown
 // table, a CSV, learning curves of every model on shared axes and BLEU by source length, from the
 // files experiments/compare.sh keeps in the report folder (core/metrics/experiment_report.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-serve: a translation server (LibreTranslate's API, nmtzoo's /v1 API, a web page) with
 // dynamic batching, for a checkpoint or an ensemble (-c, as nmtzoo-translate), or several
 // separately named models (--model NAME=CHECKPOINT[,CHECKPOINT...]).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-shortlist: learns a lexical shortlist (core/search/shortlist.h) for a trained model from
 // its training pairs, tokenized with the checkpoint's own tokenizers. Decoding uses it through
 // decoding.shortlist / --shortlist.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-train: trains a model as a YAML config describes.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-translate: translates text with a trained checkpoint, one output line per input line.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

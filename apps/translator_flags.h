@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The flags that load a Translator, the same in nmtzoo-translate and nmtzoo-serve: repeated
 // checkpoints make one ensemble, with its weights and combination.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-weights: moves model weights between nmtzoo checkpoints and Python's torch.load.
 #include <CLI/CLI.hpp>
 #include <torch/torch.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The Debian package (docs/package.md#debian-package). In a build folder,
 #   cpack -G DEB            (or cpack --config BUILD/CPackConfig.cmake -G DEB -B OUT)
 # makes nmtzoo_<version>_<arch>.deb of exactly what `cmake --install` installs, with prefix /usr:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # One ctest test per GoogleTest suite of a test program: `Suite.*`, which runs the suite's tests in
 # one process. GoogleTest's own gtest_discover_tests makes one process per test, and a program that
 # loads LibTorch spends ~0.65 s starting before its first test (LibTorch's static initialisation,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Run by cmake -P after each build of a test program (cmake/gtest_suites.cmake): lists its
 # GoogleTest suites and writes CTEST_FILE, one ctest test per suite. Inputs: TEST_EXECUTABLE,
 # CTEST_FILE, WORKING_DIRECTORY, TIMEOUT (seconds for the listing), LOCKS (Suite=lock,...).

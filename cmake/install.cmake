@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The CMake package (docs/package.md). `cmake --install BUILD --prefix P` puts into P, beside the
 # apps (bin/) and the SentencePiece shim (<libdir>/nmtzoo/), nmtzoo's shared libraries, its public
 # headers (include/nmtzoo/) and <libdir>/cmake/nmtzoo/ (config, version and exported targets), so

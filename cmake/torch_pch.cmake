@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The precompiled <torch/torch.h>, and who gets it (docs/development.md#how-the-build-is-organised).
 #
 # Measured on the reference 2-core machine (g++ 12, -O3, CPU seconds for a file with nothing else

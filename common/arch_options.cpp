@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "common/arch_options.h"
 
 #include <algorithm>

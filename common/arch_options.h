@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The model keys architectures declare for themselves, as the configuration schema reads them.
 //
 // An architecture owns its options: it declares each of its `model.*` keys (type, default, range,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "common/cpu_cores.h"
 
 #include <sched.h>

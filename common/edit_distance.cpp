@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "common/edit_distance.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Levenshtein distance, for "did you mean" suggestions of keys and names.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The model section of a run config as plain data. It sits below both the config (which parses
 // YAML into it) and the models (whose registry maps it to module options), so neither includes
 // the other. No LibTorch here.

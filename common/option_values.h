@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Scalar option values as text: the parsing, range checks and named choices shared by the
 // configuration schema (core/config) and the architectures' own model keys (models/). No YAML
 // and no LibTorch here: callers hand over the scalar's text.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The choices tokenizer keys take, shared by the config (which parses them from YAML) and the
 // SentencePiece front end, so the config does not include the tokenizer.
 #pragma once

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The zoo's comparative experiment on Multi30k, end to end, in one command:
 #   experiments/compare.sh [--pair de_en|en_de] [--models "transformer rnn rnn_encdec rnn_luong"]
 #                          [--seeds N] [--ensemble "transformer rnn"] [--fresh]

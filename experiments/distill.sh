@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Sequence-level knowledge distillation (Kim & Rush 2016) from experiments/compare.sh's seed-1
 # ensemble into one model, for ensemble quality at one model's decoding cost:
 #   experiments/distill.sh [--pair de_en] [--teachers "transformer rnn"] [--student transformer] [--fresh]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Promotes a tried recipe to compare.sh's run of a model's seed, once the recipe is adopted:
 #   experiments/promote_recipe.sh [--seed K] [--pair de_en] NAME MODEL
 # After the overrides of experiments/try_recipe.sh's run NAME are written into

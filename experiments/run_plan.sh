@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs an experiment plan (a YAML file: models, directions, seeds, budget, test sets, ensemble;
 # docs/experiments.md) end to end, resumably, and writes its report:
 #   experiments/run_plan.sh PLAN [--fresh]     run what is left, then report

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Trains the four zoo architectures of experiments/compare.sh (de->en) for a short budget each,
 # as the members of the ensembles measured in docs/decoding.md (nmtzoo-translate -c A -c B ...):
 #   experiments/train_ensemble_members.sh [--minutes 15] [--threads 1] [--models "transformer rnn ..."]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Tries a change of recipe on val only (never a test set): one training run of a fixed budget per
 # call, scored by its best validation BLEU (decoded as training validates), one row appended to
 # reports/tuning/screening.md with the overrides, so the tuning log is the commands' own output.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Decoding choices tuned on the validation set only (never on a test set):
 #   experiments/tune_decoding.sh RUN_DIR SRC TGT OUT.tsv
 #   experiments/tune_decoding.sh --ensemble "A.pt B.pt ..." SRC TGT OUT.tsv

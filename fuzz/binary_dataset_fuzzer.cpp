@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The binary dataset reader on arbitrary files: the input is split into <split>.idx, .tok and
 // .raw (two 4-byte little-endian lengths first), written to a scratch folder and opened. When the
 // top bit of the first length is set, the files' checksums are rewritten to match them first

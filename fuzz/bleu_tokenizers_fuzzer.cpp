@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // BLEU's tokenizers and scores on arbitrary bytes: the first byte picks the options (tokenizer,
 // smoothing, lowercase, effective order), the rest is the text. Checked where cheap: the text
 // helpers keep every byte; 13a and intl give tokens separated by single spaces; every score is a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // chrF and chrF++ on arbitrary bytes: the first byte picks the n-gram orders and the flags, the
 // second beta, the rest is the text. Checked: every score is a finite percentage, and without
 // eps smoothing the text scored against itself gets 100 whenever it has an n-gram (they all match

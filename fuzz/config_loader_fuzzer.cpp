@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The config loader on arbitrary text, read twice: as a YAML config (parse_config, then
 // check_config) and line by line as `--set key=value` overrides (apply_overrides). A ConfigError
 // is the expected answer to bad input; every config that loads must also survive the documented

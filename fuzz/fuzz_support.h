@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared by the fuzz targets: invariant checks and the line splitting of their inputs.
 #pragma once
 

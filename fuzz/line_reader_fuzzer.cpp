@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // LineReader on arbitrary file contents: the bytes are written to a scratch file and read back
 // line by line. Unless they start with the gzip magic (LineReader then decompresses them), the
 // lines must be the bytes split at each '\n', each without a final '\r' (the documented "\r\n"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Replays a fuzz target's corpus without libFuzzer, for the normal build's ctest: the empty input,
 // then every file of the folders (or the files) given, in name order, each passed once to the
 // target's LLVMFuzzerTestOneInput. Each file is named on stderr before it runs, so the last name

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // TER on arbitrary bytes: the first byte picks the Tercom tokenizer's options (normalized,
 // no_punct, asian_support, case_sensitive), the rest is the text, split at its middle into two
 // halves that take turns as hypothesis and reference. Checked:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-translate's input formats on arbitrary lines: each line parsed as text, tsv and jsonl.
 // std::invalid_argument naming the line is the expected answer to bad input; anything else
 // thrown is a bug. Every jsonl request that loads must survive the round trip through JSON, and

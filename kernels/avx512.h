@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // For the kernels' source files only: their hand-written AVX-512 paths, built into the
 // baseline-ISA library and taken only where avx512_available() (kernels.h); elsewhere the
 // kernels' portable code runs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Products of many small matrices (attention scores and contexts).
 //
 // Why not plain torch::matmul: LibTorch 1.13's CPU bmm, built without MKL as Debian's is,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/beam_candidates.h"
 
 #include <ATen/Parallel.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Beam search's step on CPU: the best candidates of each sentence over its K hypotheses' scores
 // plus their next-token log-probabilities, in one pass over the (K, V) log-probabilities.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/counter_rng.h"
 
 #include <torch/torch.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The counter-based random bits of nmtzoo's dropout kernels (kernels/dropout.h and
 // kernels/dropout_layer_norm.h): one seed per call from LibTorch's default generator, so
 // manual_seed and checkpointed RNG state reproduce the masks, and the bits of each element a

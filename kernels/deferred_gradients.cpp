@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/deferred_gradients.h"
 
 #include <ATen/ATen.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Gradients of a tensor that every step of a recurrence reads (a weight, the encoder's outputs),
 // summed over the steps once instead of step by step.
 //

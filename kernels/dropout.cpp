@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/dropout.h"
 
 #include <ATen/Parallel.h>

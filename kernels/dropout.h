@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Dropout for contiguous float32 CPU tensors.
 //
 // Why: LibTorch 1.13's CPU bernoulli_ draws every element from a scalar Mersenne Twister under a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/dropout_layer_norm.h"
 
 #include <ATen/Parallel.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Post-norm's residual step, layer_norm(residual + dropout(sublayer)), in one pass over memory
 // forward and one backward, for CPU float32 residuals (the sublayer float32 or bf16).
 //

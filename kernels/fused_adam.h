@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Adam and AdamW whose step is one pass over memory per parameter, for contiguous float32 CPU
 // tensors.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Multi-head attention over whole sequences on CPU (training, validation, scoring), from the
 // input projections to the merged heads, forward and backward in one pass per (sentence, head).
 //

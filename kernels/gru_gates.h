@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The elementwise part of a GRU step, forward and backward, in one pass over the gates each.
 //
 // Why: the composition (chunk, two sigmoids, tanh, four products and sums) is ~12 operators per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/int8_linear.h"
 
 #include <ATen/ATen.h>

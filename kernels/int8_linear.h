@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // int8 inference for linear layers, as CTranslate2's int8 and PyTorch's quantize_dynamic do it:
 // each weight quantized once per output row (symmetric, scale max|w| / 127), the activations
 // quantized per call (asymmetric uint8, scale and zero point from their range), products

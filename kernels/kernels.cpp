@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/kernels.h"
 
 #include <ATen/Context.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo's hand-written CPU kernels, where LibTorch 1.13's own are slow on CPU (see each header
 // for the measured reason), behind one switch. With the switch off, or on other devices and
 // dtypes, callers get LibTorch's operators instead: same results up to rounding, except that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/linear_relu.h"
 
 #include <ATen/Parallel.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // relu(x w^T + b), the first layer of the Transformer's feed-forward net, in training: the bias
 // and the ReLU in one pass after the product, and in the backward the ReLU's mask and the bias's
 // gradient in one pass, with the weight's gradient multiplied in oneDNN's faster orientation.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A 2-D bool mask (true = forbidden) as the kernels read it: its data and element strides.
 #pragma once
 

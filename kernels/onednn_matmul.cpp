@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/onednn_matmul.h"
 
 #include <ATen/Parallel.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // float32 matrix products on CPU through oneDNN's sgemm instead of LibTorch's BLAS.
 //
 // Why: Debian 12's LibTorch multiplies through OpenBLAS 0.3.21, which predates this machine's

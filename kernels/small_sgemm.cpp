@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/small_sgemm.h"
 
 #include <ATen/ATen.h>

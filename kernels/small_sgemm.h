@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Row-major float32 products small enough that a BLAS call's fixed cost outweighs its arithmetic:
 // the attention's per-(sentence, head) products, e.g. 15 x 15 x 64.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/smoothed_cross_entropy.h"
 
 #include <ATen/Parallel.h>

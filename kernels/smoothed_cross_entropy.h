@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The label-smoothed cross-entropy of rows of float32 logits, and its gradient p - q, one row at
 // a time while it is in the first-level cache: the inner loop of core/train/loss.h's fused
 // projection and loss on CPU.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/step_attention.h"
 
 #include <ATen/Parallel.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Attention of a decoding step on CPU: one new query position per row against that row's keys
 // and values, scores, masked softmax and weighted sum in one pass per (row, head).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // NMTZOO_VECTOR_CLONES before a function with plain loops: GCC and clang compile it once per
 // instruction set (AVX-512, AVX2, the baseline) and the loader picks the widest the CPU runs
 // (function multiversioning), so the loops are vectorised at the CPU's width while the library

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Elementwise math that GCC vectorises inside NMTZOO_VECTOR_CLONES loops without -ffast-math
 // (std::exp does not: glibc declares its vector variants only under -ffast-math), shared by the
 // kernels that need a softmax.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // How an architecture declares its own model keys: once, on its module options struct.
 //
 //   ArchOptions<TransformerOptions> keys(TransformerOptions(0, 0));  // its defaults are the keys'

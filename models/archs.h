@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The built-in architectures' registry entries, one per module family (*_arch.cpp beside it).
 // They are torch-free and come without a builder (ArchSpec::build empty): register_builtin_archs()
 // registers them so, and register_builtin_models() (nmtzoo_models) gives them their builders.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Single-head attention with every scoring function of the RNN literature (one module, as
 // OpenNMT-py's GlobalAttention): additive (Bahdanau et al. 2015), dot, general and scaled dot
 // (Luong et al. 2015). Masking, softmax and the context vector exist once, here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo's architectures (without their builders) and presets. Torch-free, in nmtzoo_common:
 // a program that only reads, checks and writes configs (nmtzoo-plan) does not load LibTorch.
 #include <mutex>

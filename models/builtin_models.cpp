@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The built-in architectures' builders, and the model builder every program calls.
 #include <c10/util/Exception.h>
 

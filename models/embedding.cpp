@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "models/embedding.h"
 
 #include <torch/torch.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Token embeddings and positional encodings.
 #pragma once
 

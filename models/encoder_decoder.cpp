@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "models/encoder_decoder.h"
 
 #include <torch/torch.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one interface every translation model implements, and the decoder state search owns.
 //
 // Shapes: B batch (x beam in search), S source length, T target length, E model size,

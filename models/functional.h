@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Small functions shared by the model modules.
 #pragma once
 

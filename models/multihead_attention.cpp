@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "models/multihead_attention.h"
 
 #include <torch/torch.h>

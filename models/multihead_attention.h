@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Multi-head scaled dot-product attention (Vaswani et al. 2017), batch-first, with the parameter
 // names of torch.nn.MultiheadAttention (in_proj_weight, in_proj_bias, out_proj) so weights map
 // one-to-one. Projections are exposed separately so the incremental decoder can cache K/V.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Torch-free (compiled into nmtzoo_common); build_model is models/builtin_models.cpp's.
 #include "models/registry.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Architectures by name and their named presets (fairseq's register_model_architecture, as data).
 //
 // An architecture is one registry entry holding everything the rest of nmtzoo needs to know about

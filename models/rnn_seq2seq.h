@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The RNN encoder-decoder family: Bahdanau et al. (2015) with attention, Luong et al. (2015)
 // style attention on the current state, and Cho et al. (2014) without attention, as options of
 // one module.

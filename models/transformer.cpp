@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "models/transformer.h"
 
 #include <torch/torch.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Transformer of Vaswani et al. (2017) as an EncoderDecoder.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Torch-free (compiled into nmtzoo_common): the builder is models/builtin_models.cpp's.
 #include "models/archs.h"
 

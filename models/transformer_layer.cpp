@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "models/transformer_layer.h"
 
 #include <torch/torch.h>

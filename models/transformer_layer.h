@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Transformer encoder and decoder layers (Vaswani et al. 2017), children named as in
 // torch.nn.TransformerEncoderLayer / TransformerDecoderLayer (self_attn, multihead_attn, linear1,
 // linear2, norm1..3) so exported weights map one-to-one.

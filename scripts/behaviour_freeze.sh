@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Checks that a change of structure changed no behaviour: two builds of nmtzoo (BEFORE and AFTER,
 # their bin/ folders) train the Transformer and the Bahdanau RNN for 50 updates on Multi30k from
 # the same seed, then translate, score and serve with each build. Identical means:

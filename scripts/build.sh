@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs system packages (scripts/setup.sh), then configures and builds nmtzoo in build/ (or $NMTZOO_BUILD_DIR).
 # Extra arguments go to CMake, e.g. scripts/build.sh -DCMAKE_PREFIX_PATH=/opt/libtorch-cuda
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Checks the layering of the source tree: which folder may include which of nmtzoo's headers,
 # which folders stay free of LibTorch, that no file of the training loop, the search, the server
 # or the metrics grows past ~350 lines, and no app past ~300. Lowest layer first:

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """sacreBLEU 2.6.0's test/test_significance.py, run against nmtzoo-evaluate.
 
     /usr/bin/python3 scripts/check_sacrebleu_significance_suite.py SACREBLEU_SRC

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Fuzzes the torch-free parsers (fuzz/<target>_fuzzer.cpp) with libFuzzer, each for a bounded time,
 # and keeps what the runs find. Installs clang (scripts/setup.sh --with-fuzz); builds only the fuzz
 # targets, in build-fuzz/ (clang, -DNMTZOO_FUZZ=ON: libFuzzer with ASan and UBSan, no tests); runs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Gets Multi30k (task 1, raw, gzipped) into data/multi30k (or --to DIR).
 #   scripts/get-data.sh                       copy from NMTZOO_MULTI30K or ../shared/data/multi30k
 #                                             beside the project when present, else download from

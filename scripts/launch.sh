@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Starts N training processes on this machine with torchrun's environment variables (RANK,
 # WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT) and waits for them:
 #   scripts/launch.sh N build/bin/nmtzoo-train --config CONFIG [--set ...] [--resume]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Golden BLEU, chrF and TER results from sacreBLEU itself, for the tests in
 tests/metrics/sacrebleu_suite_test.cpp and tests/metrics/ter_test.cpp.
 

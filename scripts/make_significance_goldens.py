@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Golden outputs of sacreBLEU 2.6.0's statistical tests, for tests/metrics/significance_test.cpp.
 
     /usr/bin/python3 scripts/make_significance_goldens.py SACREBLEU_SRC

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The main job, on a fresh Debian machine: installs what is needed, gets Multi30k, builds, prints
 # corpus statistics, trains a Transformer for 15 minutes (configs/multi30k_quickstart.yaml),
 # takes the checkpoint with the best validation BLEU, translates and scores test_2016_flickr, and

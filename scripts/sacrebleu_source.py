@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A sacreBLEU source tree (a git checkout, e.g. of v2.6.0) made importable as sacreBLEU 2.6.0:
 shared by the scripts that run sacreBLEU from its source. An installed sacreBLEU gets
 sacrebleu/version.py from its build; a checkout lacks it, so it is written here."""

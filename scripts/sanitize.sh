@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Builds nmtzoo with AddressSanitizer, LeakSanitizer and UndefinedBehaviorSanitizer in
 # build-sanitize/ (or $NMTZOO_SANITIZE_BUILD_DIR): every target but the dlmopen'd SentencePiece
 # shim. Then runs the whole test suite there. Leaks in LibTorch and the libraries under it are

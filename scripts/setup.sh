@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs every system package nmtzoo needs from Debian's registry, then checks the BLAS in use.
 # Idempotent: prints nothing and changes nothing when everything is already present.
 # Usage: scripts/setup.sh [--with-python] [--with-fuzz] [--with-sacrebleu]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Sets everything up on a fresh Debian machine, builds, and runs the whole test suite.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tokenizer/sentencepiece.h"
 
 #include <dlfcn.h>

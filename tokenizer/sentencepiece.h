@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // SentencePiece training, encoding and decoding, isolated from LibTorch (see spm_shim.h).
 #pragma once
 

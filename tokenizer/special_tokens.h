@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one definition of the special token ids. SentencePiece models are trained with them, every
 // loaded model is checked against them, and data, models and search use only these constants.
 #pragma once

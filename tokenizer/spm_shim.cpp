@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The only translation unit that includes SentencePiece; see spm_shim.h for why.
 #include "tokenizer/spm_shim.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // C ABI of the SentencePiece shim (libnmtzoo_spm.so).
 //
 // Debian's libsentencepiece bundles protobuf 3.14 and LibTorch loads protobuf 3.21; in one link

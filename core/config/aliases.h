@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Command-line spellings of schema keys (Marian's aliases.cpp): a flag such as --beam is another
 // name for decoding.beam, so no app declares an option the schema already declares, and the
 // value goes through the schema's parser and range check like a YAML value.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Typed configuration of a run. Every field is declared, with its default, type, range and help,
 // exactly once: in schema.cpp. Use default_config() or load_config() to get a filled RunConfig.
 #pragma once

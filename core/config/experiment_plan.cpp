@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/config/experiment_plan.h"
 
 #include <fmt/format.h>

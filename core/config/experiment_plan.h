@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // An experiment plan: the grid of runs a comparison trains, decodes and reports (models by their
 // configs, translation directions, seeds, the budget of a run, test sets, an ensemble), as one
 // YAML file that experiments/run_plan.sh runs. docs/experiments.md documents the keys.

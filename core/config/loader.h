@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Loading, overriding, checking and writing run configs. Precedence, lowest first: schema default,
 // model preset (applied by the model registry), YAML file, command-line override.
 #pragma once

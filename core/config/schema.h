@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one declaration of every configuration key: type, default, range and help.
 #pragma once
 

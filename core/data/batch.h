@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Padded tensors for a batch of sentence pairs.
 #pragma once
 

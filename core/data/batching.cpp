@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/data/batching.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Grouping sentences into batches by a token budget (no tensors here; see batch.h).
 #pragma once
 

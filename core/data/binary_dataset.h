@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The binary form of a tokenized parallel split, written once by nmtzoo-prepare and memory-mapped
 // by training (the idea of fairseq's MMapIndexedDataset: tokens in one flat file, an index of
 // offsets and lengths beside it). Three files per split, each with a 32-byte header (magic, format

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Parallel text: reading aligned files, checking them, tokenizing and filtering pairs.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/data/dataset_prepare.h"
 
 #include <fmt/format.h>

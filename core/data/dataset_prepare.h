@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Preparing the binary dataset of a run (fairseq-preprocess's job): the training corpora and the
 // validation set tokenized once, in parallel, streaming, into config.dataset_dir(), with a
 // manifest (dataset.json) that says what it was made from, so a later start knows whether it is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Subword regularization of training pairs (Kudo 2018 for unigram models; BPE-dropout, Provilkov
 // et al. 2020): every epoch each training sentence gets a fresh segmentation, sampled from its
 // text, which the binary dataset keeps beside the ids (<split>.raw). Validation and test data are

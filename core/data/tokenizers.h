@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The source and target tokenizers of a run (one shared model when the vocabulary is joint).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The input formats of nmtzoo-translate (and of any program that hands it sentences): plain text,
 // one source per line; tsv, "source<TAB>prefix<TAB>constraint<TAB>constraint..." (empty fields
 // allowed); jsonl, one object {"src": ..., "target": ..., "prefix": ..., "constraints": [...]} per

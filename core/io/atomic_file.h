@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Crash-safe file replacement: write beside the destination, then fsync and rename over it.
 #pragma once
 

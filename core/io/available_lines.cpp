@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/io/available_lines.h"
 
 #include <poll.h>

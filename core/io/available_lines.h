@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lines from a file descriptor, handed out in chunks of whatever has already arrived, so an
 // interactive user gets each line back at once while a piped file is still batched.
 #pragma once

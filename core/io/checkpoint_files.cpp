@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/io/checkpoint_files.h"
 
 #include <fmt/format.h>

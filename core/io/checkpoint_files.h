@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A run's numbered checkpoints (checkpoint_<step>.pt) and the validation scores the trainer
 // recorded for them (scores.json beside them), so which checkpoints are a run's best is known
 // without loading any of them: the trainer keeps training.keep_best of them, nmtzoo-average

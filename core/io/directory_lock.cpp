@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/io/directory_lock.h"
 
 #include <fcntl.h>

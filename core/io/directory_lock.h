@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // An exclusive, advisory lock on a folder, held for the lifetime of the object.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Facts about this process from Linux's /proc (-1 where unavailable). Memory in MB: pages of
 // memory-mapped files the process touched count, the page cache alone does not.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/io/progress.h"
 
 #include <fmt/format.h>

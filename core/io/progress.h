@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Progress of a long job on stderr: on a terminal a bar redrawn in place (at most 4 times a
 // second) with the rate and ETA; otherwise (a log file, a pipe) a plain line every `interval`
 // seconds, so hours of work are never silent.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // TensorBoard event files of scalars: what fairseq, OpenNMT-py, JoeyNMT and Sockeye users watch
 // training in, and what tools that sync runs read.
 //

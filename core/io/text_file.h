@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Line-oriented text input (plain or gzip) and UTF-8 checks.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/approximate_randomization.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Paired approximate randomization (Riezler & Maxwell 2005) as sacreBLEU 2.6.0 runs it
 // (sacrebleu/significance.py, _paired_ar_test): each trial swaps the two systems' statistics on a
 // random half of the segments and rescores both from the numpy int64 / float64 row sums.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/bleu.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // BLEU (Papineni et al. 2002) exactly as sacreBLEU 2.x computes it (sacrebleu/metrics/bleu.py),
 // on detokenised text: the same tokenizers, n-gram clipping, closest reference length, smoothing
 // methods, effective order, number formats and reproducibility signature.

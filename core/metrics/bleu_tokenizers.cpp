@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/bleu_tokenizers.h"
 
 #include <algorithm>

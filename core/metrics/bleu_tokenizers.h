@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // sacreBLEU's BLEU tokenizers (sacrebleu/tokenizers/): 13a, intl, char and zh, each reproducing
 // its Python original on detokenised text, invalid UTF-8 included.
 #pragma once

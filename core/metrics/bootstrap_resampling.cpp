@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/bootstrap_resampling.h"
 
 #include <algorithm>

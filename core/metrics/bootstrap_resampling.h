@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Bootstrap resampling as sacreBLEU 2.6.0 does it (sacrebleu/significance.py, Metric.corpus_score's
 // n_bootstrap): segments drawn with replacement by numpy's default_rng, resampled statistics
 // summed in float32, and the 95% interval estimated from the sorted scores. Paired bootstrap

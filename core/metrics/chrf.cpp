@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/chrf.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // chrF (Popović 2015) and chrF++ (Popović 2017) exactly as sacreBLEU 2.x computes them
 // (sacrebleu/metrics/chrf.py): character n-grams of the text without whitespace, optional word
 // n-grams with punctuation split off word edges, the best reference per segment, and sacreBLEU's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/evaluation_input.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The texts nmtzoo-evaluate scores, read as sacreBLEU's command line reads them: reference and
 // hypothesis files (plain or gzip) or the tab-separated systems of stdin, each line right-stripped,
 // with a clear error for unusable text and for streams of different lengths.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/experiment_report.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The contents of nmtzoo-report's comparison of finished models (core/metrics/model_results.h):
 // the report's Markdown sections, CSV files and significance.json. Plots are the caller's: each
 // curve here is the data of one line of a chart.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/grid_report.h"
 
 #include <fmt/format.h>

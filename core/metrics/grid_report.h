@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The report of an experiment grid (experiments/run_plan.sh): every system of every translation
 // direction against the grid's baseline, by paired bootstrap resampling (sacreBLEU 2.6.0's
 // --paired-bs, core/metrics/significance.h), with the BLEU p-values of the whole grid corrected

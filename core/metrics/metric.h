@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What BLEU, chrF and TER share, as sacreBLEU's Metric (sacrebleu/metrics/base.py): a metric
 // reduces each segment to sufficient statistics, sums them over the corpus and computes the score
 // from the sums alone, so a corpus score, a sentence score and the resampled scores of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/metric_options.h"
 
 #include <fmt/format.h>

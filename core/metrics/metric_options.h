@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The metrics of nmtzoo-evaluate built from sacreBLEU's command-line options: the metric names in
 // the order sacreBLEU scores them, BLEU's tokenizer chosen from --tokenize and -l, and the
 // warnings sacreBLEU gives about them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/model_results.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // NumPy 1.24.2's SeedSequence, PCG64, Generator.integers/choice/bool draws and summation loops;
 // see numpy_random.h for what each piece reproduces and where it comes from.
 #include "core/metrics/numpy_random.h"

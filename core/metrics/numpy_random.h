@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A bit-exact port of the parts of NumPy 1.24.2 that sacreBLEU 2.6.0's significance tests
 // (sacrebleu/significance.py) use, so that paired bootstrap resampling and approximate
 // randomization give sacreBLEU's numbers:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/results_table.h"
 
 #include <fmt/format.h>

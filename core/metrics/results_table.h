@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The text shapes sacreBLEU prints with Python's and tabulate's formatting, for nmtzoo-evaluate's
 // output to be byte-identical to sacreBLEU's.
 #pragma once

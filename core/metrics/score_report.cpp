@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/score_report.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-evaluate's output, byte for byte as sacreBLEU 2.6.0's command line prints it (-f text or
 // -f json, without colours): one line or JSON object per metric for one system, per segment in
 // sentence-level mode, and the systems x metrics table of several systems and of the paired tests.

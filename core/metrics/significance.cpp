@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/significance.h"
 
 #include <fmt/format.h>

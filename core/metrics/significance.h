@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // sacreBLEU 2.6.0's statistical tests (sacrebleu/significance.py, Metric.corpus_score's
 // n_bootstrap): 95% confidence intervals by bootstrap resampling, paired bootstrap resampling
 // (Koehn 2004) and paired approximate randomization (Riezler & Maxwell 2005), for BLEU, chrF and

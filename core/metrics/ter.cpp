@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/ter.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // TER, translation edit rate (Snover et al. 2006), exactly as sacreBLEU 2.x computes it
 // (sacrebleu/metrics/ter.py, lib_ter.py, tokenizers/tokenizer_ter.py): Tercom's tokenizer, word
 // shifts searched greedily under Tercom's limits, a beam edit distance around the diagonal, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/ter_beam_edit_distance.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The edit distance under TER's shifts, as sacreBLEU's lib_ter.BeamEditDistance computes it: a beam
 // of the matrix around its diagonal, with the rows of scored hypothesis prefixes cached. Only
 // core/metrics/ter_edit_rate.cpp uses it; it has a header of its own because the shift search and

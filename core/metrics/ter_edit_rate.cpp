@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/ter_edit_rate.h"
 
 #include <algorithm>

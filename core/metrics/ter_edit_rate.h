@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // TER's edit count for one hypothesis and one reference, as sacreBLEU's lib_ter.py computes it:
 // word shifts searched greedily under Tercom's limits, then the beam edit distance
 // (core/metrics/ter_beam_edit_distance.h) of the shifted hypothesis.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // sacreBLEU's TercomTokenizer (sacrebleu/tokenizers/tokenizer_ter.py): TER's options and the
 // tokenization they select, on code points with the scanning order of Python's re.sub.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/tested_metric.h"
 
 #include <cmath>

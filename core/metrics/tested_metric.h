@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // BLEU, chrF and TER as sacreBLEU's significance tests and confidence intervals see them
 // (sacrebleu/significance.py): one row of numbers per segment, scored from summed rows.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/metrics/text_normalize.h"
 
 #include <utf8proc.h>

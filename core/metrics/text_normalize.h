@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Unicode text helpers for the metrics, with Python 3 `str` semantics so that BLEU and chrF see
 // the same characters, words and case as sacreBLEU does. Character data comes from libutf8proc.
 //

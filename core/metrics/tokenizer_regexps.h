@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Python's re.sub for the single-character patterns of sacreBLEU's tokenizers, and the mteval
 // regular expressions that BLEU's 13a and zh tokenizers and TER's Tercom tokenizer all apply. One
 // copy serves both metrics, so their tokenizers cannot drift apart.

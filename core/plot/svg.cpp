@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/plot/svg.h"
 
 #include <fmt/format.h>

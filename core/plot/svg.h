@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Plots as SVG text: attention heatmaps, line charts and grouped bar charts. No plotting library
 // is needed for these chart kinds, and SVG keeps them diffable and viewable in any browser.
 #pragma once

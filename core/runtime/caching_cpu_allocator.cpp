@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/runtime/caching_cpu_allocator.h"
 
 #include <c10/core/CPUAllocator.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A caching allocator for LibTorch's CPU tensors. LibTorch's own CPU allocator is plain malloc,
 // and a training step frees and reallocates hundreds of large blocks whose sizes change with
 // every batch's shape; after a few thousand steps glibc's heap is fragmented enough that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/runtime/checkpoint.h"
 
 #include <torch/serialize.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Checkpoints: model and optimizer state, training progress, the RNG state, the resolved config
 // and a fingerprint of the tokenizer, in one file written atomically.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/runtime/chrome_trace.h"
 
 #include <torch/csrc/autograd/profiler_legacy.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A Chrome trace (LibTorch's profiler) of everything LibTorch runs while the object lives, for
 // the benchmarks' --trace; nothing when the folder is empty.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/runtime/matmul_ceiling.h"
 
 #include <torch/torch.h>

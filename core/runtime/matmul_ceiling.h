@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The machine's float32 matrix-product ceiling: what the bench compares its figures with, and
 // what a training run's time budget is scaled by when it runs on another machine than the one
 // its training.max_time was stated for.

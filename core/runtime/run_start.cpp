@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/runtime/run_start.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The start of a run, the same in nmtzoo-prepare and nmtzoo-train: first every check that needs
 // no work (the checkpoint a run resumes or is fine-tuned from, against the config), then the
 // tokenizers and the binary dataset made ready as one critical section. So a start that is going

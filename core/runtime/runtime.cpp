@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/runtime/runtime.h"
 
 #include <ATen/autocast_mode.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Process-wide settings every app applies first: thread count, memory reuse, device, and bf16
 // autocast. Used by inference and training alike.
 #pragma once

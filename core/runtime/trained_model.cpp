@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/runtime/trained_model.h"
 
 #include <torch/torch.h>

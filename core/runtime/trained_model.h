@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A trained model ready for inference, and the model half of a config: presets applied, the
 // architecture's checks run, the model built for a tokenizer's vocabularies.
 #pragma once

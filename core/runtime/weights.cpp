@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/runtime/weights.h"
 
 #include <nlohmann/json.hpp>

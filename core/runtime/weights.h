@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Model weights as a file Python reads with torch.load: a dict of parameter name -> tensor
 // (names as in named_parameters(), e.g. "encoder.layers.0.self_attn.in_proj_weight").
 #pragma once

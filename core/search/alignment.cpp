@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/search/alignment.h"
 
 #include <torch/torch.h>

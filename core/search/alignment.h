@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Word alignments from cross-attention (fairseq's --print-alignment, Marian's --alignment): each
 // target subword is aligned to the source subword it attends to most, then subword positions are
 // mapped to word positions (a SentencePiece piece starting with U+2581 starts a word) and the

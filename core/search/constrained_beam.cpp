@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/search/constrained_beam.h"
 
 #include <torch/torch.h>

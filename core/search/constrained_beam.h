@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Lexically constrained beam search: every output must contain each of its sentence's constraint
 // phrases (token sequences), in the given order or in any order (fairseq's --constraints ordered
 // | unordered). The beam is shared out by dynamic beam allocation (Post & Vilar, NAACL 2018;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/search/decoding_benchmark.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-bench's decoding figures: a checkpoint translating a test split in each decoding mode
 // (greedy and beam 5, cached or not, per number format, with a shortlist), and sentences one at a
 // time for latency. A benchmark, never a test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/search/ensemble.h"
 
 #include <torch/torch.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Several models behind the one EncoderDecoder interface (fairseq's EnsembleModel), so the one
 // search decodes an ensemble unchanged: each model keeps its own state (a child of the search's
 // DecoderState, reordered with it) and the next-token distributions are combined each step.

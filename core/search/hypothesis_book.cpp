@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/search/hypothesis_book.h"
 
 #include <torch/torch.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The search loop's bookkeeping, on the host (internal to search.cpp): which sentences are alive
 // (K rows each, row = block * K + hypothesis), each row's tokens, and each sentence's finished
 // hypotheses.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Text in, text out with a model the caller holds (training's validation, tests, the Translator
 // of translator.h): tokenizes, batches by length, searches, restores input order, detokenizes.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/search/prefix_recomputing_model.h"
 
 #include <torch/torch.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // An EncoderDecoder adapter that decodes without an incremental cache: each step reruns the
 // wrapped model's teacher-forced forward() over the whole prefix, as naive tutorials do. For
 // benchmarks (what the cache saves) and tests (cached decoding must give the same output); it

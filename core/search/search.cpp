@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/search/search.h"
 
 #include <fmt/format.h>

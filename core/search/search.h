@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one search loop for any EncoderDecoder, through encode / decode_step / DecoderState, with
 // the choice of continuations delegated to a SearchStrategy (greedy, beam, or a caller's own).
 //

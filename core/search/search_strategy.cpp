@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/search/search_strategy.h"
 
 #include <torch/torch.h>

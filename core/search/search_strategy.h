@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The policy of a search step, apart from the bookkeeping (fairseq's search.py `step`,
 // CTranslate2's SearchStrategy): given the next-token log-probabilities of every live hypothesis
 // and their scores so far, which continuations to consider, best first. The one search loop

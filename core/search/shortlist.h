@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A lexical shortlist of the target vocabulary, as Marian's lexical shortlists and CTranslate2's
 // vocabulary maps: for each source token, the target tokens that translate it most often, learned
 // from the training pairs by IBM Model 1 (Brown et al. 1993), plus the most frequent target

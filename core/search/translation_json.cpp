@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/search/translation_json.h"
 
 #include <fmt/format.h>

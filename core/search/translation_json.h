@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // How a translation is written out, in one place for every caller: as JSON (nmtzoo-translate
 // --format jsonl, nmtzoo-serve's /v1/translate, the bindings) or as plain lines (the text, or
 // Moses-style n-best lines), with word alignments and attention when asked.

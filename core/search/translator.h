@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The library's way to translate (CTranslate2's Translator): load one checkpoint, or an ensemble
 // of checkpoints sharing their vocabularies, once; then translate or score batches with decoding
 // options given per call. nmtzoo-translate, nmtzoo-serve, nmtzoo-bench and the bindings are thin

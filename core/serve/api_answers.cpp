@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/serve/api_answers.h"
 
 #include <fmt/format.h>

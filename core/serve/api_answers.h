@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The HTTP API's answers that are not translations, and a check of its texts: the model list,
 // the Prometheus exposition, the message of each error status, target-language tags in text.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/serve/http_api.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The HTTP half of nmtzoo-serve, on cpp-httplib (Debian's libcpp-httplib-dev): LibreTranslate's
 // API (POST /translate, GET /languages, POST /detect) so its clients work unchanged, nmtzoo's own
 // POST /v1/translate with per-request decoding options, GET /v1/models, GET /health and GET

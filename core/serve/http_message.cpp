@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // HTTP messages apart from connections: the request's fields and headers, form decoding,
 // request targets, and bodies' content codings (zlib for gzip and deflate, brotli for br).
 #include <brotli/decode.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/serve/http_server.h"
 
 #include <sys/resource.h>

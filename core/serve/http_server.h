@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-serve's HTTP/1.1 connections, on Boost.Beast and Asio (Debian's libboost-dev): Beast
 // parses and frames requests (RFC 9112: Content-Length with Transfer-Encoding, or two different
 // Content-Lengths, are refused), Asio waits on every connection at once. What this layer adds:

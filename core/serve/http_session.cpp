@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Private to nmtzoo_serve (http_server.h is the interface): the connection layer's session and
 // server state on Boost.Beast and Asio, shared by http_session.cpp (one connection's life) and
 // http_server.cpp (accepting, limits, start and stop), with the helpers http_message.cpp defines.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/serve/libretranslate.h"
 
 #include <fmt/format.h>

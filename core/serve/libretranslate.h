@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // LibreTranslate's API shapes, without HTTP: the languages and settings it lists, the fields of its
 // POST /translate and the answer built from the translations (core/serve/http_api.cpp routes them).
 #pragma once

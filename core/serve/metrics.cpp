@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/serve/metrics.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Counters and histograms of nmtzoo-serve in Prometheus' text exposition format.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/serve/model_choice.h"
 
 #include <fmt/format.h>

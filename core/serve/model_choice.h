@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Which of the server's models a request asks for: by its languages or by name. Every problem is
 // a RequestError naming what the server has.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/serve/request_fields.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What nmtzoo-serve reads from a request, without HTTP: its fields (a JSON body or form-encoded
 // parameters), texts, lines within the server's limits, and the decoding options it may set.
 // Every problem is a RequestError naming the field.

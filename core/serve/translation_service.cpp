@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/serve/translation_service.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The decoding half of nmtzoo-serve: loaded models and one queue in front of them. Requests from
 // any number of HTTP threads are queued; each of serve.decode_workers decoding threads takes the
 // oldest request no other worker has taken and decodes it with the compatible requests queued

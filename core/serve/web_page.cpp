@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/serve/web_page.h"
 
 namespace nmtzoo {

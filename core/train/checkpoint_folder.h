@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The checkpoints folder of a run: numbered checkpoints (checkpoint_<step>.pt), the newest
 // training.keep_last of them and the training.keep_best best-validated ones kept, and
 // checkpoint_last.pt / checkpoint_best.pt pointing at one of them (hard links, replaced

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/train/distributed.h"
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Data-parallel training on PyTorch's c10d: ProcessGroupGloo on CPU (ProcessGroupNCCL is the
 // CUDA counterpart in official LibTorch builds), rendezvous through a TCPStore, launched with
 // torchrun's environment variables.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/train/engine.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The step engine of training (the half of fairseq's trainer.py that is not the loop): the model,
 // optimizer, schedule and progress of one run, one update at a time, validation, and checkpoint
 // state. What drives it (epochs, stop rules, logging, checkpoint rotation) is core/train/trainer.h;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The update's gradient scaling and norm clipping: one factor from the gradients' norm, applied
 // in one pass or by the optimizer's step.
 #pragma once

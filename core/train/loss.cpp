@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/train/loss.h"
 
 #include <c10/core/impl/LocalDispatchKeySet.h>

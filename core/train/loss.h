@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Label-smoothed cross-entropy, apart from the models (fairseq's criterion).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/train/metrics_log.h"
 
 #include <nlohmann/json.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The machine-readable record of a run (<run dir>/metrics.jsonl, one JSON object a line) and the
 // learning curves drawn from it.
 #pragma once

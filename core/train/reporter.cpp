@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/train/reporter.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a training run tells its user and its run folder: the console (train and valid lines, a
 // progress bar on a terminal), metrics.jsonl, the learning curves drawn from it, and TensorBoard
 // event files (training.tensorboard).

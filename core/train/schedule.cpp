@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/train/schedule.h"
 
 #include <algorithm>

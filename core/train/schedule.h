@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Learning-rate schedules.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // training.max_time, counted in seconds of the machine it was stated for. Without
 // training.reference_gflops a second is a wall-clock second here. With it, each start or resume
 // measures this machine's float32 matmul ceiling and counts each second here as

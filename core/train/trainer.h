@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The training loop (fairseq_cli/train.py to the engine's trainer.py): sets a run up (run
 // folder, data, engine, resume), then runs epochs of updates until a stop rule fires, validating,
 // deciding the plateau schedule, and rotating checkpoints, with a reporter for the console and

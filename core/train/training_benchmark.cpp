@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/train/training_benchmark.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-bench's training figures: a config's model trained for a few timed updates on its own
 // data, against the float32 matmul ceiling measured in the same run. A benchmark, never a test.
 #pragma once

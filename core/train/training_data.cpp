@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/train/training_data.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a training run reads before its first update: the tokenizers (trained first when missing),
 // the binary dataset (prepared first when missing or stale) memory-mapped, and the validation set.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/train/update_timing.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Timing of training updates for benchmarks: drives a TrainingEngine directly, with no
 // validation, logging or checkpoints.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/train/weight_ema.h"
 
 #include <torch/torch.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // An exponential moving average of the weights (Marian's exponential smoothing, fairseq's
 // --ema-decay), kept beside the weights training updates. With training.ema_decay set, validation
 // and every checkpoint's model weights are the average (so translation, averaging and fine-tuning

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # Sourced first by every script in experiments/ and experiments/measure/, so that they find the
 # project, read their arguments and report errors the same way:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash disable=SC2154  # pair, src, tgt, tests, report, fresh: set by the caller
 # Sourced after lib/common.sh by experiments/compare.sh and experiments/distill.sh: one model's
 # Multi30k experiment, from training to its test outputs, resumable at every step. The caller

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // experiments/measure/adam_step.sh compiles and runs this. Times one Adam step over 10.4M floats
 // in 38 tensors (transformer_small's shapes and more):
 // LibTorch's torch::optim::Adam against nmtzoo::FusedAdam, alternating A B A B.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Times one Adam step over 10.4M float parameters in 38 tensors (transformer_small's shapes and
 # more), LibTorch's torch::optim::Adam against nmtzoo::FusedAdam (kernels/fused_adam.h),
 # alternating A B A B in one process, with 2 threads (a benchmark, never a test):

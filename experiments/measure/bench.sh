@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The performance figures of docs/performance.md, in one command (a benchmark, never a test):
 #   experiments/measure/bench.sh [--threads N] [--no-python]
 # For transformer_small and rnn_bahdanau_small on Multi30k de->en: training tokens/s, FLOPs and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bf16 training against float32 (docs/performance.md; a measurement, never a test): training
 # tokens/s of one config timed by nmtzoo-bench, float32 and bf16 alternating twice (A B A B), then
 # a 15-minute run of each from the same seed, validated every 200 updates, and their validation

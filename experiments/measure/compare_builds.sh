@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Compares two builds' speed side by side, alternating A B A B so the machine's drift hits both
 # (a benchmark, never a test):
 #   experiments/measure/compare_builds.sh BIN_A BIN_B OUT_DIR [--rounds N] [--arch transformer|rnn]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Compares two builds' whole training runs side by side, A B A B, so the machine's drift hits both
 # (a benchmark, never a test). Unlike compare_builds.sh (nmtzoo-bench: a few steps), it runs the
 # real trainer over whole epochs: epoch boundaries, validation and checkpoints included.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Sentences/s of one Translator shared by Python threads, one sentence a call (batch 1).
 
   concurrent_translation.py CHECKPOINT SENTENCES_FILE [--sentences N] [--rounds R] [--json FILE]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # One loaded model translating for several threads at once (docs/serving.md, "Concurrent
 # translation"): from Python, one Translator shared by 1 or 2 threads, one sentence a call
 # (concurrent_translation.py, outputs checked byte for byte); then nmtzoo-serve with

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """/health latency of an HTTP server while it holds idle or slow connections (standard library).
 
   connection_probe.py --port P [--idle N] [--slow N] [--requests R] [--json FILE]

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """Lexical-constraint test material from a test set, and how many constraints an output met.
 
   constraint_phrases.py make SOURCE REFERENCE OUT.tsv [--seed 1]

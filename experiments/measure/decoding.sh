@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The decoding-breadth measurements of docs/decoding.md, on Multi30k de->en with the models of
 # experiments/train_ensemble_members.sh (runs/ensemble<minutes>/<model>):
 #   experiments/measure/decoding.sh [--minutes 15] [--threads 2] [--out reports/decoding]

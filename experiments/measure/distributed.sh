@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Data-parallel scaling benchmark (not a test): trains transformer_small on Multi30k batches in
 # several layouts of processes x LibTorch threads (scripts/launch.sh, loopback Gloo between
 # processes) and prints target tokens/s of the whole job and the all-reduce time per update.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Times the README's test command as a new user meets it, for each given revision in turn (a
 # benchmark, never a test; the machine must be otherwise idle): a fresh clone of REV beside
 # ../shared, then scripts/build.sh (set-up check, configure, build) and ctest as scripts/test.sh

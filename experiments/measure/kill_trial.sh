@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Kill trial: trains a tiny model on a synthetic task, saving after every update, and kills the
 # trainer with SIGKILL at random instants (often mid-save) N times, resuming each time. After
 # every kill, checkpoint_last.pt must load and translate, and the next --resume must start.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Measures how preparation and training scale with the corpus (the "Large corpora" figures of
 # docs/performance.md): synthetic corpora of 100k, 1M and 5M pairs made from Multi30k
 # (make_synthetic_corpus.py, under runs/scale/, never committed), then for each size:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Load generator for nmtzoo-serve (loopback only, bounded in count and time).
 
   experiments/measure/load_generator.py --port P --sentences FILE --clients N [--batch B] [--requests R]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes a synthetic parallel corpus of N pairs made from Multi30k, for scale measurements.
 
   experiments/measure/make_synthetic_corpus.py N OUT_DIR [--gzip] [--seed S] [--data data/multi30k]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Decoding speed and BLEU per number format and lexical shortlist (docs/performance.md): for a
 # Transformer and an RNN checkpoint, a shortlist learned by nmtzoo-shortlist, nmtzoo-bench's
 # decoding modes in float32, bf16 and int8, with and without the shortlist (greedy and beam 5

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Issue 57's ageing check: whether a training process slows as it ages
 # (reports/bench/rnn_training_slowdown.md). Trains configs/multi30k_de_en_ARCH.yaml (default: the
 # RNN at its recipe, bf16 included) from seed 1 for --steps updates (default 1,200), logging

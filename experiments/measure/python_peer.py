@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """The Python peer of nmtzoo-bench: the same transformer_small on torch.nn.Transformer.
 
 Reads what `nmtzoo-bench --export-for-python DIR` wrote (batch shapes, and with --checkpoint the

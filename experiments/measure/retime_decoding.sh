@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A direction's decoding speeds measured again on a quiet core. The grid decodes its test sets
 # while other runs train, so the sentences/s it keeps (TEST.speed.json, the report's sent/s
 # columns) carry their load. For each complete system folder of REPORT_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Trains one recipe for N updates from one seed with two builds and compares every update's
 # training loss (issue 57's quality check for fused kernels: within 1e-3 relative of the build
 # without them). A measurement, never a test:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Issue 57's second quality check: whether build B's validation BLEU after a short run falls
 # within the seed band of build A (the build without the kernels being checked). Trains
 # configs/multi30k_de_en_ARCH.yaml in float32 for --steps updates (default 2,350: 15 minutes of

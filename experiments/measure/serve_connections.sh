@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The HTTP layer of nmtzoo-serve against the alternatives (docs/serving.md, "The HTTP layer"):
 # this build's nmtzoo-serve (Boost.Beast), a baseline nmtzoo-serve (BASELINE_BIN: a copy of an
 # older build/bin, such as cpp-httplib's 62c527a) and a /health server on RESTinio

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Load figures of nmtzoo-serve (docs/serving.md): the server and load_generator.py share this
 # machine, on loopback. Offline nmtzoo-translate speed on the same sentences and options first,
 # then 1, 8 and 64 clients sending test_2016_flickr sentences one per request and in batches of

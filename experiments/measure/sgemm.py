@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """float32 sgemm speed of the BLAS LibTorch uses (libblas.so.3, OpenBLAS on Debian) against
 oneDNN's (libdnnl.so.2), on the matrix shapes of a training step, alternating A B A B.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Chooses a lexical shortlist's sizes on the validation set (never a test set): for each
 # decoding.shortlist_top_k x shortlist_frequent, beam-5 val BLEU, speed and the mean shortlist size,
 # beside the whole vocabulary. A measurement, never a test.

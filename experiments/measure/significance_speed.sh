@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Times nmtzoo-evaluate's statistical tests against sacreBLEU 2.6.0 itself on the same input,
 # interleaved (A B A B) since this machine's speed drifts: paired bootstrap (1,000 resamples) and
 # approximate randomization (10,000 trials) of 3 systems x 3 metrics (BLEU, chrF2, TER) on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The choices the architectures' own model keys take (their names in a config are declared with
 // the keys, in models/*_arch.cpp). No LibTorch here.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """nmtzoo from Python: translate and score with trained checkpoints, compute BLEU, chrF and TER.
 
     import nmtzoo

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """nmtzoo.Translator: load a checkpoint (or an ensemble) once, then translate and score batches.
 
 The C++ Translator (core/search/translator.h) does the work; this module gives it CTranslate2's

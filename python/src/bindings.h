@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The pieces of the Python extension nmtzoo._core (python/src/module.cpp puts them together):
 // each binds one part of the library into the module it is given.
 #pragma once

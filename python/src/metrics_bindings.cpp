@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo._core.metrics: the low-level calls of nmtzoo_metrics (core/metrics/) that
 // python/nmtzoo/metrics/ builds sacreBLEU 2.6.0's Python API on. Every number a score object
 // shows (scores, precisions, brevity penalty, edits, bootstrap means and intervals, p-values) is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Python extension nmtzoo._core; the package python/nmtzoo/ gives it its Python face.
 #include <pybind11/pybind11.h>
 

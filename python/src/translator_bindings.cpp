@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo._core.Translator: the library's Translator (core/search/translator.h) for Python, wrapped
 // by python/nmtzoo/translator.py. Decoding options arrive as keywords named after the schema's
 // decoding keys (or the long flags of their aliases, core/config/aliases.cpp) and go to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-evaluate as users run it.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-evaluate's confidence intervals, paired tests and multi-system tables against sacreBLEU
 // 2.6.0's own output (tests/data/sacrebleu/significance/, made by
 // scripts/make_significance_goldens.py with Debian 12's numpy 1.24.2): text byte for byte, JSON

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-report as experiments/compare.sh runs it: everything comes from the per-model folders.
 #include <gtest/gtest.h>
 

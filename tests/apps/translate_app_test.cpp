@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-translate as users run it: files, pipes, bad input.
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-translate's decoding breadth as users run it: ensembles, input and output formats,
 // prefixes, constraints, sampling, alignments.
 #include <gtest/gtest.h>

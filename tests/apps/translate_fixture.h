@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A tiny untrained Transformer checkpoint and a way to run nmtzoo-translate on it, for the
 // translate app's tests.
 #pragma once

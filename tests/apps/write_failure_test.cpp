@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Writes that fail (a full disk, a file-size limit, a bad path, an output that is an input) end
 // the apps with a clear error naming the path, never an abort, and never lose or damage a file
 // already written.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/config/loader.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/data/batch.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/data/binary_dataset.h"
 
 #include <fmt/format.h>

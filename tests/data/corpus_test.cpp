@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/data/corpus.h"
 
 #include <gtest/gtest.h>

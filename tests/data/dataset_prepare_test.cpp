@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Preparation of the binary dataset and what training reads from it.
 #include "core/data/dataset_prepare.h"
 

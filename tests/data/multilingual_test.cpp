@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Multilingual runs (data.directions): one joint tokenizer with target-language tags, every
 // direction's pairs with their tag, and decoding that asks for a target language.
 #include <gtest/gtest.h>

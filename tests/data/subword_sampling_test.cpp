@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/data/subword_sampling.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/data/translation_input.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/io/process_stats.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/io/tensorboard_events.h"
 
 #include <gtest/gtest.h>

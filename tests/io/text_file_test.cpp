@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/io/text_file.h"
 
 #include <gtest/gtest.h>

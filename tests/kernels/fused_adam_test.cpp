@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/fused_adam.h"
 
 #include <gtest/gtest.h>

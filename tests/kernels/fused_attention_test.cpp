@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/fused_attention.h"
 
 #include <gtest/gtest.h>

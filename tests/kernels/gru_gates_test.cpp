@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/gru_gates.h"
 
 #include <gtest/gtest.h>

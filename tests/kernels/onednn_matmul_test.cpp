@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "kernels/onednn_matmul.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // BLEU as sacreBLEU 2.6.0 (as 2.3.1 but for empty references), and the Unicode helpers under it.
 //
 // Where the expected values come from:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // chrF and chrF++ as sacreBLEU 2.6.0 (unchanged since 2.3.1 but for empty references).
 //
 // Expected values are derived by hand in the comments from sacrebleu/metrics/chrf.py

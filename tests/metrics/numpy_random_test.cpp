@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // core/metrics/numpy_random: NumPy 1.24.2's SeedSequence, PCG64, Generator.choice /
 // integers(dtype=bool) and summation loops, checked bit for bit against Debian's numpy run live
 // by /usr/bin/python3 (not the python3 first on PATH), plus values pinned from numpy 1.24.2's

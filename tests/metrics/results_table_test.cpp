@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Python and tabulate text shapes nmtzoo-evaluate prints (expected strings printed by
 // Python 3.11 and tabulate 0.8.9 as sacreBLEU 2.6.0 calls it).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Where the tests find the inputs and goldens made by sacreBLEU (scripts/make_*goldens*.py).
 #pragma once
 

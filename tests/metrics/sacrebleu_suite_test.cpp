@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // sacreBLEU 2.6.0's own test suite (github.com/mjpost/sacrebleu, test/), ported case for case with
 // its expected values and tolerances, and goldens computed by sacreBLEU 2.6.0 itself
 // (scripts/make_sacrebleu_goldens.py). Nobody here chose these numbers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // sacreBLEU's statistical tests: the seed rules, the signature fields and properties any correct
 // paired test has. The numbers themselves are pinned against sacreBLEU 2.6.0's own output in
 // tests/apps/evaluate_significance_test.cpp (goldens from scripts/make_significance_goldens.py).

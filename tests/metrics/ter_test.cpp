@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // TER as sacreBLEU 2.6.0 computes it: sacreBLEU's own TER tests ported case for case with their
 // expected values and tolerances, and goldens computed by sacreBLEU 2.6.0 itself
 // (scripts/make_sacrebleu_goldens.py): TercomTokenizer outputs, corpus and sentence scores for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The EncoderDecoder contract, checked for every model variant of the zoo.
 #include "models/encoder_decoder.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "models/functional.h"
 
 #include <gtest/gtest.h>

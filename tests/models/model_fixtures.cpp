@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tests/models/model_fixtures.h"
 
 #include <gtest/gtest.h>

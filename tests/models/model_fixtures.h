@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Tiny models and batches for the model tests: every variant the zoo offers, built through the
 // registry exactly as the apps build them.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "models/rnn_seq2seq.h"
 
 #include <ATen/autocast_mode.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/plot/svg.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 import nmtzoo
 
 translator = nmtzoo.Translator("runs/multi30k_quickstart/checkpoints/checkpoint_best.pt", threads=2)

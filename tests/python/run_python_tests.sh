@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The Python package's tests (tests/python/test_*.py), run by /usr/bin/python3 on the build tree's
 # package (PYTHONPATH=BUILD_DIR/python). The translator's tests need a trained checkpoint: the
 # build's nmtzoo-train first trains a tiny Transformer for a few updates on a synthetic

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """nmtzoo.metrics against sacreBLEU 2.6.0's own output.
 
 The goldens are the ones the C++ tests use (tests/metrics/sacrebleu_goldens.h points at

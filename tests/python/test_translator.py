@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """nmtzoo.Translator against nmtzoo-translate: the same translations, scores, alignments and error
 messages; threads sharing a Translator; the GIL released while it works; torch and nmtzoo in one
 process in either import order; the README's example; the package installed into a prefix.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Checkpoints are verified on load and carry everything needed to translate.
 #include "core/runtime/checkpoint.h"
 

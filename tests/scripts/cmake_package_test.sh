@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The CMake package (docs/package.md) as a program outside nmtzoo meets it: installs a build into
 # a temporary prefix (cmake --install BUILD_DIR --prefix P), checks what P holds, then copies
 # examples/cpp/ out of the source tree and configures, builds and runs the examples against P:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The Debian package (docs/package.md#debian-package) as a user meets it: runs cpack -G DEB on a
 # build's CPack configuration (cmake/debian_package.cmake), its scratch files in a temporary
 # folder (cpack -B), then checks the package:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The experiment scripts' plumbing (experiments/compare.sh, lib/model_run.sh, distill.sh,
 # try_recipe.sh, promote_recipe.sh, tune_decoding.sh) in a scratch copy of the project whose build/bin holds stand-ins for the apps: each records its
 # arguments and writes what the real one would (checkpoints, one hypothesis per input line,

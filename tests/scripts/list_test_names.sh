@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Prints every test a build runs, one name a line, sorted: each GoogleTest test of the test
 # programs as Suite.Test (a value-parameterised one as Suite.Test/N), then every other ctest test
 # (scripts, fuzz replays, Python, a GoogleTest test run under another name) by its ctest name.

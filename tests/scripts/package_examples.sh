@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash disable=SC2154
 # Sourced by tests/scripts/cmake_package_test.sh and deb_package_test.sh: the checks' output
 # helpers, and the part both share, building and running examples/cpp/ against an installed

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The README is the front door, so what it points at must be there: every program of its
 # programs table has its source (nmtzoo-<name> is apps/<name>.cpp), every page of docs/ is linked
 # from it, and every relative link of the README and of docs/*.md (images included) names a file

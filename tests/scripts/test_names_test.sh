@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # No test is lost: every name of tests/test_names.txt (the tests there were when ctest began
 # running the LibTorch tests one suite a process, and any added since) is a test this build runs
 # (tests/scripts/list_test_names.sh). A test removed on purpose leaves the file in the same commit.

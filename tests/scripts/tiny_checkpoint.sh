@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # Sourced by the tests that need a trained checkpoint of their own without Multi30k
 # (tests/scripts/package_examples.sh, tests/python/run_python_tests.sh):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Sampling, target prefixes and the <unk> and coverage penalties, on every tiny architecture
 // through the one search.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/search/shortlist.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/search/translator.h"
 
 #include <gtest/gtest.h>

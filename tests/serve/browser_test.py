@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Drives nmtzoo-serve's web page in headless Chromium (selenium + chromedriver, Debian's).
 
   tests/serve/browser_test.py --port P --text-file IN --expect-file OUT --screenshot PNG

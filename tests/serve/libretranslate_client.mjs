@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Talks to nmtzoo-serve through two LibreTranslate clients from npm, as their users do, and prints
 // what they got as one JSON object (tests/serve/libretranslate_test.cpp compares it with
 // nmtzoo-translate's output):

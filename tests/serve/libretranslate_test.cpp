@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-serve as LibreTranslate's clients see it: /languages, /frontend/settings, the fields of
 // /translate and /detect, the answers of the features it lacks, and real clients from npm.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Raw HTTP over loopback sockets, for the server tests that need what an HTTP client library
 // would not do (half requests, pipelining, half-closes, several source addresses).
 #pragma once

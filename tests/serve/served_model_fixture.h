@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A TranslationServer on a free loopback port serving one untrained tiny Transformer, "tiny"
 // (src -> tgt, or another checkpoint of the run), for the server's tests (server_test.cpp, libretranslate_test.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // nmtzoo-serve's API, batching, limits and shutdown, against a server on a free loopback port.
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Scopes for the kernel tests: the hand-written kernels on or off, their AVX-512 paths on or off,
 // and LibTorch's thread count; and which kernels' autograd nodes a graph holds.
 #pragma once

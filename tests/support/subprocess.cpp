@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tests/support/subprocess.h"
 
 #include <fcntl.h>

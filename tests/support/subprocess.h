@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runs nmtzoo's own executables from tests.
 #pragma once
 

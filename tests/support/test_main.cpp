@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The torch tests' main(): like an app, it registers the built-in architectures and sends float32
 // products through oneDNN first. It also installs training's caching CPU allocator, so that every
 // test's tensors go through it.

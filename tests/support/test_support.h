@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Helpers shared by the tests: scratch folders, small files, the Multi30k location.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tests/support/tiny_run.h"
 
 #include <torch/torch.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A complete miniature run on a synthetic task, for tests of apps, translation and training:
 // corpus files, a trained SentencePiece model, a config, and optionally a checkpoint.
 #pragma once

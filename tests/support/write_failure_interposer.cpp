@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // An LD_PRELOAD library for tests: write() and writev() on files whose path contains
 // $NMTZOO_FAIL_WRITES_TO fail with ENOSPC, as on a full disk, while every other file works.
 // (A real full disk cannot be made without root or a dedicated filesystem; `ulimit -f` covers the

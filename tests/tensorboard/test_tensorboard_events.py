@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """TensorBoard's view of a training run, read back without nmtzoo's own reader.
 
 nmtzoo-train trains a tiny Transformer for 9 updates (a train record each update, a validation

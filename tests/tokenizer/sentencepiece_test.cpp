@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runs in the LibTorch test binary on purpose: SentencePiece and LibTorch in one process.
 #include "tokenizer/sentencepiece.h"
 

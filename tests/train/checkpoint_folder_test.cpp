@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/train/checkpoint_folder.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Multi-process training on loopback, through the real nmtzoo-train binary.
 #include "core/train/distributed.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // training.init_from: a new run starting from another run's weights.
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/train/gradient_norm.h"
 
 #include <gtest/gtest.h>

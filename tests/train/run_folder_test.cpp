@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What keeps a run folder sound: one trainer at a time, no partial files left behind, and every
 // config or data problem found before training starts.
 #include <gtest/gtest.h>

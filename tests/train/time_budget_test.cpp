@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/train/time_budget.h"
 
 #include <gtest/gtest.h>

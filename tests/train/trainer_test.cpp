@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core/train/trainer.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A new architecture defined outside nmtzoo, through an installed nmtzoo (docs/package.md):
 // declared, registered with a model key of its own and a preset, trained for a few updates by
 // nmtzoo's own training loop (nmtzoo::Trainer, what nmtzoo-train runs), and translating with the

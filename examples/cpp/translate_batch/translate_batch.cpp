@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Translates a batch of sentences with a trained checkpoint, through an installed nmtzoo
 // (docs/package.md): a Translator loads the checkpoint once, the decoding options are the
 // checkpoint's own with --beam on top (checked by the config schema, as nmtzoo-translate's are),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A /health server on RESTinio 0.6.16 (Debian's librestinio-dev), configured as nmtzoo-serve's
 // layer would be (connection limit, timeouts, body limit) and answering from a pool of handler
 // threads as nmtzoo-serve does: one side of the HTTP-layer comparison in serve_connections.sh,

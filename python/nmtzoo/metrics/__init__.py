@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """BLEU, chrF and TER with sacreBLEU 2.6.0's Python API, computed by nmtzoo's C++ port
 (nmtzoo_metrics): code written for sacreBLEU ports by changing the import.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`Score`, `Signature` and `Metric` in sacreBLEU 2.6.0's shape (sacrebleu/metrics/base.py).
 
 The numbers come from nmtzoo's C++ port (`nmtzoo._core.metrics`); this module keeps sacreBLEU's

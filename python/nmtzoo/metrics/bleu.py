@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """BLEU (Papineni et al., 2002) in sacreBLEU 2.6.0's shape (sacrebleu/metrics/bleu.py), computed
 by nmtzoo_metrics."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """chrF (Popović 2015) and chrF++ (Popović 2017) in sacreBLEU 2.6.0's shape
 (sacrebleu/metrics/chrf.py), computed by nmtzoo_metrics."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """sacreBLEU's function API (sacrebleu/compat.py): one call per score."""
 
 from typing import Optional, Sequence

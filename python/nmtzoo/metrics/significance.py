@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """sacreBLEU 2.6.0's paired significance tests (sacrebleu/significance.py): paired bootstrap
 resampling and paired approximate randomization, run by nmtzoo_metrics (no numpy needed)."""
 

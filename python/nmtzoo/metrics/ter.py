@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """TER (Snover et al., 2006) in sacreBLEU 2.6.0's shape (sacrebleu/metrics/ter.py), computed by
 nmtzoo_metrics."""
 
