@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // nmtzoo-average: averages the weights of several checkpoints (Vaswani et al. average the last
 // 5 or 20), writing a checkpoint that translate and evaluate use like any other.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <torch/torch.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -28,8 +28,8 @@ namespace fs = std::filesystem;
 std::vector<std::string> last_checkpoints(const std::string& dir, size_t count) {
   const auto found = numbered_checkpoints(dir);
   if (found.size() < count) {
-    throw std::runtime_error(fmt::format("asked for the last {} checkpoints, but '{}' has {}", count,
-                                         dir, found.size()));
+    throw std::runtime_error(fmt::format("asked for the last {} checkpoints, but '{}' has {}",
+                                         count, dir, found.size()));
   }
   std::vector<std::string> paths;
   for (size_t i = found.size() - count; i < found.size(); ++i) paths.push_back(found[i].second);
@@ -43,9 +43,10 @@ std::vector<std::string> best_checkpoints(const std::string& dir, size_t count) 
   const CheckpointScores scores = read_checkpoint_scores(scores_path);
   std::vector<int64_t> steps = scores.best(count);
   if (steps.size() < count) {
-    throw std::runtime_error(fmt::format("asked for the {} best checkpoints, but '{}' scores {} "
-                                         "(train with training.keep_best >= {})",
-                                         count, scores_path, steps.size(), count));
+    throw std::runtime_error(
+        fmt::format("asked for the {} best checkpoints, but '{}' scores {} "
+                    "(train with training.keep_best >= {})",
+                    count, scores_path, steps.size(), count));
   }
   std::sort(steps.begin(), steps.end());
   std::vector<std::string> paths;
@@ -77,7 +78,8 @@ int run(std::vector<std::string> inputs, const std::string& dir, size_t last, si
   for (const auto& path : inputs) {
     TrainedModel model = load_trained_model(path, torch::kCPU);
     if (model.config.model.arch != average.config.model.arch) {
-      throw std::runtime_error("'" + path + "' holds a different model than '" + inputs.back() + "'");
+      throw std::runtime_error("'" + path + "' holds a different model than '" + inputs.back() +
+                               "'");
     }
     auto parameters = model.model->named_parameters();
     for (auto& item : sums) {

@@ -169,8 +169,7 @@ int run(const Cli& cli) {
   options.kind = *format.paired;
   options.samples = format.paired_samples;
   options.seed = seed;
-  options.threads =
-      cli.paired_jobs > 0 ? cli.paired_jobs : static_cast<int>(available_cores());
+  options.threads = cli.paired_jobs > 0 ? cli.paired_jobs : static_cast<int>(available_cores());
   const PairedTestReport report = paired_test(hypotheses, references, tested, options);
   print_results_table(paired_table(system_names, report, format), format, std::cout);
   return 0;

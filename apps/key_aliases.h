@@ -23,13 +23,20 @@ inline void add_key_aliases(CLI::App& app, const std::vector<KeyAlias>& aliases,
     const std::string help = option->help + " (" + alias.key + ", default from the checkpoint)";
     const std::string name = alias_name(alias);
     if (alias.is_switch) {
-      app.add_flag_callback(alias.flags, [&values, key = alias.key, name] {
-        values.push_back({key, "true", name});
-      }, help);
+      app.add_flag_callback(
+          alias.flags,
+          [&values, key = alias.key, name] {
+            values.push_back({key, "true", name});
+          },
+          help);
     } else {
-      app.add_option_function<std::string>(alias.flags, [&values, key = alias.key, name](const std::string& v) {
-        values.push_back({key, v, name});
-      }, help)->type_name(option->type);
+      app.add_option_function<std::string>(
+             alias.flags,
+             [&values, key = alias.key, name](const std::string& v) {
+               values.push_back({key, v, name});
+             },
+             help)
+          ->type_name(option->type);
     }
   }
 }
@@ -51,8 +58,9 @@ inline void add_set_option(CLI::App& app, const std::vector<std::string>& sectio
                  dot != std::string::npos &&
                  std::find(sections.begin(), sections.end(), key.substr(0, dot)) != sections.end();
              if (equals == std::string::npos || equals == 0 || !in_section) {
-               throw CLI::ValidationError("--set", "'" + text + "': expected KEY=VALUE with KEY one of " +
-                                                       allowed + " (see nmtzoo-config --reference)");
+               throw CLI::ValidationError(
+                   "--set", "'" + text + "': expected KEY=VALUE with KEY one of " + allowed +
+                                " (see nmtzoo-config --reference)");
              }
              values.push_back({key, text.substr(equals + 1), "--set " + key});
            }

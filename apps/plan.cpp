@@ -47,9 +47,10 @@ int print_runs(const ExperimentPlan& plan) {
   std::vector<std::string> models;
   for (const auto& model : plan.models) models.push_back(model.name);
   for (const auto& direction : plan.directions) {
-    std::vector<std::string> args = {"--pair", direction.pair(), "--models", joined(models, " "),
-                                     "--seeds", std::to_string(direction.seeds),
-                                     "--tests", joined(direction.tests, " "),
+    std::vector<std::string> args = {"--pair",     direction.pair(),
+                                     "--models",   joined(models, " "),
+                                     "--seeds",    std::to_string(direction.seeds),
+                                     "--tests",    joined(direction.tests, " "),
                                      "--baseline", plan.baseline};
     if (!plan.ensemble.empty()) args.insert(args.end(), {"--ensemble", joined(plan.ensemble, " ")});
     for (const auto& model : plan.models) {
@@ -63,10 +64,19 @@ int print_runs(const ExperimentPlan& plan) {
   // A multilingual system: trained once (in its first direction), decoded in each direction.
   for (const auto& system : plan.multilingual) {
     for (const auto& direction : system.directions) {
-      std::vector<std::string> args = {"--pair", direction.pair(), "--models", system.name, "--seeds", "1",
-                                       "--tests", joined(direction.tests, " "), "--no-report",
-                                       "--config", system.name + "=" + plan.model(system.model).config,
-                                       "--run", system.name + "=" + system.run()};
+      std::vector<std::string> args = {"--pair",
+                                       direction.pair(),
+                                       "--models",
+                                       system.name,
+                                       "--seeds",
+                                       "1",
+                                       "--tests",
+                                       joined(direction.tests, " "),
+                                       "--no-report",
+                                       "--config",
+                                       system.name + "=" + plan.model(system.model).config,
+                                       "--run",
+                                       system.name + "=" + system.run()};
       for (const auto& value : multilingual_overrides(plan, system)) {
         args.insert(args.end(), {"--set", system.name + ":" + value});
       }
@@ -101,8 +111,9 @@ int print_status(const ExperimentPlan& plan) {
     const double budget = config.training.max_time;
     const int64_t max_steps = budget > 0 ? 0 : config.training.max_steps;
     std::error_code ignored;
-    const auto log_time = fs::exists(run + ".log", ignored) ? fs::last_write_time(run + ".log", ignored)
-                                                            : fs::file_time_type::min();
+    const auto log_time = fs::exists(run + ".log", ignored)
+                              ? fs::last_write_time(run + ".log", ignored)
+                              : fs::file_time_type::min();
     if (log_time > newest_log) {
       newest_log = log_time;
       if (const double s = last_budget_scale(run + ".log"); std::isfinite(s)) scale = s;
@@ -120,14 +131,16 @@ int print_status(const ExperimentPlan& plan) {
       if (progress.step > 0 && (rate.second == 0 || log_time > rate.first)) {
         rate = {log_time, progress.seconds_per_update};
       }
-      share = fmt::format(" ({:.0f}% of {} updates)", 100 * std::min(1.0, static_cast<double>(progress.step) / max_steps),
+      share = fmt::format(" ({:.0f}% of {} updates)",
+                          100 * std::min(1.0, static_cast<double>(progress.step) / max_steps),
                           max_steps);
     } else {
       const double run_scale = last_budget_scale(run + ".log");
       const double used = std::isfinite(run_scale) ? progress.wall_seconds * run_scale : 0;
       budget_left += std::max(0.0, budget - used);
       if (budget > 0) {
-        share = fmt::format(" ({:.0f}% of {})", 100 * std::min(1.0, used / budget), format_duration(budget));
+        share = fmt::format(" ({:.0f}% of {})", 100 * std::min(1.0, used / budget),
+                            format_duration(budget));
       }
     }
     if (locked(run)) return ++running, "running" + share;
@@ -139,41 +152,48 @@ int print_status(const ExperimentPlan& plan) {
     for (int64_t seed = 1; seed <= direction.seeds; ++seed) {
       for (const auto& model : plan.models) {
         const std::string folder = seed_folder(model.name, seed);
-        const std::string state = run_state(direction_report(direction) + "/" + folder,
-                                            "runs/multi30k_" + direction.pair() + "_" + folder, model.name,
-                                            load_config(model.config, run_overrides(plan, direction, model.name)));
+        const std::string state =
+            run_state(direction_report(direction) + "/" + folder,
+                      "runs/multi30k_" + direction.pair() + "_" + folder, model.name,
+                      load_config(model.config, run_overrides(plan, direction, model.name)));
         fmt::print("{:<8} {:<26} {:>4}  {}\n", direction.pair(), model.name, seed, state);
       }
     }
     if (!plan.ensemble.empty()) {
       const std::string folder = "ensemble_" + joined(plan.ensemble, "+");
-      const bool complete = fs::exists(direction_report(direction) + "/" + folder + "/ensemble.txt");
-      fmt::print("{:<8} {:<26} {:>4}  {}\n", direction.pair(), folder, "", complete ? "done" : "left");
+      const bool complete =
+          fs::exists(direction_report(direction) + "/" + folder + "/ensemble.txt");
+      fmt::print("{:<8} {:<26} {:>4}  {}\n", direction.pair(), folder, "",
+                 complete ? "done" : "left");
     }
   }
   // A multilingual system is one training, done once decoded in its last direction.
   for (const auto& system : plan.multilingual) {
-    const std::string state =
-        run_state(direction_report(system.directions.back()) + "/" + system.name, system.run(), system.model,
-                  load_config(plan.model(system.model).config, multilingual_overrides(plan, system)));
+    const std::string state = run_state(
+        direction_report(system.directions.back()) + "/" + system.name, system.run(), system.model,
+        load_config(plan.model(system.model).config, multilingual_overrides(plan, system)));
     std::string pairs;
-    for (const auto& direction : system.directions) pairs += (pairs.empty() ? "" : ",") + direction.pair();
+    for (const auto& direction : system.directions)
+      pairs += (pairs.empty() ? "" : ",") + direction.pair();
     fmt::print("{:<8} {:<26} {:>4}  {} ({})\n", "multi", system.name, 1, state, pairs);
   }
-  fmt::print("{} runs: {} done, {} running, {} started or trained, {} left", runs, done, running, started, left);
+  fmt::print("{} runs: {} done, {} running, {} started or trained, {} left", runs, done, running,
+             started, left);
   std::vector<std::string> parts;
   if (budget_left > 0 && std::isfinite(scale) && scale > 0) {
     parts.push_back(fmt::format("{} of the reference machine, ~{} here at the last measured speed",
-                                format_duration(budget_left), format_duration(budget_left / scale)));
+                                format_duration(budget_left),
+                                format_duration(budget_left / scale)));
   } else if (budget_left > 0) {
     parts.push_back(format_duration(budget_left) + " of the reference machine");
   }
   for (const auto& [model, updates] : updates_left) {
     if (updates == 0) continue;
     const double rate = seconds_per_update[model].second;
-    parts.push_back(fmt::format("{} updates of {}{}", updates, model,
-                                rate > 0 ? ", ~" + format_duration(updates * rate) + " here at its last measured speed"
-                                         : ""));
+    parts.push_back(fmt::format(
+        "{} updates of {}{}", updates, model,
+        rate > 0 ? ", ~" + format_duration(updates * rate) + " here at its last measured speed"
+                 : ""));
   }
   if (!parts.empty()) fmt::print("; training left: {} (decoding not counted)", joined(parts, "; "));
   fmt::print("\n");
@@ -183,7 +203,8 @@ int print_status(const ExperimentPlan& plan) {
 int write_report(const ExperimentPlan& plan, int64_t samples) {
   std::vector<GridDirection> directions;
   for (const auto& direction : plan.directions) {
-    const RunConfig config = load_config(plan.models.front().config, run_overrides(plan, direction, plan.models.front().name));
+    const RunConfig config = load_config(plan.models.front().config,
+                                         run_overrides(plan, direction, plan.models.front().name));
     directions.push_back({direction.arrow(), direction_report(direction),
                           config.data.dir + "/{test}." + direction.tgt + ".gz", direction.tests});
   }
@@ -192,14 +213,20 @@ int write_report(const ExperimentPlan& plan, int64_t samples) {
     if (model.name != plan.baseline) systems.push_back({model.name, model.name, 0, {}});
   }
   if (!plan.ensemble.empty()) {
-    systems.push_back({"ensemble (" + joined(plan.ensemble, " + ") + ")", "ensemble_" + joined(plan.ensemble, "+"), 0, {}});
+    systems.push_back({"ensemble (" + joined(plan.ensemble, " + ") + ")",
+                       "ensemble_" + joined(plan.ensemble, "+"),
+                       0,
+                       {}});
   }
   // A multilingual system is tested against its own architecture's bilingual model.
   for (const auto& system : plan.multilingual) {
-    const auto against = std::find_if(systems.begin(), systems.end(), [&](const GridSystem& s) { return s.folder == system.model; });
+    const auto against = std::find_if(systems.begin(), systems.end(), [&](const GridSystem& s) {
+      return s.folder == system.model;
+    });
     std::vector<std::string> labels;
     for (const auto& direction : system.directions) labels.push_back(direction.arrow());
-    systems.push_back({system.name, system.name, static_cast<size_t>(against - systems.begin()), labels});
+    systems.push_back(
+        {system.name, system.name, static_cast<size_t>(against - systems.begin()), labels});
   }
   const MultipleComparisons correction = parse_multiple_comparisons(plan.correction);
   const GridResults results = grid_results(directions, systems, correction, samples);
@@ -224,35 +251,42 @@ int write_report(const ExperimentPlan& plan, int64_t samples) {
   auto save = [&](const std::string& name, const std::string& text) {
     write_file_atomically(out + "/" + name, [&](std::ostream& stream) { stream << text; });
   };
-  save("bleu_by_direction.svg", bar_chart_svg(labels, bars, "BLEU on " + primary + " by direction (95% CI)", "BLEU"));
+  save("bleu_by_direction.svg",
+       bar_chart_svg(labels, bars, "BLEU on " + primary + " by direction (95% CI)", "BLEU"));
   save("results.csv", tables.csv);
   std::string links;
   for (const auto& direction : plan.directions) {
-    links += fmt::format("[{}](../../multi30k_{}/results.md) ", direction.arrow(), direction.pair());
+    links +=
+        fmt::format("[{}](../../multi30k_{}/results.md) ", direction.arrow(), direction.pair());
   }
-  save("results.md", fmt::format("# {}\n\nMade by `experiments/run_plan.sh {}` from the outputs kept in each "
-                                 "direction's folder (each direction's full report: {}).\n\n"
-                                 "![BLEU by direction](bleu_by_direction.svg)\n\n{}",
-                                 plan.title.empty() ? plan.name : plan.title, plan.path, links, tables.markdown));
-  std::cout << tables.markdown.substr(0, tables.markdown.find("\n## ", 1)) << "report: " << out << "/results.md\n";
+  save("results.md",
+       fmt::format("# {}\n\nMade by `experiments/run_plan.sh {}` from the outputs kept in each "
+                   "direction's folder (each direction's full report: {}).\n\n"
+                   "![BLEU by direction](bleu_by_direction.svg)\n\n{}",
+                   plan.title.empty() ? plan.name : plan.title, plan.path, links, tables.markdown));
+  std::cout << tables.markdown.substr(0, tables.markdown.find("\n## ", 1)) << "report: " << out
+            << "/results.md\n";
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Check, follow and report an experiment plan (a YAML grid of models, directions and "
-               "seeds) that experiments/run_plan.sh runs."};
+  CLI::App app{
+      "Check, follow and report an experiment plan (a YAML grid of models, directions and "
+      "seeds) that experiments/run_plan.sh runs."};
   app.require_subcommand(1);
   std::string path;
   int64_t samples = 0;  // 0: the plan's `resamples:`
-  for (auto* command : {app.add_subcommand("runs", "check the plan; print each direction's compare.sh arguments"),
-                        app.add_subcommand("status", "show every run's state and the training time left"),
-                        app.add_subcommand("report", "write reports/plans/<name>/ from the kept outputs")}) {
+  for (auto* command :
+       {app.add_subcommand("runs", "check the plan; print each direction's compare.sh arguments"),
+        app.add_subcommand("status", "show every run's state and the training time left"),
+        app.add_subcommand("report", "write reports/plans/<name>/ from the kept outputs")}) {
     command->add_option("plan", path, "the plan file")->required()->check(CLI::ExistingFile);
   }
   app.get_subcommand("report")
-      ->add_option("--samples", samples, "bootstrap resamples of each test (default: the plan's resamples:, else 1000)")
+      ->add_option("--samples", samples,
+                   "bootstrap resamples of each test (default: the plan's resamples:, else 1000)")
       ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   return run_app([&] {

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // nmtzoo-prepare: trains the run's tokenizer if missing, prepares the binary dataset (once; again
 // only when the config, tokenizer or input files changed), and prints corpus statistics. It starts
-// as nmtzoo-train does (core/runtime/run_start.h): the same checks first, then one critical section.
-#include <CLI/CLI.hpp>
+// as nmtzoo-train does (core/runtime/run_start.h): the same checks first, then one critical
+// section.
 #include <fmt/format.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -14,13 +15,13 @@
 #include <stdexcept>
 
 #include "apps/common.h"
-#include "core/io/process_stats.h"
 #include "core/config/loader.h"
 #include "core/data/batching.h"
 #include "core/data/binary_dataset.h"
 #include "core/data/corpus.h"
 #include "core/data/dataset_prepare.h"
 #include "core/data/tokenizers.h"
+#include "core/io/process_stats.h"
 #include "core/runtime/run_start.h"
 #include "core/runtime/trained_model.h"
 #include "models/registry.h"
@@ -56,8 +57,10 @@ void print_row(const std::string& name, const SplitStats& s) {
       "{:<18} {:>9} {:>11} {:>11} {:>6.1f} {:>6.1f} {:>5} {:>5} {:>7.3f}% {:>7.3f}%\n", name,
       s.pairs, s.src_tokens, s.tgt_tokens, static_cast<double>(s.src_tokens) / n,
       static_cast<double>(s.tgt_tokens) / n, s.src_longest, s.tgt_longest,
-      100.0 * static_cast<double>(s.src_unknown) / static_cast<double>(std::max<int64_t>(1, s.src_tokens)),
-      100.0 * static_cast<double>(s.tgt_unknown) / static_cast<double>(std::max<int64_t>(1, s.tgt_tokens)));
+      100.0 * static_cast<double>(s.src_unknown) /
+          static_cast<double>(std::max<int64_t>(1, s.src_tokens)),
+      100.0 * static_cast<double>(s.tgt_unknown) /
+          static_cast<double>(std::max<int64_t>(1, s.tgt_tokens)));
 }
 
 // Statistics of pairs [begin, end) of a prepared split, read in slices so the pages are released.
@@ -88,7 +91,8 @@ StartCheckpoints check_start_of(const RunConfig& config) {
     std::string message = fmt::format(
         "nothing was prepared: run folder '{}' holds checkpoints, which nmtzoo-train --resume "
         "continues only with the data and tokenizer they were trained with (a new run needs a new "
-        "training.output_dir); the config's keys differ from '{}':", config.run_dir(), last);
+        "training.output_dir); the config's keys differ from '{}':",
+        config.run_dir(), last);
     for (const auto& key : changed) message += "\n  " + key;
     throw std::runtime_error(message);
   }
@@ -114,24 +118,24 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
   const std::string dir = config.dataset_dir();
   if (prepared.made) {
     const DatasetManifest& made = *prepared.made;
-    std::cerr << fmt::format("prepared in {:.1f} s with {} threads ({:.0f} pairs/s), peak RSS {:.0f} MB\n",
-                             made.seconds, made.threads,
-                             static_cast<double>(made.train_pairs) / std::max(1e-9, made.seconds),
-                             peak_resident_set_mb());
+    std::cerr << fmt::format(
+        "prepared in {:.1f} s with {} threads ({:.0f} pairs/s), peak RSS {:.0f} MB\n", made.seconds,
+        made.threads, static_cast<double>(made.train_pairs) / std::max(1e-9, made.seconds),
+        peak_resident_set_mb());
   } else {
     std::cerr << fmt::format("the binary dataset in {} is up to date\n", dir);
   }
   const DatasetManifest manifest = read_manifest(dir);
 
   std::string directions;
-  for (const auto& pair : config.language_pairs()) directions += (directions.empty() ? "" : ", ") + pair.src + " -> " + pair.tgt;
-  std::cout << fmt::format("{} | tokenizer {} ({} pieces{}) | dataset {}\n",
-                           directions, tokenizers.src->path(),
-                           tokenizers.src->vocab_size(),
+  for (const auto& pair : config.language_pairs())
+    directions += (directions.empty() ? "" : ", ") + pair.src + " -> " + pair.tgt;
+  std::cout << fmt::format("{} | tokenizer {} ({} pieces{}) | dataset {}\n", directions,
+                           tokenizers.src->path(), tokenizers.src->vocab_size(),
                            tokenizers.joint() ? ", joint" : ", " + tokenizers.tgt->path(), dir);
   std::cout << fmt::format("{:<18} {:>9} {:>11} {:>11} {:>6} {:>6} {:>5} {:>5} {:>8} {:>8}\n",
-                           "split", "pairs", "src tok", "tgt tok", "src/s", "tgt/s", "src>",
-                           "tgt>", "src unk", "tgt unk");
+                           "split", "pairs", "src tok", "tgt tok", "src/s", "tgt/s", "src>", "tgt>",
+                           "src unk", "tgt unk");
   BinaryDataset train(dir, "train", tokenizers.src->vocab_size(), tokenizers.tgt->vocab_size());
   for (const PreparedCorpus& corpus : manifest.corpora) {
     train.check_pair_range(corpus.begin, corpus.end,
@@ -147,12 +151,14 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
   print_row(config.data.valid, dataset_stats(valid, 0, valid.size()));
   for (const auto& split : config.data.test) {
     for (const auto& pair : config.language_pairs()) {
-      ParallelText text = read_parallel(config.corpus_path(split, pair.src), config.corpus_path(split, pair.tgt),
-                                        InvalidUtf8Policy::kError);
+      ParallelText text =
+          read_parallel(config.corpus_path(split, pair.src), config.corpus_path(split, pair.tgt),
+                        InvalidUtf8Policy::kError);
       TokenizedCorpus corpus = tokenize(text, *tokenizers.src, *tokenizers.tgt);
       SplitStats stats;
       for (size_t i = 0; i < corpus.size(); ++i) {
-        stats.add({corpus.src[i].data(), corpus.src[i].size()}, {corpus.tgt[i].data(), corpus.tgt[i].size()});
+        stats.add({corpus.src[i].data(), corpus.src[i].size()},
+                  {corpus.tgt[i].data(), corpus.tgt[i].size()});
       }
       print_row(config.multilingual() ? split + " " + pair.name() : split, stats);
     }
@@ -164,8 +170,8 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
     lengths[i] = std::max(train.src_lengths()[i], train.tgt_lengths()[i]) + 1;
     real_tokens += train.src_lengths()[i] + train.tgt_lengths()[i] + 2;
   }
-  auto batches = make_batches(lengths, {config.training.max_tokens,
-                                        static_cast<uint64_t>(config.training.seed), true});
+  auto batches = make_batches(
+      lengths, {config.training.max_tokens, static_cast<uint64_t>(config.training.seed), true});
   int64_t padded = 0;
   for (const auto& batch : batches) {
     int64_t longest_src = 0;
@@ -191,8 +197,9 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Train the run's tokenizer if it is missing, prepare the binary dataset that "
-               "nmtzoo-train reads (when missing or stale) and print corpus statistics."};
+  CLI::App app{
+      "Train the run's tokenizer if it is missing, prepare the binary dataset that "
+      "nmtzoo-train reads (when missing or stale) and print corpus statistics."};
   std::string path;
   std::vector<std::string> overrides;
   bool force = false;
@@ -202,7 +209,8 @@ int main(int argc, char** argv) {
   app.add_option("--set", overrides, "override a key, e.g. --set tokenizer.vocab_size=16000")
       ->type_name("KEY=VALUE");
   app.add_flag("--force", force, "prepare the dataset again even when it is up to date");
-  app.add_option("--threads", threads, "tokenizing threads; 0 = every core")->capture_default_str()
+  app.add_option("--threads", threads, "tokenizing threads; 0 = every core")
+      ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   app.add_flag("-q,--quiet", quiet, "no progress display");
   CLI11_PARSE(app, argc, argv);

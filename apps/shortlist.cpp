@@ -2,9 +2,9 @@
 // nmtzoo-shortlist: learns a lexical shortlist (core/search/shortlist.h) for a trained model from
 // its training pairs, tokenized with the checkpoint's own tokenizers. Decoding uses it through
 // decoding.shortlist / --shortlist.
-#include <CLI/CLI.hpp>
 #include <c10/core/DeviceType.h>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <iostream>
@@ -40,7 +40,8 @@ TokenizedCorpus read_pairs(const Options& options, const TrainedModel& trained) 
     std::string src;
     std::string tgt;
     while (static_cast<int64_t>(corpus.size()) < options.max_pairs && reader.next(src, tgt)) {
-      std::string problem = pair_text_problem(src, tgt, options.sources[f], options.targets[f], reader.line_number());
+      std::string problem =
+          pair_text_problem(src, tgt, options.sources[f], options.targets[f], reader.line_number());
       if (!problem.empty()) {
         if (trained.config.data.invalid_utf8 == InvalidUtf8Policy::kSkip) continue;
         throw DataError(problem);
@@ -59,7 +60,8 @@ int run(Options options) {
   const RunConfig& config = trained.config;
   if (config.multilingual()) {
     // Its sources carry target tags, and one shortlist would mix the target languages.
-    throw std::runtime_error(options.checkpoint + " is a multilingual model (data.directions): "
+    throw std::runtime_error(options.checkpoint +
+                             " is a multilingual model (data.directions): "
                              "nmtzoo-shortlist learns shortlists of bilingual models only");
   }
   if (options.sources.empty() && options.targets.empty()) {
@@ -69,8 +71,8 @@ int run(Options options) {
     }
   }
   if (options.sources.size() != options.targets.size()) {
-    throw std::runtime_error(fmt::format("--source given {} times but --target {} times", options.sources.size(),
-                                         options.targets.size()));
+    throw std::runtime_error(fmt::format("--source given {} times but --target {} times",
+                                         options.sources.size(), options.targets.size()));
   }
   std::vector<NamedPath> inputs{{"checkpoint", options.checkpoint}};
   for (const auto& path : options.sources) inputs.push_back({"--source", path});
@@ -81,7 +83,8 @@ int run(Options options) {
   const auto read = std::chrono::steady_clock::now();
   PairVisitor visit = [&corpus](const std::function<void(TokenSpan, TokenSpan)>& each) {
     for (size_t i = 0; i < corpus.size(); ++i) {
-      each({corpus.src[i].data(), corpus.src[i].size()}, {corpus.tgt[i].data(), corpus.tgt[i].size()});
+      each({corpus.src[i].data(), corpus.src[i].size()},
+           {corpus.tgt[i].data(), corpus.tgt[i].size()});
     }
   };
   Shortlist shortlist = Shortlist::train(visit, trained.tokenizers.src->vocab_size(),
@@ -93,35 +96,46 @@ int run(Options options) {
     entries += static_cast<int64_t>(shortlist.candidates(s).size());
   }
   std::cerr << fmt::format(
-      "shortlist: {} pairs read and tokenized in {:.1f} s, IBM Model 1 ({} iterations) in {:.1f} s; "
+      "shortlist: {} pairs read and tokenized in {:.1f} s, IBM Model 1 ({} iterations) in {:.1f} "
+      "s; "
       "{} candidates over {} source tokens, {} frequent target tokens -> {}\n",
-      corpus.size(), std::chrono::duration<double>(read - start).count(), options.training.iterations,
-      std::chrono::duration<double>(done - read).count(), entries, trained.tokenizers.src->vocab_size(),
-      shortlist.frequent().size(), options.output);
+      corpus.size(), std::chrono::duration<double>(read - start).count(),
+      options.training.iterations, std::chrono::duration<double>(done - read).count(), entries,
+      trained.tokenizers.src->vocab_size(), shortlist.frequent().size(), options.output);
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Learn a lexical shortlist for a model from parallel text (IBM Model 1), for faster decoding "
-               "with decoding.shortlist."};
+  CLI::App app{
+      "Learn a lexical shortlist for a model from parallel text (IBM Model 1), for faster decoding "
+      "with decoding.shortlist."};
   Options options;
-  app.add_option("checkpoint", options.checkpoint, "the model whose tokenizers the shortlist is for")->required();
+  app.add_option("checkpoint", options.checkpoint,
+                 "the model whose tokenizers the shortlist is for")
+      ->required();
   app.add_option("-o,--output", options.output, "the shortlist file to write")->required();
-  app.add_option("--source", options.sources,
-                 "source side of the training text (plain or gzip); default: the run's training corpora");
+  app.add_option(
+      "--source", options.sources,
+      "source side of the training text (plain or gzip); default: the run's training corpora");
   app.add_option("--target", options.targets, "target side, one per --source");
   app.add_option("--max-pairs", options.max_pairs, "read at most this many pairs")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--iterations", options.training.iterations, "EM iterations of IBM Model 1")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--candidates", options.training.candidates, "target tokens kept per source token")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--min-probability", options.training.min_probability, "... with at least this p(target | source)")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--min-probability", options.training.min_probability,
+                 "... with at least this p(target | source)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app.add_option("--frequent", options.training.frequent, "most frequent target tokens kept")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--threads", options.threads, "intra-op threads (0 = the default)");
   CLI11_PARSE(app, argc, argv);
   nmtzoo::register_builtin_models();

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
 // nmtzoo-train: trains a model as a YAML config describes.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
 
 #include "apps/common.h"
-#include "core/io/process_stats.h"
 #include "core/config/loader.h"
 #include "core/io/atomic_file.h"
+#include "core/io/process_stats.h"
 #include "core/runtime/trained_model.h"
 #include "core/train/distributed.h"
 #include "core/train/trainer.h"
@@ -48,8 +48,8 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
       "{} {:.2f} at step {}; checkpoints in {}; peak RSS {:.0f} MB{}\n",
       result.stop_reason, p.step, p.epoch, p.wall_seconds,
       static_cast<double>(p.tokens_seen) / std::max(1e-9, p.train_seconds),
-      selection_metric_name(config.training.best_metric), p.best_score,
-      p.best_step, trainer.checkpoint_dir(), peak_resident_set_mb(),
+      selection_metric_name(config.training.best_metric), p.best_score, p.best_step,
+      trainer.checkpoint_dir(), peak_resident_set_mb(),
       communicator ? fmt::format(" (rank {})", communicator->rank()) : "");
   if (!result.interrupted) {
     // Marks the run finished (experiments/compare.sh reuses finished runs; nmtzoo-report reads it).
@@ -65,7 +65,8 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
         {"budget_sessions", budget_sessions(p)},
         {"train_seconds", p.train_seconds},
         {"target_tokens", p.tokens_seen},
-        {"target_tokens_per_second", static_cast<double>(p.tokens_seen) / std::max(1e-9, p.train_seconds)},
+        {"target_tokens_per_second",
+         static_cast<double>(p.tokens_seen) / std::max(1e-9, p.train_seconds)},
         {"best_metric", selection_metric_name(config.training.best_metric)},
         {"best_score", p.best_score},
         {"best_step", p.best_step},
@@ -78,9 +79,10 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
   if (result.interrupted) {
     std::string sets;
     for (const auto& o : overrides) sets += " --set " + o;
-    std::cerr << fmt::format("interrupted at step {}; continue with: nmtzoo-train --config {}{} "
-                             "--resume\n",
-                             p.step, path, sets);
+    std::cerr << fmt::format(
+        "interrupted at step {}; continue with: nmtzoo-train --config {}{} "
+        "--resume\n",
+        p.step, path, sets);
   }
   return 0;
 }
@@ -88,9 +90,10 @@ int run(const std::string& path, const std::vector<std::string>& overrides, bool
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Train an nmtzoo model. Trains the tokenizer first when its model files are "
-               "missing. Multi-process: set RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (see "
-               "scripts/launch.sh)."};
+  CLI::App app{
+      "Train an nmtzoo model. Trains the tokenizer first when its model files are "
+      "missing. Multi-process: set RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (see "
+      "scripts/launch.sh)."};
   std::string path;
   std::vector<std::string> overrides;
   bool resume = false;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // nmtzoo-translate: translates text with a trained checkpoint, one output line per input line.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <torch/torch.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <filesystem>
@@ -60,7 +60,8 @@ SearchOptions search_options(const Options& cli, const Translator& translator) {
   } else {
     options.attention = AttentionChoice{cli.attention_layer, cli.attention_head, 0, false};
   }
-  if (!options.shortlist.empty() && (options.sampling || options.constraints != ConstraintMode::kNone)) {
+  if (!options.shortlist.empty() &&
+      (options.sampling || options.constraints != ConstraintMode::kNone)) {
     std::cerr << "note: " << (options.sampling ? "sampling" : "constrained decoding")
               << " needs the whole vocabulary: the shortlist is not used\n";
   }
@@ -71,7 +72,8 @@ SearchOptions search_options(const Options& cli, const Translator& translator) {
 bool write_heatmap(const std::string& dir, int64_t line_number, const Translation& t,
                    const SentencePiece& target, const std::string& which) {
   if (t.nbest.empty()) return true;
-  const std::string svg = attention_heatmap(t, 0, target, fmt::format("line {}: {} ({})", line_number, t.texts[0], which));
+  const std::string svg = attention_heatmap(
+      t, 0, target, fmt::format("line {}: {} ({})", line_number, t.texts[0], which));
   if (svg.empty()) return false;
   std::filesystem::create_directories(dir);
   write_file_atomically(fmt::format("{}/attention_{:04d}.svg", dir, line_number),
@@ -90,10 +92,12 @@ int run(const Options& cli) {
   configure_threads(cli.threads);
   const InputFormat input_format = parse_input_format(cli.input_format);
   if (cli.alignment == "soft" && cli.output_format != "jsonl") {
-    throw std::invalid_argument("--alignment soft writes attention matrices: it needs --format jsonl");
+    throw std::invalid_argument(
+        "--alignment soft writes attention matrices: it needs --format jsonl");
   }
   const c10::Device device = resolve_device(parse_device_choice(cli.device), "--device");
-  Translator translator(cli.model.checkpoints, cli.model.options(device).recompute_prefix(cli.no_cache));
+  Translator translator(cli.model.checkpoints,
+                        cli.model.options(device).recompute_prefix(cli.no_cache));
   const SearchOptions options = search_options(cli, translator);
   translator.prepare(options);
   const SentencePiece& target = *translator.tokenizers().tgt;
@@ -109,8 +113,10 @@ int run(const Options& cli) {
   const auto models = translator.members().size();
 
   std::vector<std::string> file_lines;
-  if (!cli.input.empty()) file_lines = read_sentences(cli.input);  // checked before anything is written
-  ProgressMeter progress(std::cerr, "sentences", cli.input.empty() ? -1 : static_cast<int64_t>(file_lines.size()),
+  if (!cli.input.empty())
+    file_lines = read_sentences(cli.input);  // checked before anything is written
+  ProgressMeter progress(std::cerr, "sentences",
+                         cli.input.empty() ? -1 : static_cast<int64_t>(file_lines.size()),
                          ::isatty(STDERR_FILENO) != 0, !cli.quiet);
   const std::string input_name = cli.input.empty() ? "stdin" : cli.input;
   int64_t line_number = 0;
@@ -123,12 +129,14 @@ int run(const Options& cli) {
     std::vector<TranslationRequest> requests;
     for (size_t i = 0; i < lines.size(); ++i) {
       const int64_t number = line_number + 1 + static_cast<int64_t>(i);
-      requests.push_back(parse_request(lines[i], input_format, fmt::format("{}:{}", input_name, number)));
+      requests.push_back(
+          parse_request(lines[i], input_format, fmt::format("{}:{}", input_name, number)));
     }
     std::vector<Translation> translations;
     try {
-      translations = translator.translate_batch(requests, options, line_number + 1,
-                                                [&](int64_t done) { progress.update(line_number + done); });
+      translations =
+          translator.translate_batch(requests, options, line_number + 1,
+                                     [&](int64_t done) { progress.update(line_number + done); });
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(input_name + ": " + e.what());
     }
@@ -136,19 +144,22 @@ int run(const Options& cli) {
     for (size_t i = 0; i < translations.size(); ++i) {
       const int64_t number = line_number + 1 + static_cast<int64_t>(i);
       if (translations[i].truncated) {
-        std::cerr << fmt::format("warning: line {} is longer than the model accepts; its first {} "
-                                 "tokens were translated\n",
-                                 number, translator.max_source_tokens());
+        std::cerr << fmt::format(
+            "warning: line {} is longer than the model accepts; its first {} "
+            "tokens were translated\n",
+            number, translator.max_source_tokens());
       }
       std::cerr << limit_warnings.of(translations[i], fmt::format("{}:{}", input_name, number));
       if (!cli.attention_dir.empty() && number <= cli.attention_count && !warned_no_attention &&
           !write_heatmap(cli.attention_dir, number, translations[i], target, which_attention)) {
-        std::cerr << fmt::format("warning: model {} has no attention; --attention-svg writes no "
-                                 "heatmaps\n",
-                                 translator.config().model.arch);
+        std::cerr << fmt::format(
+            "warning: model {} has no attention; --attention-svg writes no "
+            "heatmaps\n",
+            translator.config().model.arch);
         warned_no_attention = true;
       }
-      if (!translations[i].nbest.empty()) output_tokens += static_cast<int64_t>(translations[i].nbest[0].tokens.size()) + 1;
+      if (!translations[i].nbest.empty())
+        output_tokens += static_cast<int64_t>(translations[i].nbest[0].tokens.size()) + 1;
     }
     writer.write(out, translations, line_number + 1);
     out.flush();
@@ -169,8 +180,8 @@ int run(const Options& cli) {
     while (input.next_chunk(lines, cli.buffer_lines)) {
       for (size_t i = 0; i < lines.size(); ++i) {
         if (auto bad = find_text_problem(lines[i])) {
-          throw std::runtime_error(fmt::format("stdin:{}: {}", line_number + 1 + static_cast<int64_t>(i),
-                                               bad->describe()));
+          throw std::runtime_error(fmt::format(
+              "stdin:{}: {}", line_number + 1 + static_cast<int64_t>(i), bad->describe()));
         }
       }
       process(lines);
@@ -181,26 +192,29 @@ int run(const Options& cli) {
   const int64_t sentences = line_number;
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string search_name = options.sampling ? fmt::format("sampling x{}", options.nbest)
-                                                          : fmt::format("beam {}", options.beam);
+                                                   : fmt::format("beam {}", options.beam);
   if (!cli.quiet) {
     const std::string shortlist =
         translator.mean_shortlist_size() > 0
-            ? fmt::format(", shortlists of {:.0f} target tokens on average", translator.mean_shortlist_size())
+            ? fmt::format(", shortlists of {:.0f} target tokens on average",
+                          translator.mean_shortlist_size())
             : "";
-    std::cerr << fmt::format("translated {} sentences ({} target tokens) in {:.2f} s: {:.1f} "
-                             "sentences/s, {:.0f} tokens/s ({}, {} model(s), {} threads, {}{})\n",
-                             sentences, output_tokens, seconds, static_cast<double>(sentences) / seconds,
-                             static_cast<double>(output_tokens) / seconds, search_name,
-                             models, torch::get_num_threads(), device.str(), shortlist);
+    std::cerr << fmt::format(
+        "translated {} sentences ({} target tokens) in {:.2f} s: {:.1f} "
+        "sentences/s, {:.0f} tokens/s ({}, {} model(s), {} threads, {}{})\n",
+        sentences, output_tokens, seconds, static_cast<double>(sentences) / seconds,
+        static_cast<double>(output_tokens) / seconds, search_name, models, torch::get_num_threads(),
+        device.str(), shortlist);
   }
   if (!cli.stats_path.empty()) {
     write_file_atomically(cli.stats_path, [&](std::ostream& out) {
-      out << fmt::format("{{\"sentences\": {}, \"target_tokens\": {}, \"seconds\": {:.4f}, "
-                         "\"sentences_per_second\": {:.3f}, \"tokens_per_second\": {:.1f}, "
-                         "\"beam\": {}, \"models\": {}, \"threads\": {}, \"mean_shortlist_size\": {:.1f}}}\n",
-                         sentences, output_tokens, seconds, static_cast<double>(sentences) / seconds,
-                         static_cast<double>(output_tokens) / seconds, options.beam,
-                         models, torch::get_num_threads(), translator.mean_shortlist_size());
+      out << fmt::format(
+          "{{\"sentences\": {}, \"target_tokens\": {}, \"seconds\": {:.4f}, "
+          "\"sentences_per_second\": {:.3f}, \"tokens_per_second\": {:.1f}, "
+          "\"beam\": {}, \"models\": {}, \"threads\": {}, \"mean_shortlist_size\": {:.1f}}}\n",
+          sentences, output_tokens, seconds, static_cast<double>(sentences) / seconds,
+          static_cast<double>(output_tokens) / seconds, options.beam, models,
+          torch::get_num_threads(), translator.mean_shortlist_size());
     });
   }
   return 0;
@@ -209,14 +223,16 @@ int run(const Options& cli) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Translate text with an nmtzoo checkpoint, or an ensemble of checkpoints (-c A -c B): "
-               "one output line per input line (n-best: 'line ||| text ||| score' lines, with "
-               "' ||| alignment' when asked; --format jsonl: one JSON object per line). Decoding "
-               "options default to the (first) checkpoint config's decoding section."};
+  CLI::App app{
+      "Translate text with an nmtzoo checkpoint, or an ensemble of checkpoints (-c A -c B): "
+      "one output line per input line (n-best: 'line ||| text ||| score' lines, with "
+      "' ||| alignment' when asked; --format jsonl: one JSON object per line). Decoding "
+      "options default to the (first) checkpoint config's decoding section."};
   Options cli;
   add_translator_flags(app, cli.model)->required();
-  app.add_option("-i,--input", cli.input, "input file (plain or .gz); default: stdin, translated "
-                                          "as lines arrive");
+  app.add_option("-i,--input", cli.input,
+                 "input file (plain or .gz); default: stdin, translated "
+                 "as lines arrive");
   app.add_option("-o,--output", cli.output,
                  "output file, written atomically (a device or FIFO: in place); default: stdout");
   app.add_option("--input-format", cli.input_format,
@@ -224,17 +240,20 @@ int main(int argc, char** argv) {
                  "{\"src\": ..., \"prefix\": ..., \"constraints\": [...]} per line")
       ->check(CLI::IsMember({"text", "tsv", "jsonl"}))
       ->capture_default_str();
-  app.add_option("--format", cli.output_format,
-                 "plain: text (n-best 'i ||| text ||| score'); jsonl: one object per input line with "
-                 "text, score, log_prob, tokens, alignment (and nbest)")
+  app.add_option(
+         "--format", cli.output_format,
+         "plain: text (n-best 'i ||| text ||| score'); jsonl: one object per input line with "
+         "text, score, log_prob, tokens, alignment (and nbest)")
       ->check(CLI::IsMember({"plain", "jsonl"}))
       ->capture_default_str();
-  app.add_option("--alignment", cli.alignment,
-                 "hard: append Pharaoh 'src-tgt' word pairs (after a tab, or as ' ||| ...' in n-best, "
-                 "or 'alignment' in jsonl); soft: the attention matrix in jsonl")
+  app.add_option(
+         "--alignment", cli.alignment,
+         "hard: append Pharaoh 'src-tgt' word pairs (after a tab, or as ' ||| ...' in n-best, "
+         "or 'alignment' in jsonl); soft: the attention matrix in jsonl")
       ->check(CLI::IsMember({"hard", "soft"}));
-  app.add_option("--alignment-layer", cli.alignment_layer,
-                 "decoder layer whose cross-attention aligns; default: the penultimate; -1 = mean of all");
+  app.add_option(
+      "--alignment-layer", cli.alignment_layer,
+      "decoder layer whose cross-attention aligns; default: the penultimate; -1 = mean of all");
   app.add_option("--alignment-heads", cli.alignment_heads,
                  "average the first N heads of that layer; 0 = all")
       ->check(CLI::NonNegativeNumber)
@@ -250,8 +269,9 @@ int main(int argc, char** argv) {
   app.add_option("--stats", cli.stats_path, "also write the speed figures as JSON to this file");
   app.add_flag("-q,--quiet", cli.quiet, "no progress and no closing speed line on stderr");
   app.add_flag("--no-cache", cli.no_cache, "recompute the prefix each step (benchmarking only)");
-  auto* attention_svg = app.add_option("--attention-svg", cli.attention_dir,
-                                       "write attention heatmaps of the first lines into this folder");
+  auto* attention_svg =
+      app.add_option("--attention-svg", cli.attention_dir,
+                     "write attention heatmaps of the first lines into this folder");
   app.add_option("--attention-count", cli.attention_count, "how many lines get a heatmap")
       ->check(CLI::NonNegativeNumber)
       ->needs(attention_svg)
@@ -260,10 +280,10 @@ int main(int argc, char** argv) {
                                          "decoder layer of the heatmap; -1 = mean of all")
                               ->needs(attention_svg)
                               ->capture_default_str();
-  auto* attention_head = app.add_option("--attention-head", cli.attention_head,
-                                        "head of that layer; -1 = mean of all")
-                             ->needs(attention_svg)
-                             ->capture_default_str();
+  auto* attention_head =
+      app.add_option("--attention-head", cli.attention_head, "head of that layer; -1 = mean of all")
+          ->needs(attention_svg)
+          ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (!cli.alignment.empty() && (attention_layer->count() > 0 || attention_head->count() > 0)) {
     std::cerr << "error: with --alignment the heatmaps show the alignment's attention: choose it "

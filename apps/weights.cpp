@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // nmtzoo-weights: moves model weights between nmtzoo checkpoints and Python's torch.load.
-#include <CLI/CLI.hpp>
 #include <torch/torch.h>
+#include <CLI/CLI.hpp>
 
 #include <iostream>
 
@@ -16,8 +16,9 @@
 
 int main(int argc, char** argv) {
   using namespace nmtzoo;
-  CLI::App app{"Export a checkpoint's weights as a dict name -> tensor that Python reads with "
-               "torch.load, or import such a file into a checkpoint of the same model."};
+  CLI::App app{
+      "Export a checkpoint's weights as a dict name -> tensor that Python reads with "
+      "torch.load, or import such a file into a checkpoint of the same model."};
   app.require_subcommand(1);
   std::string checkpoint, weights, output;
   auto* export_command = app.add_subcommand("export", "checkpoint -> weights file for torch.load");
@@ -35,8 +36,8 @@ int main(int argc, char** argv) {
     if (export_command->parsed()) {
       check_output_is_not_an_input({"weights", weights}, {{"checkpoint", checkpoint}});
     }
-    check_output_is_not_an_input({"output", output}, {{"checkpoint", checkpoint},
-                                                      {"weights", weights}});
+    check_output_is_not_an_input({"output", output},
+                                 {{"checkpoint", checkpoint}, {"weights", weights}});
     TrainedModel trained = load_trained_model(checkpoint, torch::kCPU);
     if (export_command->parsed()) {
       export_weights(*trained.model, weights);

@@ -35,11 +35,10 @@ void publish_arch_options(const std::string& arch, const std::vector<ArchOptionS
       continue;
     }
     if (existing->type != option.type || existing->default_value != option.default_value) {
-      throw std::logic_error("model." + option.key + " of architecture '" + arch + "' (" +
-                             option.type + ", default " + option.default_value +
-                             ") differs from the key of '" + existing->archs.front() + "' (" +
-                             existing->type + ", default " + existing->default_value +
-                             "): give it another name");
+      throw std::logic_error(
+          "model." + option.key + " of architecture '" + arch + "' (" + option.type + ", default " +
+          option.default_value + ") differs from the key of '" + existing->archs.front() + "' (" +
+          existing->type + ", default " + existing->default_value + "): give it another name");
     }
     existing->archs.push_back(arch);
   }

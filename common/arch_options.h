@@ -36,7 +36,8 @@ void publish_arch_options(const std::string& arch, const std::vector<ArchOptionS
 std::vector<ArchOptionSpec> published_arch_options();
 
 // The published keys `arch` did not declare (only other architectures did), as config keys
-// ("model.emb_dim"): a run of `arch` neither reads nor stores them, and they do not describe its model.
+// ("model.emb_dim"): a run of `arch` neither reads nor stores them, and they do not describe its
+// model.
 std::set<std::string> keys_of_other_archs(const std::string& arch);
 
 // Changes whenever keys are published: the schema rebuilds itself when it differs.

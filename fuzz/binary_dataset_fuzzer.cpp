@@ -28,7 +28,8 @@ constexpr int64_t kVocab = 64;
 
 const std::string& scratch_dir() {
   static const std::string dir = [] {
-    fs::path path = fs::temp_directory_path() / ("nmtzoo_dataset_fuzz_" + std::to_string(::getpid()));
+    fs::path path =
+        fs::temp_directory_path() / ("nmtzoo_dataset_fuzz_" + std::to_string(::getpid()));
     fs::create_directories(path);
     return path.string();
   }();

@@ -56,8 +56,8 @@ void check_single_spaced(const std::string& tokens, BleuTokenizer tokenizer) {
     if (!single_spaced.empty()) single_spaced.push_back(' ');
     single_spaced.append(word);
   }
-  NMTZOO_FUZZ_CHECK(single_spaced == tokens,
-                    nmtzoo::to_string(tokenizer) + " tokens are not single-spaced: [" + tokens + "]");
+  NMTZOO_FUZZ_CHECK(single_spaced == tokens, nmtzoo::to_string(tokenizer) +
+                                                 " tokens are not single-spaced: [" + tokens + "]");
 }
 
 void check_score(const BleuScore& score, const char* what) {

@@ -22,8 +22,8 @@ using nmtzoo::ChrfScore;
 
 ChrfOptions options_from(uint8_t orders_and_flags, uint8_t beta) {
   ChrfOptions options;
-  options.char_order = orders_and_flags % 7;            // 0..6
-  options.word_order = (orders_and_flags / 7) % 3;      // 0..2 (2 = chrF++)
+  options.char_order = orders_and_flags % 7;        // 0..6
+  options.word_order = (orders_and_flags / 7) % 3;  // 0..2 (2 = chrF++)
   if (options.char_order + options.word_order == 0) options.char_order = 6;
   options.lowercase = (orders_and_flags & 32) != 0;
   options.whitespace = (orders_and_flags & 64) != 0;

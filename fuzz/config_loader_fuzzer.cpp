@@ -22,8 +22,8 @@ void check_round_trip(const RunConfig& config) {
   try {
     reread = nmtzoo::parse_config(written, "written.yaml");
   } catch (const ConfigError& e) {
-    NMTZOO_FUZZ_CHECK(false, std::string("to_yaml wrote a config that does not load: ") +
-                                 e.what() + "\n" + written);
+    NMTZOO_FUZZ_CHECK(false, std::string("to_yaml wrote a config that does not load: ") + e.what() +
+                                 "\n" + written);
   }
   const std::string rewritten = nmtzoo::to_yaml(*reread, "");
   NMTZOO_FUZZ_CHECK(rewritten == written,

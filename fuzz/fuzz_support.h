@@ -45,7 +45,7 @@ inline std::vector<std::vector<std::string>> references_for(const std::vector<st
 }  // namespace nmtzoo::fuzz
 
 // Unlike assert(), active in release builds; `detail` is only built when the check fails.
-#define NMTZOO_FUZZ_CHECK(condition, detail)                                    \
-  do {                                                                          \
+#define NMTZOO_FUZZ_CHECK(condition, detail)                                          \
+  do {                                                                                \
     if (!(condition)) ::nmtzoo::fuzz::fail(#condition, (detail), __FILE__, __LINE__); \
   } while (false)

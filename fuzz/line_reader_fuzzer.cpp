@@ -87,7 +87,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                         std::to_string(expected.size()) + " in the file");
   for (size_t i = 0; i < lines.size(); ++i) {
     NMTZOO_FUZZ_CHECK(lines[i] == expected[i], "line " + std::to_string(i + 1) + " reads as [" +
-                                                   lines[i] + "], the file has [" + expected[i] + "]");
+                                                   lines[i] + "], the file has [" + expected[i] +
+                                                   "]");
   }
   return 0;
 }

@@ -53,7 +53,8 @@ void check_single_spaced(const std::string& tokens, const Ter& ter) {
     if (!rejoined.empty()) rejoined.push_back(' ');
     rejoined.append(word);
   }
-  NMTZOO_FUZZ_CHECK(rejoined == tokens, ter.signature() + ": tokens not single-spaced: [" + tokens + "]");
+  NMTZOO_FUZZ_CHECK(rejoined == tokens,
+                    ter.signature() + ": tokens not single-spaced: [" + tokens + "]");
 }
 
 std::string counts(const TerEdits& edits, size_t hyp_words, size_t ref_words) {
@@ -71,7 +72,8 @@ void check_edits(const std::vector<std::string_view>& hyp, const std::vector<std
   NMTZOO_FUZZ_CHECK(edits.edits >= std::abs(h - r) && edits.edits <= std::max(h, r),
                     what + (": " + counts(edits, hyp.size(), ref.size())));
   if (h == 0 || r == 0) {
-    NMTZOO_FUZZ_CHECK(edits.edits == std::max(h, r), what + (": " + counts(edits, hyp.size(), ref.size())));
+    NMTZOO_FUZZ_CHECK(edits.edits == std::max(h, r),
+                      what + (": " + counts(edits, hyp.size(), ref.size())));
   }
   if (hyp == ref) {
     NMTZOO_FUZZ_CHECK(edits.edits == 0, what + (": " + counts(edits, hyp.size(), ref.size())));
@@ -100,13 +102,15 @@ std::string ascii_upper(std::string text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const std::string text(reinterpret_cast<const char*>(data) + 1, std::min(size - 1, kMaxTextBytes));
+  const std::string text(reinterpret_cast<const char*>(data) + 1,
+                         std::min(size - 1, kMaxTextBytes));
   const Ter ter(options_from(data[0]));
   const std::string first = text.substr(0, text.size() / 2);
   const std::string second = text.substr(text.size() / 2);
 
   // Tokenized whole, then the words as views into these strings.
-  const std::vector<std::string> tokenized{ter.preprocess(text), ter.preprocess(first), ter.preprocess(second)};
+  const std::vector<std::string> tokenized{ter.preprocess(text), ter.preprocess(first),
+                                           ter.preprocess(second)};
   std::vector<std::vector<std::string_view>> words;
   for (const std::string& tokens : tokenized) {
     check_single_spaced(tokens, ter);
@@ -118,9 +122,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   check_zero(ter.sentence_score(text, {text}), ter, "text against itself");
   if (!ter.options().case_sensitive) {
-    check_zero(ter.sentence_score(ascii_upper(text), {text}), ter, "text in ASCII capitals against the text");
+    check_zero(ter.sentence_score(ascii_upper(text), {text}), ter,
+               "text in ASCII capitals against the text");
   }
-  check_score(ter.sentence_score(first, {second, text}), ter, "first half against the second and the text");
+  check_score(ter.sentence_score(first, {second, text}), ter,
+              "first half against the second and the text");
   check_score(ter.sentence_score(second, {first}), ter, "second half against the first");
   const std::vector<std::string> lines = nmtzoo::fuzz::split_lines(text);
   if (!lines.empty()) {

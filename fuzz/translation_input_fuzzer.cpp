@@ -20,7 +20,8 @@ using nmtzoo::InputFormat;
 using nmtzoo::TranslationRequest;
 
 void check_jsonl_round_trip(const TranslationRequest& request) {
-  nlohmann::json object{{"src", request.source}, {"prefix", request.prefix}, {"constraints", request.constraints}};
+  nlohmann::json object{
+      {"src", request.source}, {"prefix", request.prefix}, {"constraints", request.constraints}};
   std::string line;
   try {
     line = object.dump();

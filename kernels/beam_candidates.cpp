@@ -33,7 +33,8 @@ bool any_above(const float* row, int64_t n, float score, float threshold) {
 // already kept, whose indices are lower.
 class BestCandidates {
  public:
-  explicit BestCandidates(int64_t count) : values_(static_cast<size_t>(count)), indices_(values_.size()) {}
+  explicit BestCandidates(int64_t count)
+      : values_(static_cast<size_t>(count)), indices_(values_.size()) {}
 
   bool full() const { return size_ == values_.size(); }
   float threshold() const { return values_.back(); }
@@ -73,21 +74,24 @@ void scan_row(const float* row, int64_t vocab, float score, int64_t offset, Best
 }  // namespace
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> beam_candidates(const at::Tensor& log_probs,
-                                                               const at::Tensor& scores, int64_t count) {
-  TORCH_CHECK(log_probs.dim() == 3 && log_probs.scalar_type() == torch::kFloat && log_probs.is_contiguous() &&
-                  log_probs.device().is_cpu(),
-              "beam_candidates takes (N, K, V) contiguous float32 log-probabilities on the CPU, got ",
-              log_probs.sizes(), " ", log_probs.scalar_type(), " on ", log_probs.device());
+                                                               const at::Tensor& scores,
+                                                               int64_t count) {
+  TORCH_CHECK(
+      log_probs.dim() == 3 && log_probs.scalar_type() == torch::kFloat &&
+          log_probs.is_contiguous() && log_probs.device().is_cpu(),
+      "beam_candidates takes (N, K, V) contiguous float32 log-probabilities on the CPU, got ",
+      log_probs.sizes(), " ", log_probs.scalar_type(), " on ", log_probs.device());
   const int64_t sentences = log_probs.size(0);
   const int64_t width = log_probs.size(1);
   const int64_t vocab = log_probs.size(2);
   TORCH_CHECK(scores.scalar_type() == torch::kFloat && scores.device().is_cpu() &&
                   scores.sizes() == at::IntArrayRef({sentences, width}),
-              "beam_candidates takes (N, K) = (", sentences, ", ", width, ") float32 scores on the CPU, got ",
-              scores.sizes(), " ", scores.scalar_type());
-  TORCH_CHECK(count >= 1 && count <= width * vocab, "beam_candidates: need 1 <= count <= K V = ",
-              width * vocab, ", got ", count);
-  RECORD_FUNCTION("nmtzoo::beam_candidates", std::vector<c10::IValue>());  // named in --trace profiles
+              "beam_candidates takes (N, K) = (", sentences, ", ", width,
+              ") float32 scores on the CPU, got ", scores.sizes(), " ", scores.scalar_type());
+  TORCH_CHECK(count >= 1 && count <= width * vocab,
+              "beam_candidates: need 1 <= count <= K V = ", width * vocab, ", got ", count);
+  RECORD_FUNCTION("nmtzoo::beam_candidates",
+                  std::vector<c10::IValue>());  // named in --trace profiles
   const at::Tensor score_values = scores.contiguous();
   at::Tensor values = at::empty({sentences, count}, log_probs.options());
   at::Tensor beams = at::empty({sentences, count}, log_probs.options().dtype(torch::kLong));
@@ -97,7 +101,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> beam_candidates(const at::Tensor&
   float* value_out = values.data_ptr<float>();
   int64_t* beam_out = beams.data_ptr<int64_t>();
   int64_t* token_out = tokens.data_ptr<int64_t>();
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, width * vocab));
+  const int64_t grain =
+      std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, width * vocab));
   at::parallel_for(0, sentences, grain, [&](int64_t begin, int64_t end) {
     for (int64_t n = begin; n < end; ++n) {
       BestCandidates best(count);

@@ -21,6 +21,7 @@ namespace nmtzoo {
 // composition computes; of equal sums the lower k V + v comes first. NaN counts as smaller than
 // everything.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> beam_candidates(const at::Tensor& log_probs,
-                                                               const at::Tensor& scores, int64_t count);
+                                                               const at::Tensor& scores,
+                                                               int64_t count);
 
 }  // namespace nmtzoo

@@ -35,7 +35,8 @@ void refuse_double_backward(const char* node) {
               "set NMTZOO_KERNELS=off for LibTorch's operators");
 }
 
-DeferredGradients::DeferredGradients(const std::vector<at::Tensor>& targets) : Node(gradient_edges(targets)) {
+DeferredGradients::DeferredGradients(const std::vector<at::Tensor>& targets)
+    : Node(gradient_edges(targets)) {
   for (const at::Tensor& target : targets) add_input_metadata(target);
 }
 
@@ -85,7 +86,8 @@ namespace {
 // A step's backward: x's gradient; x and the output's gradient go to the recurrence's node.
 class RecurrentLinearStep : public torch::autograd::Node {
  public:
-  RecurrentLinearStep(const at::Tensor& x, const at::Tensor& weight, std::shared_ptr<RecurrentLinearSums> sums)
+  RecurrentLinearStep(const at::Tensor& x, const at::Tensor& weight,
+                      std::shared_ptr<RecurrentLinearSums> sums)
       : input_(x, false), weight_(weight, false), sums_(std::move(sums)) {
     add_next_edge(torch::autograd::impl::gradient_edge(x));
     for (uint32_t i = 0; i < sums_->num_inputs(); ++i) add_next_edge(sums_->edge_to(i));
@@ -112,7 +114,8 @@ class RecurrentLinearStep : public torch::autograd::Node {
 
 }  // namespace
 
-RecurrentLinear::RecurrentLinear(const at::Tensor& weight, const at::Tensor& bias) : weight_(weight), bias_(bias) {
+RecurrentLinear::RecurrentLinear(const at::Tensor& weight, const at::Tensor& bias)
+    : weight_(weight), bias_(bias) {
   // Under autocast, LibTorch's own casts and products (a plain product here).
   if (!fast_kernels_enabled() || !at::GradMode::is_enabled() || !weight.requires_grad() ||
       at::autocast::is_cpu_enabled() || at::autocast::is_enabled()) {
@@ -124,8 +127,8 @@ RecurrentLinear::RecurrentLinear(const at::Tensor& weight, const at::Tensor& bia
 }
 
 at::Tensor RecurrentLinear::operator()(const at::Tensor& x) const {
-  TORCH_CHECK(x.dim() == 2 && x.size(1) == weight_.size(1), "RecurrentLinear: input must be (N, ", weight_.size(1),
-              "), got ", x.sizes());
+  TORCH_CHECK(x.dim() == 2 && x.size(1) == weight_.size(1), "RecurrentLinear: input must be (N, ",
+              weight_.size(1), "), got ", x.sizes());
   if (!sums_ || !at::GradMode::is_enabled()) {
     return bias_.defined() ? at::addmm(bias_, x, weight_.t()) : at::mm(x, weight_.t());
   }

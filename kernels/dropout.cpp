@@ -15,7 +15,8 @@ constexpr int64_t kDropoutChunk = counter_rng::kStreamElements;
 
 class ChunkedDropout : public torch::autograd::Function<ChunkedDropout> {
  public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input, double p) {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input,
+                            double p) {
     const uint64_t seed = counter_rng::draw_seed();
     at::Tensor x = input.contiguous();
     at::Tensor mask = torch::empty(x.sizes(), x.options().dtype(torch::kUInt8));
@@ -26,20 +27,21 @@ class ChunkedDropout : public torch::autograd::Function<ChunkedDropout> {
     uint8_t* keep = mask.data_ptr<uint8_t>();
     float* out = output.data_ptr<float>();
     const int64_t n = x.numel();
-    at::parallel_for(0, (n + kDropoutChunk - 1) / kDropoutChunk, 1, [&](int64_t first, int64_t last) {
-      for (int64_t chunk = first; chunk < last; ++chunk) {
-        uint64_t state = counter_rng::stream(seed, chunk);
-        const int64_t end = std::min(n, (chunk + 1) * kDropoutChunk);
-        for (int64_t i = chunk * kDropoutChunk; i < end; i += 2) {
-          uint64_t bits = counter_rng::next(state);
-          for (int64_t j = i; j < std::min(end, i + 2); ++j, bits >>= 32) {
-            const bool kept = counter_rng::kept(static_cast<uint32_t>(bits), threshold);
-            keep[j] = kept;
-            out[j] = kept ? in[j] * scale : 0.0f;
+    at::parallel_for(
+        0, (n + kDropoutChunk - 1) / kDropoutChunk, 1, [&](int64_t first, int64_t last) {
+          for (int64_t chunk = first; chunk < last; ++chunk) {
+            uint64_t state = counter_rng::stream(seed, chunk);
+            const int64_t end = std::min(n, (chunk + 1) * kDropoutChunk);
+            for (int64_t i = chunk * kDropoutChunk; i < end; i += 2) {
+              uint64_t bits = counter_rng::next(state);
+              for (int64_t j = i; j < std::min(end, i + 2); ++j, bits >>= 32) {
+                const bool kept = counter_rng::kept(static_cast<uint32_t>(bits), threshold);
+                keep[j] = kept;
+                out[j] = kept ? in[j] * scale : 0.0f;
+              }
+            }
           }
-        }
-      }
-    });
+        });
     ctx->save_for_backward({mask});
     ctx->saved_data["scale"] = static_cast<double>(scale);
     return output;

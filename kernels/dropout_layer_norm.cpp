@@ -125,7 +125,8 @@ class DropoutAddLayerNorm : public torch::autograd::Function<DropoutAddLayerNorm
     at::Tensor xhat = at::empty_like(x);
     at::Tensor rstd = at::empty({rows}, x.options());
     // Kept for the backward: a byte per element costs less than drawing the mask again.
-    at::Tensor mask = at::empty(dropout ? x.sizes() : at::IntArrayRef{0}, x.options().dtype(at::kByte));
+    at::Tensor mask =
+        at::empty(dropout ? x.sizes() : at::IntArrayRef{0}, x.options().dtype(at::kByte));
     const bool bf16 = s.scalar_type() == at::kBFloat16;
     at::parallel_for(0, rows, kRowsPerTask, [&](int64_t first, int64_t last) {
       std::vector<float> s_row(bf16 ? static_cast<size_t>(d) : 0);
@@ -141,8 +142,9 @@ class DropoutAddLayerNorm : public torch::autograd::Function<DropoutAddLayerNorm
         uint8_t* keep = dropout ? mask.data_ptr<uint8_t>() + row * d : nullptr;
         if (dropout) row_mask(seed, row, d, threshold, keep);
         forward_row(x.data_ptr<float>() + row * d, s_data, keep, scale, w.data_ptr<float>(),
-                    b.data_ptr<float>(), d, static_cast<float>(eps), out.data_ptr<float>() + row * d,
-                    xhat.data_ptr<float>() + row * d, rstd.data_ptr<float>() + row);
+                    b.data_ptr<float>(), d, static_cast<float>(eps),
+                    out.data_ptr<float>() + row * d, xhat.data_ptr<float>() + row * d,
+                    rstd.data_ptr<float>() + row);
       }
     });
     ctx->save_for_backward({xhat, rstd, w, mask});
@@ -173,13 +175,15 @@ class DropoutAddLayerNorm : public torch::autograd::Function<DropoutAddLayerNorm
       const int64_t thread = at::get_thread_num();
       for (int64_t row = first; row < last; ++row) {
         backward_row(g.data_ptr<float>() + row * d, xhat.data_ptr<float>() + row * d,
-                     rstd.data_ptr<float>()[row], dropout ? mask.data_ptr<uint8_t>() + row * d : nullptr,
-                     scale, w.data_ptr<float>(), d, dx.data_ptr<float>() + row * d,
+                     rstd.data_ptr<float>()[row],
+                     dropout ? mask.data_ptr<uint8_t>() + row * d : nullptr, scale,
+                     w.data_ptr<float>(), d, dx.data_ptr<float>() + row * d,
                      ds.data_ptr<float>() + row * d, partial_w.data_ptr<float>() + thread * d,
                      partial_b.data_ptr<float>() + thread * d);
       }
     });
-    const auto sublayer_dtype = static_cast<at::ScalarType>(ctx->saved_data["sublayer_dtype"].toInt());
+    const auto sublayer_dtype =
+        static_cast<at::ScalarType>(ctx->saved_data["sublayer_dtype"].toInt());
     if (!ctx->needs_input_grad(0)) dx = at::Tensor();
     if (!ctx->needs_input_grad(1)) {
       ds = at::Tensor();
@@ -187,8 +191,12 @@ class DropoutAddLayerNorm : public torch::autograd::Function<DropoutAddLayerNorm
       ds = ds.to(sublayer_dtype);
     }
     // needs_input_grad counts the tensor arguments only: weight is the third, bias the fourth.
-    return {dx, ds, at::Tensor(), ctx->needs_input_grad(2) ? partial_w.sum(0) : at::Tensor(),
-            ctx->needs_input_grad(3) ? partial_b.sum(0) : at::Tensor(), at::Tensor()};
+    return {dx,
+            ds,
+            at::Tensor(),
+            ctx->needs_input_grad(2) ? partial_w.sum(0) : at::Tensor(),
+            ctx->needs_input_grad(3) ? partial_b.sum(0) : at::Tensor(),
+            at::Tensor()};
   }
 };
 
@@ -196,18 +204,21 @@ class DropoutAddLayerNorm : public torch::autograd::Function<DropoutAddLayerNorm
 
 bool dropout_add_layer_norm_applies(const at::Tensor& residual, const at::Tensor& sublayer,
                                     const at::Tensor& weight, const at::Tensor& bias) {
-  auto cpu = [](const at::Tensor& t, at::ScalarType dtype) { return t.device().is_cpu() && t.scalar_type() == dtype; };
+  auto cpu = [](const at::Tensor& t, at::ScalarType dtype) {
+    return t.device().is_cpu() && t.scalar_type() == dtype;
+  };
   return residual.dim() >= 1 && residual.numel() > 0 && cpu(residual, at::kFloat) &&
-         (cpu(sublayer, at::kFloat) || cpu(sublayer, at::kBFloat16)) && sublayer.sizes() == residual.sizes() &&
-         weight.defined() && bias.defined() && cpu(weight, at::kFloat) && cpu(bias, at::kFloat) &&
-         weight.dim() == 1 && bias.dim() == 1 && weight.size(0) == residual.size(-1) &&
-         bias.size(0) == residual.size(-1);
+         (cpu(sublayer, at::kFloat) || cpu(sublayer, at::kBFloat16)) &&
+         sublayer.sizes() == residual.sizes() && weight.defined() && bias.defined() &&
+         cpu(weight, at::kFloat) && cpu(bias, at::kFloat) && weight.dim() == 1 && bias.dim() == 1 &&
+         weight.size(0) == residual.size(-1) && bias.size(0) == residual.size(-1);
 }
 
 at::Tensor dropout_add_layer_norm(const at::Tensor& residual, const at::Tensor& sublayer, double p,
                                   const at::Tensor& weight, const at::Tensor& bias, double eps) {
-  TORCH_CHECK(dropout_add_layer_norm_applies(residual, sublayer, weight, bias),
-              "dropout_add_layer_norm: operands it does not take (see dropout_add_layer_norm_applies)");
+  TORCH_CHECK(
+      dropout_add_layer_norm_applies(residual, sublayer, weight, bias),
+      "dropout_add_layer_norm: operands it does not take (see dropout_add_layer_norm_applies)");
   TORCH_CHECK(p >= 0 && p < 1, "dropout_add_layer_norm: p must be in [0, 1), but got ", p);
   return DropoutAddLayerNorm::apply(residual, sublayer, p, weight, bias, eps);
 }

@@ -30,16 +30,16 @@ constexpr int64_t kAdamChunk = 16384;
 // optimizer computes them in double and the ATen kernel converts the Scalar (or the wrapped
 // double scalar tensor) to float.
 struct StepScalars {
-  bool scale_gradient = false;      // grad.mul_(factor) first
-  float gradient_factor = 1;        //   (float)factor
-  bool decoupled_decay = false;     // AdamW with weight_decay != 0: p.mul_(1 - lr * wd) first
-  float decay = 1;                  //   (float)(1 - lr * wd)
-  bool coupled_decay = false;       // Adam with weight_decay != 0: grad = grad.add(p, wd)
-  float weight_decay = 0;           //   (float)wd
+  bool scale_gradient = false;   // grad.mul_(factor) first
+  float gradient_factor = 1;     //   (float)factor
+  bool decoupled_decay = false;  // AdamW with weight_decay != 0: p.mul_(1 - lr * wd) first
+  float decay = 1;               //   (float)(1 - lr * wd)
+  bool coupled_decay = false;    // Adam with weight_decay != 0: grad = grad.add(p, wd)
+  float weight_decay = 0;        //   (float)wd
   float beta1 = 0, one_minus_beta1 = 0, beta2 = 0, one_minus_beta2 = 0;
   float sqrt_bias_correction2 = 1;  // (float)sqrt(1 - beta2^step)
   float eps = 0;
-  float neg_step_size = 0;          // (float)(-lr / (1 - beta1^step))
+  float neg_step_size = 0;  // (float)(-lr / (1 - beta1^step))
 };
 
 #if NMTZOO_HAS_AVX512_PATH
@@ -48,14 +48,15 @@ struct StepScalars {
 // alpha). Why by hand: this file's Vectorized<float> is the baseline build's, whose sqrt and
 // division run element by element; the step was 26 ms of a 1.16 s Transformer update on 7.6 M
 // parameters, bound by them rather than by memory.
-NMTZOO_AVX512 void fused_adam_update_avx512(float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
-                                            int64_t begin, int64_t end, const StepScalars& s) {
+NMTZOO_AVX512 void fused_adam_update_avx512(float* param, const float* grad, float* exp_avg,
+                                            float* exp_avg_sq, int64_t begin, int64_t end,
+                                            const StepScalars& s) {
   const __m512 gradient_factor = _mm512_set1_ps(s.gradient_factor), decay = _mm512_set1_ps(s.decay),
                weight_decay = _mm512_set1_ps(s.weight_decay), beta1 = _mm512_set1_ps(s.beta1),
                one_minus_beta1 = _mm512_set1_ps(s.one_minus_beta1), beta2 = _mm512_set1_ps(s.beta2),
                one_minus_beta2 = _mm512_set1_ps(s.one_minus_beta2),
-               sqrt_bias_correction2 = _mm512_set1_ps(s.sqrt_bias_correction2), eps = _mm512_set1_ps(s.eps),
-               neg_step_size = _mm512_set1_ps(s.neg_step_size);
+               sqrt_bias_correction2 = _mm512_set1_ps(s.sqrt_bias_correction2),
+               eps = _mm512_set1_ps(s.eps), neg_step_size = _mm512_set1_ps(s.neg_step_size);
   for (int64_t i = begin; i < end; i += kAvx512Lanes) {
     const __mmask16 lanes = lanes_mask(end - i);
     __m512 p = _mm512_maskz_loadu_ps(lanes, param + i);
@@ -67,7 +68,8 @@ NMTZOO_AVX512 void fused_adam_update_avx512(float* param, const float* grad, flo
     m = _mm512_fmadd_ps(g, one_minus_beta1, m);
     __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, exp_avg_sq + i), beta2);
     v = _mm512_fmadd_ps(_mm512_mul_ps(one_minus_beta2, g), g, v);
-    const __m512 denom = _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(v), sqrt_bias_correction2), eps);
+    const __m512 denom =
+        _mm512_add_ps(_mm512_div_ps(_mm512_sqrt_ps(v), sqrt_bias_correction2), eps);
     p = _mm512_add_ps(p, _mm512_div_ps(_mm512_mul_ps(neg_step_size, m), denom));
     _mm512_mask_storeu_ps(param + i, lanes, p);
     _mm512_mask_storeu_ps(exp_avg + i, lanes, m);
@@ -83,8 +85,8 @@ NMTZOO_AVX512 void fused_adam_update_avx512(float* param, const float* grad, flo
 // one rounding in LibTorch's AVX2/AVX-512 kernels but two in the portable path (this file is
 // built for the baseline ISA): the one source of difference. On AVX-512 CPUs the AVX-512 path
 // above runs instead, with LibTorch's single roundings.
-void fused_adam_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq, int64_t n,
-                       const StepScalars& s) {
+void fused_adam_update(float* param, const float* grad, float* exp_avg, float* exp_avg_sq,
+                       int64_t n, const StepScalars& s) {
   at::parallel_for(0, n, kAdamChunk, [&](int64_t begin, int64_t end) {
 #if NMTZOO_HAS_AVX512_PATH
     if (avx512_available()) {
@@ -92,21 +94,22 @@ void fused_adam_update(float* param, const float* grad, float* exp_avg, float* e
       return;
     }
 #endif
-    const Vec gradient_factor(s.gradient_factor), decay(s.decay), weight_decay(s.weight_decay), beta1(s.beta1),
-        one_minus_beta1(s.one_minus_beta1), beta2(s.beta2), one_minus_beta2(s.one_minus_beta2),
-        sqrt_bias_correction2(s.sqrt_bias_correction2), eps(s.eps), neg_step_size(s.neg_step_size);
+    const Vec gradient_factor(s.gradient_factor), decay(s.decay), weight_decay(s.weight_decay),
+        beta1(s.beta1), one_minus_beta1(s.one_minus_beta1), beta2(s.beta2),
+        one_minus_beta2(s.one_minus_beta2), sqrt_bias_correction2(s.sqrt_bias_correction2),
+        eps(s.eps), neg_step_size(s.neg_step_size);
     auto update = [&](int64_t i, int64_t count) {
       Vec p = Vec::loadu(param + i, count);
       Vec g = Vec::loadu(grad + i, count);
-      if (s.scale_gradient) g = g * gradient_factor;                 // grad.mul_(factor)
-      if (s.decoupled_decay) p = p * decay;                          // p.mul_(1 - lr * wd)
-      if (s.coupled_decay) g = at::vec::fmadd(p, weight_decay, g);   // grad.add(p, wd)
-      Vec m = Vec::loadu(exp_avg + i, count) * beta1;                // exp_avg.mul_(beta1)
-      m = at::vec::fmadd(g, one_minus_beta1, m);                     //   .add_(grad, 1 - beta1)
-      Vec v = Vec::loadu(exp_avg_sq + i, count) * beta2;             // exp_avg_sq.mul_(beta2)
-      v = v + one_minus_beta2 * g * g;                               //   .addcmul_(grad, grad, 1 - beta2)
-      const Vec denom = v.sqrt() / sqrt_bias_correction2 + eps;      // (v.sqrt() / sqrt(bc2)).add_(eps)
-      p = p + neg_step_size * m / denom;                             // p.addcdiv_(m, denom, -step_size)
+      if (s.scale_gradient) g = g * gradient_factor;                // grad.mul_(factor)
+      if (s.decoupled_decay) p = p * decay;                         // p.mul_(1 - lr * wd)
+      if (s.coupled_decay) g = at::vec::fmadd(p, weight_decay, g);  // grad.add(p, wd)
+      Vec m = Vec::loadu(exp_avg + i, count) * beta1;               // exp_avg.mul_(beta1)
+      m = at::vec::fmadd(g, one_minus_beta1, m);                    //   .add_(grad, 1 - beta1)
+      Vec v = Vec::loadu(exp_avg_sq + i, count) * beta2;            // exp_avg_sq.mul_(beta2)
+      v = v + one_minus_beta2 * g * g;  //   .addcmul_(grad, grad, 1 - beta2)
+      const Vec denom = v.sqrt() / sqrt_bias_correction2 + eps;  // (v.sqrt() / sqrt(bc2)).add_(eps)
+      p = p + neg_step_size * m / denom;                         // p.addcdiv_(m, denom, -step_size)
       p.store(param + i, static_cast<int>(count));
       m.store(exp_avg + i, static_cast<int>(count));
       v.store(exp_avg_sq + i, static_cast<int>(count));
@@ -118,15 +121,16 @@ void fused_adam_update(float* param, const float* grad, float* exp_avg, float* e
 }
 
 bool is_dense_cpu_float(const at::Tensor& t) {
-  return t.defined() && t.layout() == at::kStrided && t.device().is_cpu() && t.scalar_type() == at::kFloat &&
-         t.is_contiguous();
+  return t.defined() && t.layout() == at::kStrided && t.device().is_cpu() &&
+         t.scalar_type() == at::kFloat && t.is_contiguous();
 }
 
 // Whether the fused step handles `p` (which has a gradient) given its state, if any.
 template <typename ParamState>
 bool fusable(const at::Tensor& p, const ParamState* state) {
   const at::Tensor& grad = p.grad();
-  if (!is_dense_cpu_float(p) || !is_dense_cpu_float(grad) || !grad.sizes().equals(p.sizes())) return false;
+  if (!is_dense_cpu_float(p) || !is_dense_cpu_float(grad) || !grad.sizes().equals(p.sizes()))
+    return false;
   if (state == nullptr) return true;  // the state made below is zeros_like(p): contiguous like p
   return is_dense_cpu_float(state->exp_avg()) && is_dense_cpu_float(state->exp_avg_sq()) &&
          state->exp_avg().numel() == p.numel() && state->exp_avg_sq().numel() == p.numel();
@@ -159,7 +163,8 @@ torch::Tensor fused_step(torch::optim::Optimizer& optimizer, bool decoupled, dou
       if (!p.grad().defined()) continue;
       const std::string key = c10::guts::to_string(p.unsafeGetTensorImpl());
       auto found = states.find(key);
-      const auto* existing = found == states.end() ? nullptr : static_cast<const ParamState*>(found->second.get());
+      const auto* existing =
+          found == states.end() ? nullptr : static_cast<const ParamState*>(found->second.get());
       if (options.amsgrad() || !fusable(p, existing)) {
         fallback.push_back(p);
         continue;
@@ -201,7 +206,8 @@ torch::Tensor fused_step(torch::optim::Optimizer& optimizer, bool decoupled, dou
       // backward was not modified since); so does this.
       for (auto* t : {&p, &exp_avg, &exp_avg_sq}) t->unsafeGetTensorImpl()->bump_version();
     }
-    if (!fallback.empty()) fallback_groups.emplace_back(std::move(fallback), group.options().clone());
+    if (!fallback.empty())
+      fallback_groups.emplace_back(std::move(fallback), group.options().clone());
   }
   if (!fallback_groups.empty()) {
     for (auto& group : fallback_groups) scale_gradients(group.params(), gradient_factor);
@@ -219,7 +225,8 @@ torch::Tensor fused_step(torch::optim::Optimizer& optimizer, bool decoupled, dou
 }
 
 bool all_on_cpu(const std::vector<at::Tensor>& parameters) {
-  return std::all_of(parameters.begin(), parameters.end(), [](const at::Tensor& p) { return p.device().is_cpu(); });
+  return std::all_of(parameters.begin(), parameters.end(),
+                     [](const at::Tensor& p) { return p.device().is_cpu(); });
 }
 
 }  // namespace

@@ -46,9 +46,9 @@ struct Operands {
   uint64_t seed;
   uint32_t keep_threshold;
   float keep_scale;
-  float* weights;       // (B, H, T, S): the softmax, before dropout
-  float* table_scores;  // table rows: forward, q . relative_keys; backward, their gradient
-  float* table_weights;  // table rows: the (dropped) weights summed per table row
+  float* weights;             // (B, H, T, S): the softmax, before dropout
+  float* table_scores;        // table rows: forward, q . relative_keys; backward, their gradient
+  float* table_weights;       // table rows: the (dropped) weights summed per table row
   float* grad_table_weights;  // backward: their gradient
   int64_t width() const { return heads * dim; }
   // Offset of the table rows of (sentence b, head h).
@@ -60,15 +60,17 @@ struct Operands {
 // The products, timed: what they add to matmul_seconds().
 struct ProductClock {
   double seconds = 0;
-  void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+            int64_t ldc) {
     const auto start = std::chrono::steady_clock::now();
     onednn_sgemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   // A (sentence, head) pair's product (Operands::small_products), C overwritten.
-  void pair_product(bool small, bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
-                    const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  void pair_product(bool small, bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
+                    float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                    int64_t ldc) {
     if (!small) return gemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, 0.0f, c, ldc);
     const auto start = std::chrono::steady_clock::now();
     small_sgemm(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, c, ldc, transposed);
@@ -96,7 +98,8 @@ inline const float* drop(const Operands& o, int64_t pair, const float* weights, 
   for (int64_t e = 0; e < n; ++e) {
     const int64_t f = first + e;
     const uint64_t bits = counter_rng::pair_bits(o.seed, f & ~int64_t{1}) >> ((f & 1) * 32);
-    multipliers[e] = counter_rng::kept(static_cast<uint32_t>(bits), o.keep_threshold) ? o.keep_scale : 0.0f;
+    multipliers[e] =
+        counter_rng::kept(static_cast<uint32_t>(bits), o.keep_threshold) ? o.keep_scale : 0.0f;
   }
 #pragma omp simd
   for (int64_t e = 0; e < n; ++e) dropped[e] = weights[e] * multipliers[e];
@@ -145,7 +148,8 @@ void sum_into_table_rows(const Operands& o, const float* square, float* rows) {
 }
 
 NMTZOO_VECTOR_CLONES
-void forward_pairs(const Operands& o, float* out, int64_t begin, int64_t end, Scratch& scratch, ProductClock& clock) {
+void forward_pairs(const Operands& o, float* out, int64_t begin, int64_t end, Scratch& scratch,
+                   ProductClock& clock) {
   const int64_t t_size = o.queries, s_size = o.keys, d = o.dim, e = o.width();
   constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
   for (int64_t pair = begin; pair < end; ++pair) {
@@ -154,7 +158,8 @@ void forward_pairs(const Operands& o, float* out, int64_t begin, int64_t end, Sc
     const float* k = o.k + b * s_size * o.kv_row + h * d;
     const float* v = o.v + b * s_size * o.kv_row + h * d;
     float* p = o.weights + pair * t_size * s_size;
-    clock.pair_product(o.small_products, false, true, t_size, s_size, d, o.scale, q, o.q_row, k, o.kv_row, p, s_size);
+    clock.pair_product(o.small_products, false, true, t_size, s_size, d, o.scale, q, o.q_row, k,
+                       o.kv_row, p, s_size);
     if (o.tables > 0) add_table_entries(o, o.table_scores + o.table_rows(b, h), p);
     for (int64_t i = 0; i < t_size; ++i) {
       float* row = p + i * s_size;
@@ -172,8 +177,8 @@ void forward_pairs(const Operands& o, float* out, int64_t begin, int64_t end, Sc
       for (int64_t j = 0; j < s_size; ++j) row[j] *= inverse;
     }
     const float* used = o.dropout ? drop(o, pair, p, scratch) : p;
-    clock.pair_product(o.small_products, false, false, t_size, d, s_size, 1.0f, used, s_size, v, o.kv_row,
-                       out + b * t_size * e + h * d, e);
+    clock.pair_product(o.small_products, false, false, t_size, d, s_size, 1.0f, used, s_size, v,
+                       o.kv_row, out + b * t_size * e + h * d, e);
     if (o.tables > 0) sum_into_table_rows(o, used, o.table_weights + o.table_rows(b, h));
   }
 }
@@ -187,23 +192,25 @@ struct Gradients {
 };
 
 NMTZOO_VECTOR_CLONES
-void backward_pairs(const Operands& o, const Gradients& g, int64_t begin, int64_t end, Scratch& scratch,
-                    ProductClock& clock) {
+void backward_pairs(const Operands& o, const Gradients& g, int64_t begin, int64_t end,
+                    Scratch& scratch, ProductClock& clock) {
   const int64_t t_size = o.queries, s_size = o.keys, d = o.dim, e = o.width();
   float* ds = scratch.grad_scores.data();
   const float* multipliers = scratch.multipliers.data();
   for (int64_t pair = begin; pair < end; ++pair) {
     const int64_t b = pair / o.heads, h = pair % o.heads;
-    const int64_t q_offset = b * t_size * o.q_row + h * d, kv_offset = b * s_size * o.kv_row + h * d;
+    const int64_t q_offset = b * t_size * o.q_row + h * d,
+                  kv_offset = b * s_size * o.kv_row + h * d;
     const float* q = o.q + q_offset;
     const float* k = o.k + kv_offset;
     const float* v = o.v + kv_offset;
     const float* p = o.weights + pair * t_size * s_size;
     const float* grad_out = g.out + b * t_size * e + h * d;
     const float* used = o.dropout ? drop(o, pair, p, scratch) : p;
-    clock.pair_product(o.small_products, true, false, s_size, d, t_size, 1.0f, used, s_size, grad_out, e,
-                       g.v + kv_offset, o.kv_row);
-    clock.pair_product(o.small_products, false, true, t_size, s_size, d, 1.0f, grad_out, e, v, o.kv_row, ds, s_size);
+    clock.pair_product(o.small_products, true, false, s_size, d, t_size, 1.0f, used, s_size,
+                       grad_out, e, g.v + kv_offset, o.kv_row);
+    clock.pair_product(o.small_products, false, true, t_size, s_size, d, 1.0f, grad_out, e, v,
+                       o.kv_row, ds, s_size);
     if (o.tables > 0) add_table_entries(o, o.grad_table_weights + o.table_rows(b, h), ds);
     if (o.dropout) {
 #pragma omp simd
@@ -218,10 +225,10 @@ void backward_pairs(const Operands& o, const Gradients& g, int64_t begin, int64_
 #pragma omp simd
       for (int64_t j = 0; j < s_size; ++j) row[j] = p_row[j] * (row[j] - dot);
     }
-    clock.pair_product(o.small_products, false, false, t_size, d, s_size, o.scale, ds, s_size, k, o.kv_row,
-                       g.q + q_offset, o.q_row);
-    clock.pair_product(o.small_products, true, false, s_size, d, t_size, o.scale, ds, s_size, q, o.q_row,
-                       g.k + kv_offset, o.kv_row);
+    clock.pair_product(o.small_products, false, false, t_size, d, s_size, o.scale, ds, s_size, k,
+                       o.kv_row, g.q + q_offset, o.q_row);
+    clock.pair_product(o.small_products, true, false, s_size, d, t_size, o.scale, ds, s_size, q,
+                       o.q_row, g.k + kv_offset, o.kv_row);
     if (o.tables > 0) sum_into_table_rows(o, ds, o.table_scores + o.table_rows(b, h));
   }
 }
@@ -263,40 +270,45 @@ struct TableProducts {
   // Forward, before the pairs: table_scores = scale q relative_keys^T.
   void score() {
     for (int64_t h = 0; h < o.heads; ++h) {
-      clock.gemm(false, true, rows(), o.tables, o.dim, o.scale, o.q + h * o.dim, o.q_row, o.relative_keys, o.dim,
-                 0.0f, o.table_scores + o.head_table_rows(h), o.tables);
+      clock.gemm(false, true, rows(), o.tables, o.dim, o.scale, o.q + h * o.dim, o.q_row,
+                 o.relative_keys, o.dim, 0.0f, o.table_scores + o.head_table_rows(h), o.tables);
     }
   }
   // Forward, after the pairs: out += table_weights relative_values.
   void add_values(float* out) {
     for (int64_t h = 0; h < o.heads; ++h) {
-      clock.gemm(false, false, rows(), o.dim, o.tables, 1.0f, o.table_weights + o.head_table_rows(h), o.tables,
-                 o.relative_values, o.dim, 1.0f, out + h * o.dim, o.width());
+      clock.gemm(false, false, rows(), o.dim, o.tables, 1.0f,
+                 o.table_weights + o.head_table_rows(h), o.tables, o.relative_values, o.dim, 1.0f,
+                 out + h * o.dim, o.width());
     }
   }
   // Backward, before the pairs: the table weights' gradient, and relative_values' into grad_values.
   void values_backward(const float* grad_out, float* grad_values) {
     for (int64_t h = 0; h < o.heads; ++h) {
-      clock.gemm(false, true, rows(), o.tables, o.dim, 1.0f, grad_out + h * o.dim, o.width(), o.relative_values,
-                 o.dim, 0.0f, o.grad_table_weights + o.head_table_rows(h), o.tables);
-      clock.gemm(true, false, o.tables, o.dim, rows(), 1.0f, o.table_weights + o.head_table_rows(h), o.tables,
-                 grad_out + h * o.dim, o.width(), h == 0 ? 0.0f : 1.0f, grad_values, o.dim);
+      clock.gemm(false, true, rows(), o.tables, o.dim, 1.0f, grad_out + h * o.dim, o.width(),
+                 o.relative_values, o.dim, 0.0f, o.grad_table_weights + o.head_table_rows(h),
+                 o.tables);
+      clock.gemm(true, false, o.tables, o.dim, rows(), 1.0f, o.table_weights + o.head_table_rows(h),
+                 o.tables, grad_out + h * o.dim, o.width(), h == 0 ? 0.0f : 1.0f, grad_values,
+                 o.dim);
     }
   }
   // Backward, after the pairs (table_scores holding their gradient): q's share into grad_q, and
   // relative_keys' gradient into grad_keys.
   void keys_backward(float* grad_q, float* grad_keys) {
     for (int64_t h = 0; h < o.heads; ++h) {
-      clock.gemm(false, false, rows(), o.dim, o.tables, o.scale, o.table_scores + o.head_table_rows(h), o.tables,
-                 o.relative_keys, o.dim, 1.0f, grad_q + h * o.dim, o.q_row);
-      clock.gemm(true, false, o.tables, o.dim, rows(), o.scale, o.table_scores + o.head_table_rows(h), o.tables,
-                 o.q + h * o.dim, o.q_row, h == 0 ? 0.0f : 1.0f, grad_keys, o.dim);
+      clock.gemm(false, false, rows(), o.dim, o.tables, o.scale,
+                 o.table_scores + o.head_table_rows(h), o.tables, o.relative_keys, o.dim, 1.0f,
+                 grad_q + h * o.dim, o.q_row);
+      clock.gemm(true, false, o.tables, o.dim, rows(), o.scale,
+                 o.table_scores + o.head_table_rows(h), o.tables, o.q + h * o.dim, o.q_row,
+                 h == 0 ? 0.0f : 1.0f, grad_keys, o.dim);
     }
   }
 };
 
-Operands prepare(const at::Tensor& q_source, const at::Tensor& kv_source, const FusedAttentionOptions& options,
-             bool draw_dropout, uint64_t seed) {
+Operands prepare(const at::Tensor& q_source, const at::Tensor& kv_source,
+                 const FusedAttentionOptions& options, bool draw_dropout, uint64_t seed) {
   const bool self = !kv_source.defined();
   const at::Tensor& kv = self ? q_source : kv_source;
   const int64_t width = self ? q_source.size(2) / 3 : q_source.size(2);
@@ -335,10 +347,11 @@ using torch::autograd::variable_list;
 
 class FusedAttention : public torch::autograd::Function<FusedAttention> {
  public:
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q_source, const at::Tensor& kv_source,
-                            const at::Tensor& relative_keys, const at::Tensor& relative_values,
-                            const at::Tensor& attn_mask, const at::Tensor& key_pad_mask, int64_t heads,
-                            double scale, double dropout, int64_t max_distance, bool training) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q_source,
+                            const at::Tensor& kv_source, const at::Tensor& relative_keys,
+                            const at::Tensor& relative_values, const at::Tensor& attn_mask,
+                            const at::Tensor& key_pad_mask, int64_t heads, double scale,
+                            double dropout, int64_t max_distance, bool training) {
     FusedAttentionOptions options{heads,
                                   scale,
                                   dropout,
@@ -366,8 +379,8 @@ class FusedAttention : public torch::autograd::Function<FusedAttention> {
       forward_pairs(o, out.data_ptr<float>(), begin, end, scratch, clock);
     });
     if (o.tables > 0) TableProducts(o).add_values(out.data_ptr<float>());
-    ctx->save_for_backward({q_source, kv_source, relative_keys, relative_values, attn_mask, key_pad_mask, weights,
-                           table_weights});
+    ctx->save_for_backward({q_source, kv_source, relative_keys, relative_values, attn_mask,
+                            key_pad_mask, weights, table_weights});
     ctx->saved_data["heads"] = heads;
     ctx->saved_data["scale"] = scale;
     ctx->saved_data["dropout"] = dropout;
@@ -418,27 +431,30 @@ class FusedAttention : public torch::autograd::Function<FusedAttention> {
       backward_pairs(o, g, begin, end, scratch, clock);
     });
     if (o.tables > 0) TableProducts(o).keys_backward(g.q, grad_relative_keys.data_ptr<float>());
-    return {grad_q_source, grad_kv_source, grad_relative_keys, grad_relative_values, at::Tensor(), at::Tensor(),
-            at::Tensor(),  at::Tensor(),     at::Tensor(),       at::Tensor(),         at::Tensor()};
+    return {grad_q_source, grad_kv_source, grad_relative_keys, grad_relative_values,
+            at::Tensor(),  at::Tensor(),   at::Tensor(),       at::Tensor(),
+            at::Tensor(),  at::Tensor(),   at::Tensor()};
   }
 };
 
 std::atomic<int64_t> calls{0};
 
 bool is_float_cpu_contiguous(const at::Tensor& t) {
-  return t.defined() && t.device().is_cpu() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided &&
-         t.is_contiguous();
+  return t.defined() && t.device().is_cpu() && t.scalar_type() == at::kFloat &&
+         t.layout() == at::kStrided && t.is_contiguous();
 }
 
 bool bool_mask_of(const at::Tensor& mask, int64_t rows, int64_t columns) {
-  return !mask.defined() || (mask.device().is_cpu() && mask.scalar_type() == at::kBool && mask.dim() == 2 &&
-                             mask.size(0) == rows && mask.size(1) == columns);
+  return !mask.defined() || (mask.device().is_cpu() && mask.scalar_type() == at::kBool &&
+                             mask.dim() == 2 && mask.size(0) == rows && mask.size(1) == columns);
 }
 
 // Whether autograd records this call (Function::apply runs forward() without grad mode).
-bool records_graph(const at::Tensor& q_source, const at::Tensor& kv_source, const FusedAttentionOptions& options) {
+bool records_graph(const at::Tensor& q_source, const at::Tensor& kv_source,
+                   const FusedAttentionOptions& options) {
   if (!at::GradMode::is_enabled()) return false;
-  for (const at::Tensor* t : {&q_source, &kv_source, &options.relative_keys, &options.relative_values}) {
+  for (const at::Tensor* t :
+       {&q_source, &kv_source, &options.relative_keys, &options.relative_values}) {
     if (t->defined() && t->requires_grad()) return true;
   }
   return false;
@@ -448,11 +464,13 @@ bool records_graph(const at::Tensor& q_source, const at::Tensor& kv_source, cons
 
 bool fused_attention_applies(const at::Tensor& q_source, const at::Tensor& kv_source,
                              const FusedAttentionOptions& options) {
-  if (!fast_kernels_enabled() || !is_float_cpu_contiguous(q_source) || q_source.dim() != 3) return false;
+  if (!fast_kernels_enabled() || !is_float_cpu_contiguous(q_source) || q_source.dim() != 3)
+    return false;
   if (options.heads <= 0 || !(options.dropout >= 0 && options.dropout < 1)) return false;
   const bool self = !kv_source.defined();
   const int64_t width = self ? q_source.size(2) / 3 : q_source.size(2);
-  if (width == 0 || width % options.heads != 0 || (self && q_source.size(2) != 3 * width)) return false;
+  if (width == 0 || width % options.heads != 0 || (self && q_source.size(2) != 3 * width))
+    return false;
   if (!self && (!is_float_cpu_contiguous(kv_source) || kv_source.dim() != 3 ||
                 kv_source.size(0) != q_source.size(0) || kv_source.size(2) != 2 * width)) {
     return false;
@@ -478,13 +496,16 @@ at::Tensor fused_attention(const at::Tensor& q_source, const at::Tensor& kv_sour
   RECORD_FUNCTION("nmtzoo::fused_attention", std::vector<c10::IValue>({q_source}));
   calls.fetch_add(1, std::memory_order_relaxed);
   TORCH_CHECK(fused_attention_applies(q_source, kv_source, options),
-              "fused_attention takes contiguous float32 CPU projections, q_source (B, T, 3E) alone or (B, T, E) "
-              "with kv_source (B, S, 2E), got ", q_source.sizes(), " and ",
+              "fused_attention takes contiguous float32 CPU projections, q_source (B, T, 3E) alone "
+              "or (B, T, E) "
+              "with kv_source (B, S, 2E), got ",
+              q_source.sizes(), " and ",
               kv_source.defined() ? kv_source.sizes() : at::IntArrayRef{});
   return FusedAttention::apply(q_source, or_empty(kv_source), or_empty(options.relative_keys),
                                or_empty(options.relative_values), or_empty(options.attn_mask),
-                               or_empty(options.key_pad_mask), options.heads, options.scale, options.dropout,
-                               options.max_distance, records_graph(q_source, kv_source, options));
+                               or_empty(options.key_pad_mask), options.heads, options.scale,
+                               options.dropout, options.max_distance,
+                               records_graph(q_source, kv_source, options));
 }
 
 int64_t fused_attention_calls() { return calls.load(); }

@@ -24,8 +24,8 @@ namespace nmtzoo {
 
 struct FusedAttentionOptions {
   int64_t heads = 1;
-  double scale = 1.0;    // multiplies q . k (1 / sqrt(D)) and the relative key terms
-  double dropout = 0.0;  // on the weights after the softmax; 0 = none (also outside training)
+  double scale = 1.0;       // multiplies q . k (1 / sqrt(D)) and the relative key terms
+  double dropout = 0.0;     // on the weights after the softmax; 0 = none (also outside training)
   at::Tensor attn_mask;     // (T, S) bool, true = forbidden, or undefined
   at::Tensor key_pad_mask;  // (B, S) bool, true = padding, or undefined
   // Shaw et al. (2018): key j seen from query i adds scale * q . relative_keys[c] to the score

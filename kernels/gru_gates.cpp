@@ -17,8 +17,8 @@ namespace {
 
 // Rows [begin, end) of the forward; `saved` (B, 3n) gets r, z and c for the backward.
 NMTZOO_VECTOR_CLONES
-void forward_rows(const float* input_gates, const float* hidden_gates, const float* h, int64_t n, int64_t begin,
-                  int64_t end, float* out, float* saved) {
+void forward_rows(const float* input_gates, const float* hidden_gates, const float* h, int64_t n,
+                  int64_t begin, int64_t end, float* out, float* saved) {
   for (int64_t b = begin; b < end; ++b) {
     const float* gi = input_gates + b * 3 * n;
     const float* gh = hidden_gates + b * 3 * n;
@@ -39,8 +39,9 @@ void forward_rows(const float* input_gates, const float* hidden_gates, const flo
 
 // Rows [begin, end) of the backward from the output's gradient g.
 NMTZOO_VECTOR_CLONES
-void backward_rows(const float* g, const float* saved, const float* hidden_gates, const float* h, int64_t n,
-                   int64_t begin, int64_t end, float* grad_input_gates, float* grad_hidden_gates, float* grad_h) {
+void backward_rows(const float* g, const float* saved, const float* hidden_gates, const float* h,
+                   int64_t n, int64_t begin, int64_t end, float* grad_input_gates,
+                   float* grad_hidden_gates, float* grad_h) {
   for (int64_t b = begin; b < end; ++b) {
     const float* g_row = g + b * n;
     const float* r = saved + b * 3 * n;
@@ -71,13 +72,14 @@ class GruGates : public torch::autograd::Function<GruGates> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input_gates,
                             const at::Tensor& hidden_gates, const at::Tensor& h) {
-    const at::Tensor gi = input_gates.contiguous(), gh = hidden_gates.contiguous(), h_rows = h.contiguous();
+    const at::Tensor gi = input_gates.contiguous(), gh = hidden_gates.contiguous(),
+                     h_rows = h.contiguous();
     const int64_t batch = h_rows.size(0), n = h_rows.size(1);
     at::Tensor out = at::empty_like(h_rows);
     at::Tensor saved = at::empty_like(gi);
     at::parallel_for(0, batch, rows_per_task(3 * n), [&](int64_t begin, int64_t end) {
-      forward_rows(gi.data_ptr<float>(), gh.data_ptr<float>(), h_rows.data_ptr<float>(), n, begin, end,
-                   out.data_ptr<float>(), saved.data_ptr<float>());
+      forward_rows(gi.data_ptr<float>(), gh.data_ptr<float>(), h_rows.data_ptr<float>(), n, begin,
+                   end, out.data_ptr<float>(), saved.data_ptr<float>());
     });
     ctx->save_for_backward({saved, gh, h_rows});
     return out;
@@ -101,23 +103,28 @@ class GruGates : public torch::autograd::Function<GruGates> {
 };
 
 bool float_cpu_rows(const at::Tensor& t, int64_t columns) {
-  return t.defined() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided && t.device().is_cpu() &&
-         t.dim() == 2 && t.size(1) == columns && t.stride(1) == 1;
+  return t.defined() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided &&
+         t.device().is_cpu() && t.dim() == 2 && t.size(1) == columns && t.stride(1) == 1;
 }
 
 }  // namespace
 
-bool gru_gates_applies(const at::Tensor& input_gates, const at::Tensor& hidden_gates, const at::Tensor& h) {
-  if (!fast_kernels_enabled() || !at::GradMode::is_enabled() || at::autocast::is_cpu_enabled()) return false;
+bool gru_gates_applies(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
+                       const at::Tensor& h) {
+  if (!fast_kernels_enabled() || !at::GradMode::is_enabled() || at::autocast::is_cpu_enabled())
+    return false;
   if (!h.defined() || h.dim() != 2) return false;
   const int64_t n = h.size(1);
-  return float_cpu_rows(input_gates, 3 * n) && float_cpu_rows(hidden_gates, 3 * n) && float_cpu_rows(h, n) &&
-         input_gates.size(0) == h.size(0) && hidden_gates.size(0) == h.size(0);
+  return float_cpu_rows(input_gates, 3 * n) && float_cpu_rows(hidden_gates, 3 * n) &&
+         float_cpu_rows(h, n) && input_gates.size(0) == h.size(0) &&
+         hidden_gates.size(0) == h.size(0);
 }
 
-at::Tensor gru_gates(const at::Tensor& input_gates, const at::Tensor& hidden_gates, const at::Tensor& h) {
+at::Tensor gru_gates(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
+                     const at::Tensor& h) {
   TORCH_CHECK(gru_gates_applies(input_gates, hidden_gates, h),
-              "gru_gates takes input and hidden gates (B, 3n) and h (B, n), float32 on the CPU under autograd, got ",
+              "gru_gates takes input and hidden gates (B, 3n) and h (B, n), float32 on the CPU "
+              "under autograd, got ",
               input_gates.sizes(), ", ", hidden_gates.sizes(), " and ", h.sizes());
   return GruGates::apply(input_gates, hidden_gates, h);
 }

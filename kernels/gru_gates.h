@@ -14,12 +14,14 @@ namespace nmtzoo {
 // Whether gru_gates takes these: under autograd (a gradient is wanted: decoding keeps LibTorch's
 // operators and their exact outputs), fast kernels on, no autocast, float32 CPU; input_gates and
 // hidden_gates (B, 3n), h (B, n), rows contiguous.
-bool gru_gates_applies(const at::Tensor& input_gates, const at::Tensor& hidden_gates, const at::Tensor& h);
+bool gru_gates_applies(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
+                       const at::Tensor& h);
 
 // PyTorch's GRU step from its products (gate order reset, update, new; biases included):
 // r = sigmoid(i_r + h_r), z = sigmoid(i_z + h_z), c = tanh(i_n + r * h_n), h' = c + z (h - c).
 // Differentiable in all three. sigmoid and tanh are float32 polynomials (kernels/vector_math.h):
 // equal to the composition up to rounding.
-at::Tensor gru_gates(const at::Tensor& input_gates, const at::Tensor& hidden_gates, const at::Tensor& h);
+at::Tensor gru_gates(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
+                     const at::Tensor& h);
 
 }  // namespace nmtzoo

@@ -34,7 +34,8 @@ dnnl::stream& thread_stream() {
 // round(x / scale) + zero_point, clamped to [0, 255]. By hand because LibTorch 1.13 without
 // FBGEMM quantizes with a scalar loop: at::quantize_per_tensor took more time than the int8
 // matmuls themselves in beam search. This loop vectorizes and runs on LibTorch's threads.
-__attribute__((optimize("O3"))) at::Tensor quantize_to_uint8(const at::Tensor& x, float scale, int32_t zero_point) {
+__attribute__((optimize("O3"))) at::Tensor quantize_to_uint8(const at::Tensor& x, float scale,
+                                                             int32_t zero_point) {
   at::Tensor out = at::empty(x.sizes(), x.options().dtype(at::kByte));
   const float* in = x.data_ptr<float>();
   uint8_t* q = out.data_ptr<uint8_t>();
@@ -55,9 +56,9 @@ struct Int8Linears::Packed {
   int64_t rows = 0;     // N
   int64_t columns = 0;  // K
   dnnl::matmul matmul;
-  memory weights;        // int8, in the primitive's layout
-  at::Tensor scales;     // (N) float: row r of W is about int8 row r * scales[r]
-  at::Tensor bias;       // (1, N) float, or undefined
+  memory weights;     // int8, in the primitive's layout
+  at::Tensor scales;  // (N) float: row r of W is about int8 row r * scales[r]
+  at::Tensor bias;    // (1, N) float, or undefined
   // The float weight's and bias's memory, held so that no other tensor can be allocated at the
   // addresses that key this entry while it exists.
   c10::Storage weight_storage;
@@ -85,19 +86,22 @@ void Int8Linears::require_support() {
     }
   }();
   if (!problem.empty()) {
-    throw std::runtime_error(fmt::format("int8 decoding cannot run here (oneDNN: {}); use decoding.dtype float32 or bf16",
-                                         problem));
+    throw std::runtime_error(fmt::format(
+        "int8 decoding cannot run here (oneDNN: {}); use decoding.dtype float32 or bf16", problem));
   }
 }
 
 const Int8Linears::Packed& Int8Linears::packed(const at::Tensor& weight, const at::Tensor& bias) {
-  const Key key{weight.data_ptr(), weight.size(0), weight.size(1), bias.defined() ? bias.data_ptr() : nullptr};
+  const Key key{weight.data_ptr(), weight.size(0), weight.size(1),
+                bias.defined() ? bias.data_ptr() : nullptr};
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto it = packed_.find(key); it != packed_.end()) return *it->second;
-  TORCH_CHECK(weight.dim() == 2 && weight.device().is_cpu(), "int8 linear layers need a 2-D CPU weight, got ",
-              weight.sizes(), " on ", weight.device());
+  TORCH_CHECK(weight.dim() == 2 && weight.device().is_cpu(),
+              "int8 linear layers need a 2-D CPU weight, got ", weight.sizes(), " on ",
+              weight.device());
   const auto start = std::chrono::steady_clock::now();
-  for (auto it = packed_.begin(); it != packed_.end();) it = it->second->orphaned() ? packed_.erase(it) : std::next(it);
+  for (auto it = packed_.begin(); it != packed_.end();)
+    it = it->second->orphaned() ? packed_.erase(it) : std::next(it);
   auto entry = std::make_unique<Packed>();
   entry->weight_storage = weight.storage();
   if (bias.defined()) entry->bias_storage = bias.storage();
@@ -105,7 +109,8 @@ const Int8Linears::Packed& Int8Linears::packed(const at::Tensor& weight, const a
   entry->rows = w.size(0);
   entry->columns = w.size(1);
   entry->scales = (w.abs().amax(1) / 127.0).clamp_min(1e-12);
-  at::Tensor int8 = (w / entry->scales.unsqueeze(1)).round_().clamp_(-127, 127).to(at::kChar).contiguous();
+  at::Tensor int8 =
+      (w / entry->scales.unsqueeze(1)).round_().clamp_(-127, 127).to(at::kChar).contiguous();
   const memory::dim n = entry->rows, k = entry->columns;
 
   // src (M, K) uint8 with M, zero point and the output scales (activation scale x row scales)
@@ -119,13 +124,16 @@ const Int8Linears::Packed& Int8Linears::packed(const at::Tensor& weight, const a
   if (bias.defined()) {
     // After the scales, in float: a binary post-op rather than the matmul's own int8 bias.
     dnnl::post_ops ops;
-    ops.append_binary(dnnl::algorithm::binary_add, memory::desc({1, n}, memory::data_type::f32, memory::format_tag::ab));
+    ops.append_binary(dnnl::algorithm::binary_add,
+                      memory::desc({1, n}, memory::data_type::f32, memory::format_tag::ab));
     attr.set_post_ops(ops);
     entry->bias = bias.detach().to(at::kFloat).reshape({1, n}).contiguous();
   }
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, weights_md, dst_md), attr, cpu_engine());
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, weights_md, dst_md), attr,
+                                  cpu_engine());
   entry->matmul = dnnl::matmul(pd);
-  memory plain({{k, n}, memory::data_type::s8, memory::format_tag::ba}, cpu_engine(), int8.data_ptr());
+  memory plain({{k, n}, memory::data_type::s8, memory::format_tag::ba}, cpu_engine(),
+               int8.data_ptr());
   entry->weights = memory(pd.weights_desc(), cpu_engine());
   dnnl::reorder(plain, entry->weights).execute(thread_stream(), plain, entry->weights);
   thread_stream().wait();
@@ -134,9 +142,11 @@ const Int8Linears::Packed& Int8Linears::packed(const at::Tensor& weight, const a
   return *packed_.emplace(key, std::move(entry)).first->second;
 }
 
-at::Tensor Int8Linears::linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+at::Tensor Int8Linears::linear(const at::Tensor& x, const at::Tensor& weight,
+                               const at::Tensor& bias) {
   const Packed& p = packed(weight, bias);
-  TORCH_CHECK(x.size(-1) == p.columns, "int8 linear: input has ", x.size(-1), " features, the weight ", p.columns);
+  TORCH_CHECK(x.size(-1) == p.columns, "int8 linear: input has ", x.size(-1),
+              " features, the weight ", p.columns);
   at::Tensor input = x.to(at::kFloat).reshape({-1, p.columns}).contiguous();
   const memory::dim m = input.size(0);
   auto out_shape = x.sizes().vec();
@@ -154,9 +164,12 @@ at::Tensor Int8Linears::linear(const at::Tensor& x, const at::Tensor& weight, co
   at::Tensor output_scales = (p.scales * scale).contiguous();
 
   dnnl::engine& engine = cpu_engine();
-  memory src({{m, p.columns}, memory::data_type::u8, memory::format_tag::ab}, engine, quantized.data_ptr());
-  memory dst({{m, p.rows}, memory::data_type::f32, memory::format_tag::ab}, engine, output.data_ptr());
-  memory scales({{p.rows}, memory::data_type::f32, memory::format_tag::a}, engine, output_scales.data_ptr());
+  memory src({{m, p.columns}, memory::data_type::u8, memory::format_tag::ab}, engine,
+             quantized.data_ptr());
+  memory dst({{m, p.rows}, memory::data_type::f32, memory::format_tag::ab}, engine,
+             output.data_ptr());
+  memory scales({{p.rows}, memory::data_type::f32, memory::format_tag::a}, engine,
+                output_scales.data_ptr());
   int32_t zero = zero_point;
   memory zero_memory({{1}, memory::data_type::s32, memory::format_tag::a}, engine, &zero);
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
@@ -166,7 +179,8 @@ at::Tensor Int8Linears::linear(const at::Tensor& x, const at::Tensor& weight, co
                                        {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_memory}};
   if (p.bias.defined()) {
     args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                 memory({{1, p.rows}, memory::data_type::f32, memory::format_tag::ab}, engine, p.bias.data_ptr()));
+                 memory({{1, p.rows}, memory::data_type::f32, memory::format_tag::ab}, engine,
+                        p.bias.data_ptr()));
   }
   p.matmul.execute(thread_stream(), args);
   thread_stream().wait();
@@ -182,7 +196,8 @@ int64_t Int8Linears::int8_bytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   int64_t bytes = 0;
   for (const auto& [key, p] : packed_) {
-    bytes += static_cast<int64_t>(p->weights.get_desc().get_size()) + 4 * p->rows * (p->bias.defined() ? 2 : 1);
+    bytes += static_cast<int64_t>(p->weights.get_desc().get_size()) +
+             4 * p->rows * (p->bias.defined() ? 2 : 1);
   }
   return bytes;
 }

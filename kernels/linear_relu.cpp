@@ -32,8 +32,8 @@ void bias_relu_rows(float* out, const float* bias, int64_t n, int64_t begin, int
 // element in float64 took 3.7x as long (the conversions), a float32 sum over thousands of rows
 // loses digits.
 NMTZOO_VECTOR_CLONES
-void relu_backward_rows(const float* g, const float* out, int64_t n, int64_t begin, int64_t end, float* grad,
-                        float* partial, double* bias_sums) {
+void relu_backward_rows(const float* g, const float* out, int64_t n, int64_t begin, int64_t end,
+                        float* grad, float* partial, double* bias_sums) {
   constexpr int64_t kBlockRows = 32;
   for (int64_t block = begin; block < end; block += kBlockRows) {
     std::fill(partial, partial + n, 0.0f);
@@ -54,8 +54,8 @@ void relu_backward_rows(const float* g, const float* out, int64_t n, int64_t beg
 
 class LinearRelu : public torch::autograd::Function<LinearRelu> {
  public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight,
-                            const at::Tensor& bias) {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x,
+                            const at::Tensor& weight, const at::Tensor& bias) {
     const int64_t n = weight.size(0);
     const at::Tensor rows = x.reshape({-1, x.size(-1)});
     at::Tensor out = at::mm(rows, weight.t());
@@ -81,8 +81,9 @@ class LinearRelu : public torch::autograd::Function<LinearRelu> {
     std::vector<double> sums(static_cast<size_t>(threads * n), 0.0);
     at::parallel_for(0, out.size(0), rows_per_task(n), [&](int64_t begin, int64_t end) {
       std::vector<float> partial(static_cast<size_t>(n));
-      relu_backward_rows(g.data_ptr<float>(), out.data_ptr<float>(), n, begin, end, grad.data_ptr<float>(),
-                         partial.data(), sums.data() + at::get_thread_num() * n);
+      relu_backward_rows(g.data_ptr<float>(), out.data_ptr<float>(), n, begin, end,
+                         grad.data_ptr<float>(), partial.data(),
+                         sums.data() + at::get_thread_num() * n);
     });
     at::Tensor grad_x, grad_weight, grad_bias;
     if (ctx->needs_input_grad(0)) {
@@ -105,21 +106,26 @@ class LinearRelu : public torch::autograd::Function<LinearRelu> {
 };
 
 bool float_cpu(const at::Tensor& t) {
-  return t.defined() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided && t.device().is_cpu();
+  return t.defined() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided &&
+         t.device().is_cpu();
 }
 
 }  // namespace
 
 bool linear_relu_applies(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  if (!fast_kernels_enabled() || !at::GradMode::is_enabled() || at::autocast::is_cpu_enabled()) return false;
-  if (!float_cpu(x) || !float_cpu(weight) || !float_cpu(bias) || x.dim() < 1 || !x.is_contiguous()) return false;
-  return weight.dim() == 2 && bias.dim() == 1 && weight.size(1) == x.size(-1) && bias.size(0) == weight.size(0) &&
-         bias.is_contiguous() && weight.size(0) > 0 && x.numel() > 0;
+  if (!fast_kernels_enabled() || !at::GradMode::is_enabled() || at::autocast::is_cpu_enabled())
+    return false;
+  if (!float_cpu(x) || !float_cpu(weight) || !float_cpu(bias) || x.dim() < 1 || !x.is_contiguous())
+    return false;
+  return weight.dim() == 2 && bias.dim() == 1 && weight.size(1) == x.size(-1) &&
+         bias.size(0) == weight.size(0) && bias.is_contiguous() && weight.size(0) > 0 &&
+         x.numel() > 0;
 }
 
 at::Tensor linear_relu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   TORCH_CHECK(linear_relu_applies(x, weight, bias),
-              "linear_relu takes a contiguous x (..., in), weight (out, in) and bias (out), float32 on the CPU "
+              "linear_relu takes a contiguous x (..., in), weight (out, in) and bias (out), "
+              "float32 on the CPU "
               "under autograd, got ",
               x.sizes(), ", ", weight.sizes(), " and ", bias.sizes());
   return LinearRelu::apply(x, weight, bias);

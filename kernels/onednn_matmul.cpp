@@ -34,8 +34,10 @@ std::optional<Layout> layout_of(const at::Tensor& matrix) {
   const int64_t cols = matrix.size(d - 1);
   const int64_t row_stride = matrix.stride(d - 2);
   const int64_t col_stride = matrix.stride(d - 1);
-  if (col_stride == 1 && (rows == 1 || row_stride >= cols)) return Layout{false, std::max(row_stride, cols)};
-  if (row_stride == 1 && (cols == 1 || col_stride >= rows)) return Layout{true, std::max(col_stride, rows)};
+  if (col_stride == 1 && (rows == 1 || row_stride >= cols))
+    return Layout{false, std::max(row_stride, cols)};
+  if (row_stride == 1 && (cols == 1 || col_stride >= rows))
+    return Layout{true, std::max(col_stride, rows)};
   return std::nullopt;
 }
 
@@ -50,8 +52,9 @@ class ProductTimer {
   ProductTimer() : start_(std::chrono::steady_clock::now()) {}
   ~ProductTimer() {
     const auto elapsed = std::chrono::steady_clock::now() - start_;
-    product_nanoseconds.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count(),
-                                  std::memory_order_relaxed);
+    product_nanoseconds.fetch_add(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count(),
+        std::memory_order_relaxed);
   }
   ProductTimer(const ProductTimer&) = delete;
   ProductTimer& operator=(const ProductTimer&) = delete;
@@ -139,8 +142,9 @@ at::Tensor addmm_kernel(const at::Tensor& self, const at::Tensor& a, const at::T
 // else (resizing, aliasing, strides) is LibTorch's.
 bool writable_destination(const at::Tensor& destination, const at::Tensor& a, const at::Tensor& b) {
   return a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0) && destination.dim() == 2 &&
-         destination.size(0) == a.size(0) && destination.size(1) == b.size(1) && destination.is_contiguous() &&
-         !destination.storage().is_alias_of(a.storage()) && !destination.storage().is_alias_of(b.storage());
+         destination.size(0) == a.size(0) && destination.size(1) == b.size(1) &&
+         destination.is_contiguous() && !destination.storage().is_alias_of(a.storage()) &&
+         !destination.storage().is_alias_of(b.storage());
 }
 
 // destination = alpha a b + beta destination through oneDNN, if it takes them.
@@ -154,8 +158,8 @@ bool multiply_into_destination(const at::Tensor& a, const at::Tensor& b, float a
   return true;
 }
 
-at::Tensor& addmm_inplace_kernel(at::Tensor& self, const at::Tensor& a, const at::Tensor& b, const at::Scalar& beta,
-                                 const at::Scalar& alpha) {
+at::Tensor& addmm_inplace_kernel(at::Tensor& self, const at::Tensor& a, const at::Tensor& b,
+                                 const at::Scalar& beta, const at::Scalar& alpha) {
   ProductTimer timer;
   const bool real = !beta.isComplex() && !alpha.isComplex();
   if (real && multiply_into_destination(a, b, alpha.toFloat(), beta.toFloat(), self)) return self;
@@ -221,8 +225,8 @@ void install_onednn_matmul() {
     } quiet;
     c10::Warning::WarningHandlerGuard guard(&quiet);
     // Never destroyed: the registrations must outlive every product of the process.
-    static auto* library = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::CPU,
-                                              __FILE__, __LINE__);
+    static auto* library =
+        new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
     library->impl("mm", TORCH_FN(mm_kernel));
     library->impl("addmm", TORCH_FN(addmm_kernel));
     library->impl("addmm_", TORCH_FN(addmm_inplace_kernel));

@@ -21,8 +21,9 @@ namespace nmtzoo {
 // exact where p underflows). With `grad` defined ((R, V) float32 contiguous, may be `logits`
 // itself) writes p - q there, q = other everywhere plus on_target on the target; with
 // `grad_bias` defined ((V) float32) adds the column sums of p - q to it.
-void smoothed_cross_entropy_rows(const at::Tensor& logits, const at::Tensor& target, double on_target,
-                                 double other, const at::Tensor& row_loss, const at::Tensor& row_nll,
-                                 const at::Tensor& grad, const at::Tensor& grad_bias);
+void smoothed_cross_entropy_rows(const at::Tensor& logits, const at::Tensor& target,
+                                 double on_target, double other, const at::Tensor& row_loss,
+                                 const at::Tensor& row_nll, const at::Tensor& grad,
+                                 const at::Tensor& grad_bias);
 
 }  // namespace nmtzoo

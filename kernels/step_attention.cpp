@@ -35,7 +35,7 @@ struct Operands {
   const int64_t* key_rows;    // null: row b
   const int64_t* value_rows;  // null: row b
   MaskView mask;
-  const float* relative_keys;    // null: no relative positions
+  const float* relative_keys;  // null: no relative positions
   const float* relative_values;
   int64_t max_distance, query_offset;
   int64_t heads, positions, dim;
@@ -58,8 +58,8 @@ inline void masked_softmax(float* scores, int64_t n, const bool* mask, int64_t m
 }
 
 // out[0..width) = sum over s < n of weights[s] rows[s * row_stride + 0..width), in order of s.
-inline void weighted_sum(const float* weights, int64_t n, const float* rows, int64_t row_stride, int64_t width,
-                         float* out) {
+inline void weighted_sum(const float* weights, int64_t n, const float* rows, int64_t row_stride,
+                         int64_t width, float* out) {
 #pragma omp simd
   for (int64_t d = 0; d < width; ++d) out[d] = 0.0f;
   for (int64_t s = 0; s < n; ++s) {
@@ -113,7 +113,8 @@ void attend_range(const Operands& o, int64_t begin, int64_t end, Scratch& scratc
         table_scores[c] = dot;
       }
       for (int64_t s = 0; s < s_size; ++s) {
-        const int64_t c = std::clamp(s - o.query_offset, -o.max_distance, o.max_distance) + o.max_distance;
+        const int64_t c =
+            std::clamp(s - o.query_offset, -o.max_distance, o.max_distance) + o.max_distance;
         scores[s] += table_scores[c];
       }
     }
@@ -124,7 +125,8 @@ void attend_range(const Operands& o, int64_t begin, int64_t end, Scratch& scratc
       float* table_sum = scratch.table_sum.data();
       std::fill(table_weights, table_weights + tables, 0.0f);
       for (int64_t s = 0; s < s_size; ++s) {
-        const int64_t c = std::clamp(s - o.query_offset, -o.max_distance, o.max_distance) + o.max_distance;
+        const int64_t c =
+            std::clamp(s - o.query_offset, -o.max_distance, o.max_distance) + o.max_distance;
         table_weights[c] += scores[s];
       }
       weighted_sum(table_weights, tables, o.relative_values, d_size, d_size, table_sum);
@@ -183,9 +185,9 @@ void context_range(const ContextOperands& o, int64_t begin, int64_t end) {
 
 // Raw pointers of a training step's backward; rows are contiguous.
 struct ContextGradientOperands {
-  const float* query;         // (B, A)
-  const float* keys;          // (B, S, A)
-  const float* energy;        // (A); null: dot-product scores times scale
+  const float* query;   // (B, A)
+  const float* keys;    // (B, S, A)
+  const float* energy;  // (A); null: dot-product scores times scale
   float scale;
   const float* memory;        // (B, S, M)
   const float* weights;       // (B, S), the forward's
@@ -202,8 +204,8 @@ struct ContextGradientOperands {
 // query's, the key's and the energy's (added to grad_energy, this thread's); masked positions
 // (weight exactly 0) contribute nothing.
 NMTZOO_VECTOR_CLONES
-void context_backward_range(const ContextGradientOperands& o, int64_t begin, int64_t end, float* grad_energy,
-                            float* grad_scores) {
+void context_backward_range(const ContextGradientOperands& o, int64_t begin, int64_t end,
+                            float* grad_energy, float* grad_scores) {
   const int64_t a_size = o.width, m_size = o.dim, s_size = o.positions;
   for (int64_t b = begin; b < end; ++b) {
     const float* query = o.query + b * a_size;
@@ -258,17 +260,18 @@ void context_backward_range(const ContextGradientOperands& o, int64_t begin, int
 }
 
 bool is_float_cpu(const at::Tensor& t) {
-  return t.defined() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided && t.device().is_cpu();
+  return t.defined() && t.scalar_type() == at::kFloat && t.layout() == at::kStrided &&
+         t.device().is_cpu();
 }
 
 bool row_index_fits(const at::Tensor& rows, int64_t batch) {
-  return !rows.defined() || (rows.scalar_type() == at::kLong && rows.device().is_cpu() && rows.dim() == 1 &&
-                             rows.size(0) == batch);
+  return !rows.defined() || (rows.scalar_type() == at::kLong && rows.device().is_cpu() &&
+                             rows.dim() == 1 && rows.size(0) == batch);
 }
 
 bool mask_fits(const at::Tensor& mask, int64_t batch, int64_t positions) {
-  return !mask.defined() || (mask.scalar_type() == at::kBool && mask.device().is_cpu() && mask.dim() == 2 &&
-                             mask.size(0) == batch && mask.size(1) == positions);
+  return !mask.defined() || (mask.scalar_type() == at::kBool && mask.device().is_cpu() &&
+                             mask.dim() == 2 && mask.size(0) == batch && mask.size(1) == positions);
 }
 
 bool without_gradients(std::initializer_list<const at::Tensor*> tensors) {
@@ -296,14 +299,17 @@ const int64_t* checked_rows(const at::Tensor& rows, int64_t limit, const char* n
 bool step_attention_applies(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
                             const at::Tensor& key_rows, const at::Tensor& value_rows,
                             const at::Tensor& key_pad_mask) {
-  if (!fast_kernels_enabled() || !is_float_cpu(q) || !is_float_cpu(keys) || !is_float_cpu(values)) return false;
+  if (!fast_kernels_enabled() || !is_float_cpu(q) || !is_float_cpu(keys) || !is_float_cpu(values))
+    return false;
   if (!without_gradients({&q, &keys, &values})) return false;
   if (q.dim() != 4 || keys.dim() != 4 || values.dim() != 4 || q.size(2) != 1) return false;
   const int64_t batch = q.size(0);
-  if (keys.size(1) != q.size(1) || keys.size(3) != q.size(3) || values.sizes().slice(1) != keys.sizes().slice(1)) {
+  if (keys.size(1) != q.size(1) || keys.size(3) != q.size(3) ||
+      values.sizes().slice(1) != keys.sizes().slice(1)) {
     return false;
   }
-  if (q.stride(3) != 1 || keys.stride(3) != 1 || values.stride(3) != 1 || keys.size(2) == 0) return false;
+  if (q.stride(3) != 1 || keys.stride(3) != 1 || values.stride(3) != 1 || keys.size(2) == 0)
+    return false;
   if (!row_index_fits(key_rows, batch) || !row_index_fits(value_rows, batch)) return false;
   if (!key_rows.defined() && keys.size(0) != batch) return false;
   if (!value_rows.defined() && values.size(0) != batch) return false;
@@ -314,9 +320,11 @@ at::Tensor step_attention(const at::Tensor& q, const at::Tensor& keys, const at:
                           const at::Tensor& key_rows, const at::Tensor& value_rows,
                           const at::Tensor& key_pad_mask, const StepRelativePositions* relative) {
   RECORD_FUNCTION("nmtzoo::step_attention", std::vector<c10::IValue>({q, keys, values}));
-  TORCH_CHECK(step_attention_applies(q, keys, values, key_rows, value_rows, key_pad_mask),
-              "step_attention takes q (B, H, 1, D), keys and values (B', H, S, D) float32 on the CPU "
-              "outside autograd, got q ", q.sizes(), ", keys ", keys.sizes(), ", values ", values.sizes());
+  TORCH_CHECK(
+      step_attention_applies(q, keys, values, key_rows, value_rows, key_pad_mask),
+      "step_attention takes q (B, H, 1, D), keys and values (B', H, S, D) float32 on the CPU "
+      "outside autograd, got q ",
+      q.sizes(), ", keys ", keys.sizes(), ", values ", values.sizes());
   const int64_t batch = q.size(0), heads = q.size(1), dim = q.size(3);
   Operands o{};
   o.q = q.data_ptr<float>();
@@ -365,14 +373,17 @@ at::Tensor step_attention(const at::Tensor& q, const at::Tensor& keys, const at:
 }
 
 bool step_context_applies(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& energy,
-                          const at::Tensor& memory, const at::Tensor& key_rows, const at::Tensor& memory_rows,
-                          const at::Tensor& key_pad_mask) {
-  if (!fast_kernels_enabled() || !is_float_cpu(query) || !is_float_cpu(keys) || !is_float_cpu(memory)) return false;
+                          const at::Tensor& memory, const at::Tensor& key_rows,
+                          const at::Tensor& memory_rows, const at::Tensor& key_pad_mask) {
+  if (!fast_kernels_enabled() || !is_float_cpu(query) || !is_float_cpu(keys) ||
+      !is_float_cpu(memory))
+    return false;
   if (energy.defined() && !is_float_cpu(energy)) return false;
   if (!without_gradients({&query, &keys, &energy, &memory})) return false;
   if (query.dim() != 2 || keys.dim() != 3 || memory.dim() != 3) return false;
   const int64_t batch = query.size(0);
-  if (keys.size(2) != query.size(1) || memory.size(1) != keys.size(1) || keys.size(1) == 0) return false;
+  if (keys.size(2) != query.size(1) || memory.size(1) != keys.size(1) || keys.size(1) == 0)
+    return false;
   if (energy.defined() && (energy.dim() != 1 || energy.size(0) != query.size(1))) return false;
   if (query.stride(1) != 1 || keys.stride(2) != 1 || memory.stride(2) != 1) return false;
   if (!row_index_fits(key_rows, batch) || !row_index_fits(memory_rows, batch)) return false;
@@ -382,13 +393,17 @@ bool step_context_applies(const at::Tensor& query, const at::Tensor& keys, const
 }
 
 std::tuple<at::Tensor, at::Tensor> step_context(const at::Tensor& query, const at::Tensor& keys,
-                                                const at::Tensor& energy, double scale, const at::Tensor& memory,
-                                                const at::Tensor& key_rows, const at::Tensor& memory_rows,
+                                                const at::Tensor& energy, double scale,
+                                                const at::Tensor& memory,
+                                                const at::Tensor& key_rows,
+                                                const at::Tensor& memory_rows,
                                                 const at::Tensor& key_pad_mask) {
   RECORD_FUNCTION("nmtzoo::step_context", std::vector<c10::IValue>({query, keys, memory}));
-  TORCH_CHECK(step_context_applies(query, keys, energy, memory, key_rows, memory_rows, key_pad_mask),
-              "step_context takes query (B, A), keys (B', S, A), memory (B'', S, M) float32 on the CPU "
-              "outside autograd, got query ", query.sizes(), ", keys ", keys.sizes(), ", memory ", memory.sizes());
+  TORCH_CHECK(
+      step_context_applies(query, keys, energy, memory, key_rows, memory_rows, key_pad_mask),
+      "step_context takes query (B, A), keys (B', S, A), memory (B'', S, M) float32 on the CPU "
+      "outside autograd, got query ",
+      query.sizes(), ", keys ", keys.sizes(), ", memory ", memory.sizes());
   const int64_t batch = query.size(0);
   at::Tensor energy_row = energy.defined() ? energy.contiguous() : at::Tensor();
   ContextOperands o{};
@@ -421,7 +436,8 @@ std::tuple<at::Tensor, at::Tensor> step_context(const at::Tensor& query, const a
 // The source's node: the gradients of keys and memory, which the steps add into.
 class StepSourceSums : public DeferredGradients {
  public:
-  StepSourceSums(const at::Tensor& keys, const at::Tensor& memory) : DeferredGradients({keys, memory}) {}
+  StepSourceSums(const at::Tensor& keys, const at::Tensor& memory)
+      : DeferredGradients({keys, memory}) {}
   // The buffers, zero before the first step's backward adds into them.
   std::pair<at::Tensor, at::Tensor> buffers(const at::Tensor& keys, const at::Tensor& memory) {
     if (!grad_keys_.defined()) {
@@ -450,23 +466,32 @@ namespace {
 
 class TrainingStepContextNode : public torch::autograd::Node {
  public:
-  TrainingStepContextNode(const at::Tensor& query, const at::Tensor& energy, double scale, const at::Tensor& keys,
-                          const at::Tensor& memory, std::shared_ptr<StepSourceSums> sums)
-      : query_(query, false), energy_(energy, false), scale_(scale), keys_(keys), memory_(memory),
+  TrainingStepContextNode(const at::Tensor& query, const at::Tensor& energy, double scale,
+                          const at::Tensor& keys, const at::Tensor& memory,
+                          std::shared_ptr<StepSourceSums> sums)
+      : query_(query, false),
+        energy_(energy, false),
+        scale_(scale),
+        keys_(keys),
+        memory_(memory),
         sums_(std::move(sums)) {
     add_next_edge(torch::autograd::impl::gradient_edge(query));
-    add_next_edge(energy.defined() ? torch::autograd::impl::gradient_edge(energy) : torch::autograd::Edge());
+    add_next_edge(energy.defined() ? torch::autograd::impl::gradient_edge(energy)
+                                   : torch::autograd::Edge());
     add_next_edge(sums_->edge_to(0));
     add_next_edge(sums_->edge_to(1));
   }
-  void save_weights(const at::Tensor& weights) { weights_ = torch::autograd::SavedVariable(weights, true); }
+  void save_weights(const at::Tensor& weights) {
+    weights_ = torch::autograd::SavedVariable(weights, true);
+  }
   std::string name() const override { return "nmtzoo::TrainingStepContext"; }
 
   torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
     refuse_double_backward("nmtzoo::TrainingStepContext");
     torch::autograd::variable_list result(num_outputs());
     if (!grads[0].defined() && !grads[1].defined()) return result;
-    const at::Tensor query = query_.unpack(), energy = energy_.unpack(), weights = weights_.unpack(shared_from_this());
+    const at::Tensor query = query_.unpack(), energy = energy_.unpack(),
+                     weights = weights_.unpack(shared_from_this());
     const at::Tensor grad_context = grads[0].defined() ? grads[0].contiguous() : at::Tensor();
     const at::Tensor grad_weights = grads[1].defined() ? grads[1].contiguous() : at::Tensor();
     const int64_t batch = query.size(0), width = query.size(1);
@@ -492,12 +517,15 @@ class TrainingStepContextNode : public torch::autograd::Node {
     o.grad_memory = grad_memory.data_ptr<float>();
     float* grad_energy_rows = grad_energy.data_ptr<float>();
     const int64_t work = std::max<int64_t>(1, o.positions * (2 * o.width + o.dim));
-    at::parallel_for(0, batch, std::max<int64_t>(1, (int64_t{1} << 16) / work), [&](int64_t begin, int64_t end) {
-      std::vector<float> grad_scores(static_cast<size_t>(o.positions));
-      context_backward_range(o, begin, end, grad_energy_rows + at::get_thread_num() * width, grad_scores.data());
-    });
+    at::parallel_for(
+        0, batch, std::max<int64_t>(1, (int64_t{1} << 16) / work), [&](int64_t begin, int64_t end) {
+          std::vector<float> grad_scores(static_cast<size_t>(o.positions));
+          context_backward_range(o, begin, end, grad_energy_rows + at::get_thread_num() * width,
+                                 grad_scores.data());
+        });
     result[0] = should_compute_output(0) ? grad_query : at::Tensor();
-    if (energy.defined() && should_compute_output(1)) result[1] = grad_energy.sum(0).view_as(energy);
+    if (energy.defined() && should_compute_output(1))
+      result[1] = grad_energy.sum(0).view_as(energy);
     return result;
   }
   void release_variables() override {
@@ -515,33 +543,39 @@ class TrainingStepContextNode : public torch::autograd::Node {
 
 }  // namespace
 
-bool TrainingStepContext::applies(const at::Tensor& keys, const at::Tensor& memory, const at::Tensor& key_pad_mask) {
+bool TrainingStepContext::applies(const at::Tensor& keys, const at::Tensor& memory,
+                                  const at::Tensor& key_pad_mask) {
   if (!fast_kernels_enabled() || !at::GradMode::is_enabled() || at::autocast::is_cpu_enabled() ||
       !is_float_cpu(keys) || !is_float_cpu(memory)) {
     return false;
   }
-  if (keys.dim() != 3 || memory.dim() != 3 || !keys.requires_grad() || !memory.requires_grad()) return false;
-  if (memory.size(0) != keys.size(0) || memory.size(1) != keys.size(1) || keys.size(1) == 0) return false;
+  if (keys.dim() != 3 || memory.dim() != 3 || !keys.requires_grad() || !memory.requires_grad())
+    return false;
+  if (memory.size(0) != keys.size(0) || memory.size(1) != keys.size(1) || keys.size(1) == 0)
+    return false;
   return mask_fits(key_pad_mask, keys.size(0), keys.size(1));
 }
 
 TrainingStepContext::TrainingStepContext(const at::Tensor& keys, const at::Tensor& memory,
                                          const at::Tensor& key_pad_mask)
     : keys_(keys.contiguous()), memory_(memory.contiguous()), key_pad_mask_(key_pad_mask) {
-  TORCH_CHECK(applies(keys, memory, key_pad_mask), "TrainingStepContext takes keys (B, S, A) and memory (B, S, M) ",
-              "float32 on the CPU requiring gradients, under autograd, got keys ", keys.sizes(), " and memory ",
-              memory.sizes());
+  TORCH_CHECK(applies(keys, memory, key_pad_mask),
+              "TrainingStepContext takes keys (B, S, A) and memory (B, S, M) ",
+              "float32 on the CPU requiring gradients, under autograd, got keys ", keys.sizes(),
+              " and memory ", memory.sizes());
   sums_ = std::make_shared<StepSourceSums>(keys_, memory_);
 }
 
-std::tuple<at::Tensor, at::Tensor> TrainingStepContext::operator()(const at::Tensor& query, const at::Tensor& energy,
+std::tuple<at::Tensor, at::Tensor> TrainingStepContext::operator()(const at::Tensor& query,
+                                                                   const at::Tensor& energy,
                                                                    double scale) const {
   RECORD_FUNCTION("nmtzoo::training_step_context", std::vector<c10::IValue>({query}));
   const at::Tensor rows = query.contiguous();
   at::Tensor context, weights;
   {
     at::AutoGradMode no_grad(false);
-    std::tie(context, weights) = step_context(rows, keys_, energy, scale, memory_, {}, {}, key_pad_mask_);
+    std::tie(context, weights) =
+        step_context(rows, keys_, energy, scale, memory_, {}, {}, key_pad_mask_);
   }
   if (!at::GradMode::is_enabled()) return {context, weights};
   auto node = std::make_shared<TrainingStepContextNode>(rows, energy, scale, keys_, memory_, sums_);

@@ -59,39 +59,44 @@ at::Tensor step_attention(const at::Tensor& q, const at::Tensor& keys, const at:
 // (B, A); keys (B', S, A) and memory (B'', S, M) with contiguous rows; energy (A) or undefined
 // (dot scores); key_rows, memory_rows and key_pad_mask as for step_attention.
 bool step_context_applies(const at::Tensor& query, const at::Tensor& keys, const at::Tensor& energy,
-                          const at::Tensor& memory, const at::Tensor& key_rows, const at::Tensor& memory_rows,
-                          const at::Tensor& key_pad_mask);
+                          const at::Tensor& memory, const at::Tensor& key_rows,
+                          const at::Tensor& memory_rows, const at::Tensor& key_pad_mask);
 
 // Returns the context (B, M) and the weights (B, S); a row whose positions are all masked gets
 // NaN, as the composition's softmax gives. tanh and the exponential are float32 polynomials
 // (kernels/vector_math.h): equal to the composition up to rounding.
 std::tuple<at::Tensor, at::Tensor> step_context(const at::Tensor& query, const at::Tensor& keys,
-                                                const at::Tensor& energy, double scale, const at::Tensor& memory,
-                                                const at::Tensor& key_rows, const at::Tensor& memory_rows,
+                                                const at::Tensor& energy, double scale,
+                                                const at::Tensor& memory,
+                                                const at::Tensor& key_rows,
+                                                const at::Tensor& memory_rows,
                                                 const at::Tensor& key_pad_mask);
 
 class StepSourceSums;
 
 // step_context under autograd, for training: the steps of one forward pass share the source
 // (keys and memory), and each step's backward adds the source's gradients into one pair of (B, S,
-// A) and (B, S, M) buffers that autograd receives after the last step (kernels/deferred_gradients.h),
-// and returns the query's and the energy's, the tanh recomputed. Why: per step, the composition
-// wrote the (B, 1, S, A) sums and their tanh, multiplied them by the energy in products whose
-// inner dimension is 1 (forward and backward), took the weighted sum as B products, and autograd
-// added a fresh (B, S, A) and (B, S, M) gradient of the source. Profiled per update of the RNN
-// recipe before it (one thread, traced): tanh and its backward 177 ms, the weighted sums' bmm 101,
-// autograd's adds of the source's gradients 98.
+// A) and (B, S, M) buffers that autograd receives after the last step
+// (kernels/deferred_gradients.h), and returns the query's and the energy's, the tanh recomputed.
+// Why: per step, the composition wrote the (B, 1, S, A) sums and their tanh, multiplied them by the
+// energy in products whose inner dimension is 1 (forward and backward), took the weighted sum as B
+// products, and autograd added a fresh (B, S, A) and (B, S, M) gradient of the source. Profiled per
+// update of the RNN recipe before it (one thread, traced): tanh and its backward 177 ms, the
+// weighted sums' bmm 101, autograd's adds of the source's gradients 98.
 class TrainingStepContext {
  public:
   // Whether the kernel takes the source: under autograd with fast kernels on; keys (B, S, A) and
   // memory (B, S, M) contiguous float32 on the CPU, both requiring a gradient (S > 0);
   // key_pad_mask (B, S) bool or undefined.
-  static bool applies(const at::Tensor& keys, const at::Tensor& memory, const at::Tensor& key_pad_mask);
-  TrainingStepContext(const at::Tensor& keys, const at::Tensor& memory, const at::Tensor& key_pad_mask);
+  static bool applies(const at::Tensor& keys, const at::Tensor& memory,
+                      const at::Tensor& key_pad_mask);
+  TrainingStepContext(const at::Tensor& keys, const at::Tensor& memory,
+                      const at::Tensor& key_pad_mask);
   // query (B, A) float32 on the CPU, rows contiguous; energy (A) or undefined (dot scores times
   // scale), as step_context takes them. Returns step_context's context (B, M) and weights (B, S),
   // differentiable in query, energy and the source.
-  std::tuple<at::Tensor, at::Tensor> operator()(const at::Tensor& query, const at::Tensor& energy, double scale) const;
+  std::tuple<at::Tensor, at::Tensor> operator()(const at::Tensor& query, const at::Tensor& energy,
+                                                double scale) const;
 
  private:
   at::Tensor keys_, memory_, key_pad_mask_;

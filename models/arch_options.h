@@ -23,7 +23,8 @@
 #include "common/option_values.h"
 
 // A TORCH_ARG field of an options struct, as a reference: NMTZOO_FIELD(d_model).
-#define NMTZOO_FIELD(name) [](auto& options_) -> auto& { return options_.name(); }
+#define NMTZOO_FIELD(name) \
+  [](auto& options_) -> auto& { return options_.name(); }
 
 namespace nmtzoo {
 
@@ -38,7 +39,8 @@ class ArchOptions {
 
   template <class Field>
   void integer(const char* key, Field field, Range range, const char* help) {
-    add(key, "int " + range.describe(), help, field,
+    add(
+        key, "int " + range.describe(), help, field,
         [range](const std::string& text, int64_t& value) {
           std::string error = parse_integer(text, value);
           return error.empty() ? range.check(static_cast<double>(value)) : error;
@@ -48,7 +50,8 @@ class ArchOptions {
 
   template <class Field>
   void real(const char* key, Field field, Range range, const char* help) {
-    add(key, "float " + range.describe(), help, field,
+    add(
+        key, "float " + range.describe(), help, field,
         [range](const std::string& text, double& value) {
           std::string error = parse_number(text, value);
           return error.empty() ? range.check(value) : error;
@@ -58,7 +61,8 @@ class ArchOptions {
 
   template <class T, class Field>
   void choice(const char* key, Field field, ChoiceTable<T> table, const char* help) {
-    add(key, "one of: " + choice_names(table), help, field,
+    add(
+        key, "one of: " + choice_names(table), help, field,
         [table](const std::string& text, T& value) { return parse_choice(table, text, value); },
         [table](const T& value) { return std::string(choice_name(table, value)); });
   }
@@ -98,15 +102,18 @@ class ArchOptions {
     Options defaults = defaults_;
     const std::string default_text = format(field(defaults));
     entries_.push_back({key, assign});
-    specs_.push_back(ArchOptionSpec{
-        key, std::move(type), default_text, help,
-        [parse, format](const std::string& text, std::string& canonical) {
-          T value{};
-          std::string error = parse(text, value);
-          if (error.empty()) canonical = format(value);
-          return error;
-        },
-        {}});
+    specs_.push_back(
+        ArchOptionSpec{key,
+                       std::move(type),
+                       default_text,
+                       help,
+                       [parse, format](const std::string& text, std::string& canonical) {
+                         T value{};
+                         std::string error = parse(text, value);
+                         if (error.empty()) canonical = format(value);
+                         return error;
+                       },
+                       {}});
   }
 
   Options defaults_;

@@ -21,8 +21,8 @@ void AttentionImpl::reset() {
   switch (options.score()) {
     case AttentionScore::kAdditive: {
       const int64_t hidden = options.hidden_dim() > 0 ? options.hidden_dim() : dk;
-      query_proj = register_module("query_proj",
-                                   torch::nn::Linear(torch::nn::LinearOptions(dq, hidden).bias(false)));
+      query_proj = register_module(
+          "query_proj", torch::nn::Linear(torch::nn::LinearOptions(dq, hidden).bias(false)));
       key_proj = register_module("key_proj", torch::nn::Linear(dk, hidden));
       energy = register_module("energy",
                                torch::nn::Linear(torch::nn::LinearOptions(hidden, 1).bias(false)));
@@ -87,7 +87,7 @@ std::tuple<Tensor, Tensor> AttentionImpl::forward(const Tensor& query, const Ten
   const Tensor compared = projected_keys.defined() ? projected_keys : project_keys(keys);
   Tensor weights = masked_softmax(score(queries, compared), key_pad_mask, {},  // (B, T, S)
                                   /*in_place=*/false);
-  Tensor context = batched_matmul(weights, keys);                             // (B, T, Dk)
+  Tensor context = batched_matmul(weights, keys);  // (B, T, Dk)
   if (single_step) return {context.squeeze(1), weights.squeeze(1)};
   return {context, weights};
 }
@@ -101,26 +101,29 @@ std::optional<std::tuple<Tensor, Tensor>> AttentionImpl::forward_step_in_one_pas
     return std::nullopt;
   }
   const StepScoring scoring = step_scoring(query, nullptr);
-  if (!step_context_applies(scoring.query, projected_keys, scoring.energy, keys, projected_rows, key_rows,
-                            key_pad_mask)) {
+  if (!step_context_applies(scoring.query, projected_keys, scoring.energy, keys, projected_rows,
+                            key_rows, key_pad_mask)) {
     return std::nullopt;
   }
-  return step_context(scoring.query, projected_keys, scoring.energy, scoring.scale, keys, projected_rows, key_rows,
-                      key_pad_mask);
+  return step_context(scoring.query, projected_keys, scoring.energy, scoring.scale, keys,
+                      projected_rows, key_rows, key_pad_mask);
 }
 
-std::tuple<Tensor, Tensor> AttentionImpl::forward_training_step(const Tensor& query, const TrainingStepContext& source,
-                                                                const RecurrentLinear* query_projection) {
+std::tuple<Tensor, Tensor> AttentionImpl::forward_training_step(
+    const Tensor& query, const TrainingStepContext& source,
+    const RecurrentLinear* query_projection) {
   TORCH_CHECK(query.dim() == 2, "a training step's query must be (B, Dq), got ", query.sizes());
   const StepScoring scoring = step_scoring(query, query_projection);
   return source(scoring.query, scoring.energy, scoring.scale);
 }
 
-AttentionImpl::StepScoring AttentionImpl::step_scoring(const Tensor& query, const RecurrentLinear* query_projection) {
+AttentionImpl::StepScoring AttentionImpl::step_scoring(const Tensor& query,
+                                                       const RecurrentLinear* query_projection) {
   StepScoring scoring{query, Tensor()};
   switch (options.score()) {
     case AttentionScore::kAdditive:
-      scoring.query = query_projection != nullptr ? (*query_projection)(query) : apply_linear(query, *query_proj);
+      scoring.query = query_projection != nullptr ? (*query_projection)(query)
+                                                  : apply_linear(query, *query_proj);
       scoring.energy = energy->weight.view({-1});
       break;
     case AttentionScore::kScaledDot:

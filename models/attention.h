@@ -41,17 +41,16 @@ class AttentionImpl : public torch::nn::Cloneable<AttentionImpl> {
   // keys[key_rows[b]], undefined: row b). query (B, Dq). Returns forward's (B, Dk) and (B, S), or
   // nothing when the kernel does not take the operands: the caller then gathers the rows and
   // calls forward.
-  std::optional<std::tuple<Tensor, Tensor>> forward_step_in_one_pass(const Tensor& query, const Tensor& keys,
-                                                                     const Tensor& key_rows,
-                                                                     const Tensor& key_pad_mask,
-                                                                     const Tensor& projected_keys,
-                                                                     const Tensor& projected_rows);
+  std::optional<std::tuple<Tensor, Tensor>> forward_step_in_one_pass(
+      const Tensor& query, const Tensor& keys, const Tensor& key_rows, const Tensor& key_pad_mask,
+      const Tensor& projected_keys, const Tensor& projected_rows);
 
   // A training step (query (B, Dq)) through the kernel of kernels/step_attention.h, on the source
   // the caller made once per forward pass from forward's keys and project_keys' result (its
   // applies() says when); query_projection: the caller's RecurrentLinear of query_proj for
   // additive scores (kernels/deferred_gradients.h), or nullptr. Returns forward's (B, Dk), (B, S).
-  std::tuple<Tensor, Tensor> forward_training_step(const Tensor& query, const TrainingStepContext& source,
+  std::tuple<Tensor, Tensor> forward_training_step(const Tensor& query,
+                                                   const TrainingStepContext& source,
                                                    const RecurrentLinear* query_projection);
 
   AttentionOptions options;

@@ -17,7 +17,8 @@ void register_builtin_models() {
   std::call_once(once, [] {
     register_builtin_archs();
     set_arch_builder("transformer", [](const ModelConfig& c, const VocabSizes& vocab) {
-      return std::shared_ptr<EncoderDecoder>(Transformer(transformer_module_options(c, vocab)).ptr());
+      return std::shared_ptr<EncoderDecoder>(
+          Transformer(transformer_module_options(c, vocab)).ptr());
     });
     set_arch_builder("rnn", [](const ModelConfig& c, const VocabSizes& vocab) {
       return std::shared_ptr<EncoderDecoder>(RnnSeq2Seq(rnn_module_options(c, vocab)).ptr());
@@ -35,11 +36,13 @@ std::shared_ptr<EncoderDecoder> build_model(const ModelConfig& config, const Voc
   auto out_of_memory = [&] {
     using std::to_string;
     std::string sizes;
-    for (const auto& [key, value] : arch_option_values(config)) sizes += "model." + key + " " + value + ", ";
+    for (const auto& [key, value] : arch_option_values(config))
+      sizes += "model." + key + " " + value + ", ";
     return std::runtime_error("model " + config.arch + " does not fit in memory: " + sizes +
                               "model.encoder_layers " + to_string(config.encoder_layers) +
                               ", model.decoder_layers " + to_string(config.decoder_layers) +
-                              ", vocabularies " + to_string(vocab.src) + " and " + to_string(vocab.tgt));
+                              ", vocabularies " + to_string(vocab.src) + " and " +
+                              to_string(vocab.tgt));
   };
   try {
     return spec.build(config, vocab);

@@ -35,8 +35,8 @@ void PositionalEncodingImpl::reset() {
   }
   // PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d))
   Tensor position = torch::arange(n, torch::kDouble).unsqueeze(1);
-  Tensor frequency =
-      torch::exp(torch::arange(0, dim, 2, torch::kDouble) * (-std::log(10000.0) / static_cast<double>(dim)));
+  Tensor frequency = torch::exp(torch::arange(0, dim, 2, torch::kDouble) *
+                                (-std::log(10000.0) / static_cast<double>(dim)));
   Tensor table = torch::zeros({n, dim}, torch::kDouble);
   table.slice(1, 0, dim, 2) = torch::sin(position * frequency);
   table.slice(1, 1, dim, 2) = torch::cos(position * frequency).narrow(1, 0, dim / 2);

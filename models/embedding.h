@@ -27,8 +27,8 @@ class PositionalEncodingImpl : public torch::nn::Cloneable<PositionalEncodingImp
   Tensor forward(int64_t length, int64_t offset = 0);
 
   PositionalEncodingOptions options;
-  Tensor sinusoids;                          // (max_positions, E) buffer, sinusoidal only
-  torch::nn::Embedding learned{nullptr};     // learned only
+  Tensor sinusoids;                       // (max_positions, E) buffer, sinusoidal only
+  torch::nn::Embedding learned{nullptr};  // learned only
 };
 TORCH_MODULE(PositionalEncoding);
 

@@ -64,7 +64,8 @@ Tensor& DecoderState::operator[](const std::string& name) {
 
 const Tensor& DecoderState::append(const std::string& name, const Tensor& value, int64_t dim) {
   Slot& slot = existing(name);
-  TORCH_CHECK(dim > 0, "append to the decoder state entry '", name, "' along dim ", dim, ": rows (dim 0) cannot grow");
+  TORCH_CHECK(dim > 0, "append to the decoder state entry '", name, "' along dim ", dim,
+              ": rows (dim 0) cannot grow");
   if (!slot.value.defined()) {
     slot.value = value;
     slot.pending_rows = Tensor();
@@ -114,7 +115,8 @@ void DecoderState::reorder(const Tensor& rows, bool source_rows_changed) {
     if (!slot.value.defined()) continue;
     if (slot.kind == SlotKind::kStep || (source_rows_changed && slot.kind == SlotKind::kSource)) {
       // Row i is then old row pending[rows[i]]: the permutations compose on the (B) indices.
-      slot.pending_rows = slot.pending_rows.defined() ? slot.pending_rows.index_select(0, rows) : rows;
+      slot.pending_rows =
+          slot.pending_rows.defined() ? slot.pending_rows.index_select(0, rows) : rows;
     }
   }
   select_rows(attention, rows);
@@ -141,7 +143,8 @@ int64_t DecoderState::rows() const {
 void DecoderState::repeat_rows(int64_t times) {
   const Slot* slot = first_defined();
   if (times == 1 || slot == nullptr) return;
-  reorder(torch::arange(rows(), slot->value.options().dtype(torch::kLong)).repeat_interleave(times));
+  reorder(
+      torch::arange(rows(), slot->value.options().dtype(torch::kLong)).repeat_interleave(times));
 }
 
 Tensor EncoderDecoder::step_log_probs(const Tensor& features, const OutputProjection& projection,
@@ -151,9 +154,12 @@ Tensor EncoderDecoder::step_log_probs(const Tensor& features, const OutputProjec
     static const std::string kWeightSlot = "shortlist_weight";
     static const std::string kBiasSlot = "shortlist_bias";
     if (!state.contains(kWeightSlot)) {
-      state.set(kWeightSlot, projection.weight.index_select(0, state.vocabulary), SlotKind::kShared);
-      state.set(kBiasSlot, projection.bias.defined() ? projection.bias.index_select(0, state.vocabulary) : Tensor(),
+      state.set(kWeightSlot, projection.weight.index_select(0, state.vocabulary),
                 SlotKind::kShared);
+      state.set(
+          kBiasSlot,
+          projection.bias.defined() ? projection.bias.index_select(0, state.vocabulary) : Tensor(),
+          SlotKind::kShared);
     }
     logits = apply_linear(features, state[kWeightSlot], state[kBiasSlot]);
   } else {
@@ -162,7 +168,8 @@ Tensor EncoderDecoder::step_log_probs(const Tensor& features, const OutputProjec
   // The step's logits are its own: outside autograd, float32 ones on the CPU are normalised where
   // they are (same values bit for bit), sparing a (B, V) write to fresh memory per step. Other
   // devices keep the out-of-place operator (in place is untested there).
-  if (logits.device().is_cpu() && logits.scalar_type() == torch::kFloat && !at::GradMode::is_enabled()) {
+  if (logits.device().is_cpu() && logits.scalar_type() == torch::kFloat &&
+      !at::GradMode::is_enabled()) {
     return at::log_softmax_out(logits, logits, -1);
   }
   return logits.log_softmax(-1);

@@ -22,7 +22,8 @@ enum class SlotKind {
   kSource,  // computed once from the source (memory, its mask, projected keys): identical for all
             // hypotheses of a sentence, so gathered only when sentences leave the batch
   kStep,    // changes or grows every step (self-attention K/V, RNN state): gathered every time
-  kShared,  // one value for all rows, not batch-major (a shortlist's output weights): never gathered
+  kShared,  // one value for all rows, not batch-major (a shortlist's output weights): never
+            // gathered
 };
 
 // What a model keeps between decode_step calls, owned by the caller (search), never by the
@@ -65,13 +66,13 @@ class DecoderState {
   // B: dim 0 of the first defined entry (or child's); -1 when there is none.
   int64_t rows() const;
 
-  int64_t step = 0;                     // target positions decoded so far
+  int64_t step = 0;  // target positions decoded so far
   // A shortlist, when defined: the target ids (V') decode_step scores, sorted and starting with
   // the special ids 0..3, on the model's device. decode_step then returns (B, V') log-probabilities
   // normalised over them, column c for token vocabulary[c]. Set by the search before the first
   // step; a combinator passes it to its children.
   Tensor vocabulary;
-  std::vector<DecoderState> children;   // states of the models a combinator drives
+  std::vector<DecoderState> children;  // states of the models a combinator drives
 
   // Filled by decode_step when record_attention is true, for plots:
   bool record_attention = false;
@@ -97,7 +98,7 @@ class DecoderState {
 std::string layer_slot(const char* name, size_t layer);
 
 // Entries every encoder-decoder's encode() fills.
-inline constexpr const char* kMemorySlot = "memory";                 // (B, S, E) encoder output
+inline constexpr const char* kMemorySlot = "memory";                  // (B, S, E) encoder output
 inline constexpr const char* kMemoryPadMaskSlot = "memory_pad_mask";  // (B, S) bool, true = pad
 
 // Number of scalar weights in `module` and its children.
@@ -138,7 +139,8 @@ class EncoderDecoder : public torch::nn::Module {
   // features (B, F) -> log-probabilities (B, V) through the output projection, or (B, V') over
   // state.vocabulary's rows only when a shortlist is set (the rows are gathered once per state,
   // into kShared entries).
-  static Tensor step_log_probs(const Tensor& features, const OutputProjection& projection, DecoderState& state);
+  static Tensor step_log_probs(const Tensor& features, const OutputProjection& projection,
+                               DecoderState& state);
 };
 
 }  // namespace nmtzoo

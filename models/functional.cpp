@@ -32,35 +32,43 @@ at::Tensor apply_linear(const at::Tensor& x, const at::Tensor& weight, const at:
     // CopySlices a view's in-place op costs.
     std::vector<int64_t> sizes = x.sizes().vec();
     sizes.back() = weight.size(0);
-    return at::_unsafe_view(torch::nn::functional::linear(x.view({-1, x.size(-1)}), weight, bias), sizes);
+    return at::_unsafe_view(torch::nn::functional::linear(x.view({-1, x.size(-1)}), weight, bias),
+                            sizes);
   }
   return torch::nn::functional::linear(x, weight, bias);
 }
 
-at::Tensor apply_linear(const at::Tensor& x, const torch::nn::LinearImpl& layer) { return apply_linear(x, layer.weight, layer.bias); }
+at::Tensor apply_linear(const at::Tensor& x, const torch::nn::LinearImpl& layer) {
+  return apply_linear(x, layer.weight, layer.bias);
+}
 
 at::Tensor gru_cell(const at::Tensor& input, const at::Tensor& h, torch::nn::GRUCellImpl& cell) {
   if (!int8_products(input)) return cell.forward(input, h);
   return gru_cell_from_input_gates(apply_linear(input, cell.weight_ih, cell.bias_ih), h, cell);
 }
 
-std::tuple<at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input, const at::Tensor& h, const at::Tensor& c,
-                                             torch::nn::LSTMCellImpl& cell) {
+std::tuple<at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input, const at::Tensor& h,
+                                             const at::Tensor& c, torch::nn::LSTMCellImpl& cell) {
   if (!int8_products(input)) return cell.forward(input, std::make_tuple(h, c));
   return lstm_cell_from_input_gates(apply_linear(input, cell.weight_ih, cell.bias_ih), h, c, cell);
 }
 
-at::Tensor gru_cell_from_input_gates(const at::Tensor& input_gates, const at::Tensor& h, torch::nn::GRUCellImpl& cell) {
+at::Tensor gru_cell_from_input_gates(const at::Tensor& input_gates, const at::Tensor& h,
+                                     torch::nn::GRUCellImpl& cell) {
   return gru_cell_from_gates(input_gates, apply_linear(h, cell.weight_hh, cell.bias_hh), h);
 }
 
-std::tuple<at::Tensor, at::Tensor> lstm_cell_from_input_gates(const at::Tensor& input_gates, const at::Tensor& h,
-                                                              const at::Tensor& c, torch::nn::LSTMCellImpl& cell) {
+std::tuple<at::Tensor, at::Tensor> lstm_cell_from_input_gates(const at::Tensor& input_gates,
+                                                              const at::Tensor& h,
+                                                              const at::Tensor& c,
+                                                              torch::nn::LSTMCellImpl& cell) {
   return lstm_cell_from_gates(input_gates + apply_linear(h, cell.weight_hh, cell.bias_hh), c);
 }
 
-at::Tensor gru_cell_from_gates(const at::Tensor& input_gates, const at::Tensor& hidden_gates, const at::Tensor& h) {
-  if (gru_gates_applies(input_gates, hidden_gates, h)) return gru_gates(input_gates, hidden_gates, h);
+at::Tensor gru_cell_from_gates(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
+                               const at::Tensor& h) {
+  if (gru_gates_applies(input_gates, hidden_gates, h))
+    return gru_gates(input_gates, hidden_gates, h);
   // PyTorch's gate order: reset, update, new.
   auto gi = input_gates.chunk(3, 1);
   auto gh = hidden_gates.chunk(3, 1);
@@ -70,10 +78,12 @@ at::Tensor gru_cell_from_gates(const at::Tensor& input_gates, const at::Tensor& 
   return candidate + update * (h - candidate);
 }
 
-std::tuple<at::Tensor, at::Tensor> lstm_cell_from_gates(const at::Tensor& gates, const at::Tensor& c) {
+std::tuple<at::Tensor, at::Tensor> lstm_cell_from_gates(const at::Tensor& gates,
+                                                        const at::Tensor& c) {
   // PyTorch's gate order: input, forget, cell, output.
   auto chunks = gates.chunk(4, 1);
-  at::Tensor c_next = torch::sigmoid(chunks[1]) * c + torch::sigmoid(chunks[0]) * torch::tanh(chunks[2]);
+  at::Tensor c_next =
+      torch::sigmoid(chunks[1]) * c + torch::sigmoid(chunks[0]) * torch::tanh(chunks[2]);
   return {torch::sigmoid(chunks[3]) * torch::tanh(c_next), c_next};
 }
 

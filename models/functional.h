@@ -21,18 +21,23 @@ at::Tensor apply_linear(const at::Tensor& x, const torch::nn::LinearImpl& layer)
 // One step of a GRU / LSTM cell, as the module's forward gives it; inside an Int8Scope its two
 // products go through apply_linear() (the modules' own forward would keep them in float32).
 at::Tensor gru_cell(const at::Tensor& input, const at::Tensor& h, torch::nn::GRUCellImpl& cell);
-std::tuple<at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input, const at::Tensor& h, const at::Tensor& c,
-                                             torch::nn::LSTMCellImpl& cell);
+std::tuple<at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input, const at::Tensor& h,
+                                             const at::Tensor& c, torch::nn::LSTMCellImpl& cell);
 // The same steps from the input's gate pre-activations, input_gates = x W_ih^T + b_ih ((B, 3n) for
 // a GRU, (B, 4n) for an LSTM), computed by the caller: the RNN decoder adds the context's share
 // from projections of the source made once per sentence (models/rnn_seq2seq.cpp).
-at::Tensor gru_cell_from_input_gates(const at::Tensor& input_gates, const at::Tensor& h, torch::nn::GRUCellImpl& cell);
-std::tuple<at::Tensor, at::Tensor> lstm_cell_from_input_gates(const at::Tensor& input_gates, const at::Tensor& h,
-                                                              const at::Tensor& c, torch::nn::LSTMCellImpl& cell);
+at::Tensor gru_cell_from_input_gates(const at::Tensor& input_gates, const at::Tensor& h,
+                                     torch::nn::GRUCellImpl& cell);
+std::tuple<at::Tensor, at::Tensor> lstm_cell_from_input_gates(const at::Tensor& input_gates,
+                                                              const at::Tensor& h,
+                                                              const at::Tensor& c,
+                                                              torch::nn::LSTMCellImpl& cell);
 // The cells' elementwise part from both products' gate pre-activations, biases included: a GRU's
 // input and hidden gates (each (B, 3n)), an LSTM's summed gates (B, 4n) and its cell c.
-at::Tensor gru_cell_from_gates(const at::Tensor& input_gates, const at::Tensor& hidden_gates, const at::Tensor& h);
-std::tuple<at::Tensor, at::Tensor> lstm_cell_from_gates(const at::Tensor& gates, const at::Tensor& c);
+at::Tensor gru_cell_from_gates(const at::Tensor& input_gates, const at::Tensor& hidden_gates,
+                               const at::Tensor& h);
+std::tuple<at::Tensor, at::Tensor> lstm_cell_from_gates(const at::Tensor& gates,
+                                                        const at::Tensor& c);
 
 // Dropout with probability p when training, the identity otherwise (no copy).
 at::Tensor apply_dropout(const at::Tensor& x, double p, bool training);

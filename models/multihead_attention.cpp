@@ -40,7 +40,8 @@ class SplitProjectionHeads : public torch::autograd::Function<SplitProjectionHea
     }
     if (some == nullptr) return {Tensor(), Tensor(), Tensor()};
     Tensor projected = torch::empty(ctx->saved_data["sizes"].toIntVector(), some->options());
-    Tensor split = heads_of(projected, ctx->saved_data["parts"].toInt(), ctx->saved_data["heads"].toInt());
+    Tensor split =
+        heads_of(projected, ctx->saved_data["parts"].toInt(), ctx->saved_data["heads"].toInt());
     for (size_t i = 0; i < grads.size(); ++i) {
       Tensor part = split[static_cast<int64_t>(i)];
       if (grads[i].defined()) {
@@ -96,9 +97,10 @@ std::tuple<Tensor, Tensor> scaled_dot_product_attention(const Tensor& q, const T
   if (relative != nullptr) {
     // sum_j w_ij a_ij: the weights summed per table row (clipped distances share one), times
     // the table.
-    Tensor row_weights = dropped.new_zeros({scores.size(0), scores.size(1), scores.size(2),
-                                            relative->values.size(0)})
-                             .scatter_add(-1, index, dropped);
+    Tensor row_weights =
+        dropped
+            .new_zeros({scores.size(0), scores.size(1), scores.size(2), relative->values.size(0)})
+            .scatter_add(-1, index, dropped);
     output = output + torch::matmul(row_weights, relative->values.to(row_weights.scalar_type()));
   }
   return {output, need_weights ? weights : Tensor()};
@@ -160,7 +162,8 @@ Tensor MultiheadAttentionImpl::project_kv_rows(const Tensor& memory) {
   return apply_linear(memory, in_proj_weight.narrow(0, e, 2 * e), in_proj_bias.narrow(0, e, 2 * e));
 }
 
-std::tuple<Tensor, Tensor, Tensor> MultiheadAttentionImpl::heads_of_qkv(const Tensor& projected) const {
+std::tuple<Tensor, Tensor, Tensor> MultiheadAttentionImpl::heads_of_qkv(
+    const Tensor& projected) const {
   auto qkv = split_projection_heads(projected, 3, options.num_heads());
   return {qkv[0] * query_scale(), qkv[1], qkv[2]};
 }
@@ -176,11 +179,12 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::heads_of_kv(const Tensor& pro
 
 bool MultiheadAttentionImpl::attends_in_one_pass(const Tensor& q, const Tensor& k, const Tensor& v,
                                                  const Tensor& key_rows, const Tensor& value_rows,
-                                                 const Tensor& attn_mask, const Tensor& key_pad_mask,
+                                                 const Tensor& attn_mask,
+                                                 const Tensor& key_pad_mask,
                                                  bool need_weights) const {
   return !need_weights && !attn_mask.defined() && !is_training() &&
-         (!relative_keys.defined() ||
-          (relative_keys.scalar_type() == torch::kFloat && relative_values.scalar_type() == torch::kFloat)) &&
+         (!relative_keys.defined() || (relative_keys.scalar_type() == torch::kFloat &&
+                                       relative_values.scalar_type() == torch::kFloat)) &&
          step_attention_applies(q, k, v, key_rows, value_rows, key_pad_mask);
 }
 
@@ -194,19 +198,20 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const
   if (attends_in_one_pass(q, k, v, key_rows, value_rows, attn_mask, key_pad_mask, need_weights)) {
     std::optional<StepRelativePositions> relative;
     if (relative_keys.defined()) {
-      relative = StepRelativePositions{relative_keys, relative_values, options.max_relative_positions(),
-                                       query_offset};
+      relative = StepRelativePositions{relative_keys, relative_values,
+                                       options.max_relative_positions(), query_offset};
     }
-    heads = step_attention(q, k, v, key_rows, value_rows, key_pad_mask, relative ? &*relative : nullptr);
+    heads = step_attention(q, k, v, key_rows, value_rows, key_pad_mask,
+                           relative ? &*relative : nullptr);
   } else {
     const Tensor keys = key_rows.defined() ? k.index_select(0, key_rows) : k;
     const Tensor values = value_rows.defined() ? v.index_select(0, value_rows) : v;
     std::optional<RelativePositions> relative;
     if (relative_keys.defined()) {
-      relative = RelativePositions{relative_keys, relative_values,
-                                   relative_position_index(q.size(2), keys.size(2), query_offset,
-                                                           options.max_relative_positions(),
-                                                           q.device())};
+      relative =
+          RelativePositions{relative_keys, relative_values,
+                            relative_position_index(q.size(2), keys.size(2), query_offset,
+                                                    options.max_relative_positions(), q.device())};
     }
     std::tie(heads, weights) =
         scaled_dot_product_attention(q, keys, values, attn_mask, key_pad_mask, options.dropout(),
@@ -218,7 +223,7 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::attend(const Tensor& q, const
 }
 
 FusedAttentionOptions MultiheadAttentionImpl::fused_options(const Tensor& attn_mask,
-                                                           const Tensor& key_pad_mask) const {
+                                                            const Tensor& key_pad_mask) const {
   FusedAttentionOptions fused;
   fused.heads = options.num_heads();
   fused.scale = query_scale();
@@ -238,10 +243,11 @@ std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query,
                                                            const Tensor& attn_mask,
                                                            const Tensor& key_pad_mask,
                                                            bool need_weights) {
-  TORCH_CHECK(query.dim() == 3 && query.size(2) == options.embed_dim(),
-              "query must be (B, T, ", options.embed_dim(), "), but got ", query.sizes());
+  TORCH_CHECK(query.dim() == 3 && query.size(2) == options.embed_dim(), "query must be (B, T, ",
+              options.embed_dim(), "), but got ", query.sizes());
   const bool self = query.is_same(key_value);
-  const Tensor q_rows = self ? apply_linear(query, in_proj_weight, in_proj_bias) : project_q_rows(query);
+  const Tensor q_rows =
+      self ? apply_linear(query, in_proj_weight, in_proj_bias) : project_q_rows(query);
   const Tensor kv_rows = self ? Tensor() : project_kv_rows(key_value);
   if (!need_weights) {
     const FusedAttentionOptions fused = fused_options(attn_mask, key_pad_mask);

@@ -69,15 +69,16 @@ class MultiheadAttentionImpl : public torch::nn::Cloneable<MultiheadAttentionImp
   // Whether attend() takes these operands in one pass (kernels/step_attention.h: a decoding
   // step on the CPU, no weights asked for), reading rows through key_rows without a gather;
   // otherwise it gathers them first.
-  bool attends_in_one_pass(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_rows,
-                           const Tensor& value_rows, const Tensor& attn_mask,
-                           const Tensor& key_pad_mask, bool need_weights) const;
+  bool attends_in_one_pass(const Tensor& q, const Tensor& k, const Tensor& v,
+                           const Tensor& key_rows, const Tensor& value_rows,
+                           const Tensor& attn_mask, const Tensor& key_pad_mask,
+                           bool need_weights) const;
 
   // Whole-sequence attention: query (B, T, E) over key_value (B, S, E) (the same tensor for
   // self-attention). Returns (B, T, E) and weights (B, H, T, S) when need_weights.
   std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key_value,
-                                     const Tensor& attn_mask = {},
-                                     const Tensor& key_pad_mask = {}, bool need_weights = false);
+                                     const Tensor& attn_mask = {}, const Tensor& key_pad_mask = {},
+                                     bool need_weights = false);
 
   MultiheadAttentionOptions options;
   Tensor in_proj_weight;  // (3E, E): rows [0, E) query, [E, 2E) key, [2E, 3E) value

@@ -97,7 +97,9 @@ std::string resolve_arch(const std::string& name) {
   return arch;
 }
 
-const ArchSpec& arch_spec(const std::string& name) { return registry().archs.at(resolve_arch(name)); }
+const ArchSpec& arch_spec(const std::string& name) {
+  return registry().archs.at(resolve_arch(name));
+}
 
 PresetValues arch_option_values(const ModelConfig& config) {
   PresetValues values;

@@ -3,10 +3,10 @@
 //
 // An architecture is one registry entry holding everything the rest of nmtzoo needs to know about
 // it: its own model keys, how to build it from a ModelConfig, which combinations of model keys it
-// refuses, the size the learning-rate schedule scales by, and its FLOPs per batch. A preset is a list of model-key
-// values on top of a base (another preset or an architecture); applied (core/runtime), it fills
-// only keys the YAML and --set left unset, most specific preset winning. Adding an architecture
-// touches models/ only. No LibTorch in this header.
+// refuses, the size the learning-rate schedule scales by, and its FLOPs per batch. A preset is a
+// list of model-key values on top of a base (another preset or an architecture); applied
+// (core/runtime), it fills only keys the YAML and --set left unset, most specific preset winning.
+// Adding an architecture touches models/ only. No LibTorch in this header.
 #pragma once
 
 #include <cstdint>

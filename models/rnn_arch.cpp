@@ -13,8 +13,8 @@ const ArchOptions<RnnSeq2SeqOptions>& keys() {
     ArchOptions<RnnSeq2SeqOptions> keys(RnnSeq2SeqOptions(0, 0));
     keys.integer("emb_dim", NMTZOO_FIELD(emb_dim), kModelSize, "RNN word embedding size");
     keys.integer("hidden_dim", NMTZOO_FIELD(hidden_dim), kModelSize, "RNN hidden state size");
-    keys.choice<RnnCell>("cell", NMTZOO_FIELD(cell), {{"gru", RnnCell::kGru}, {"lstm", RnnCell::kLstm}},
-                         "RNN cell type");
+    keys.choice<RnnCell>("cell", NMTZOO_FIELD(cell),
+                         {{"gru", RnnCell::kGru}, {"lstm", RnnCell::kLstm}}, "RNN cell type");
     keys.choice<std::optional<AttentionScore>>(
         "attention", NMTZOO_FIELD(attention),
         {{"additive", AttentionScore::kAdditive},
@@ -49,8 +49,9 @@ std::vector<ModelKeyProblem> check(const ModelConfig& c) {
   const auto m = options_of(c);
   std::vector<ModelKeyProblem> problems;
   if (m.attention() == AttentionScore::kDot || m.attention() == AttentionScore::kScaledDot) {
-    problems.push_back({"attention", "dot scoring compares the decoder state (hidden_dim) with "
-                                     "annotations (2 x hidden_dim); use general or additive"});
+    problems.push_back({"attention",
+                        "dot scoring compares the decoder state (hidden_dim) with "
+                        "annotations (2 x hidden_dim); use general or additive"});
   }
   if (!m.attention() && m.attention_query() != AttentionQuery::kPrevious) {
     const std::string query =
@@ -64,7 +65,8 @@ std::vector<ModelKeyProblem> check(const ModelConfig& c) {
     problems.push_back({"share_embeddings",
                         "ties the output projection to the target embedding, which needs "
                         "model.readout_dim == model.emb_dim (" +
-                            std::to_string(m.readout_dim()) + " vs " + std::to_string(m.emb_dim()) + ")"});
+                            std::to_string(m.readout_dim()) + " vs " + std::to_string(m.emb_dim()) +
+                            ")"});
   }
   return problems;
 }
@@ -89,13 +91,14 @@ double forward_flops(const ModelConfig& config, int64_t tgt_vocab, const BatchSh
   const double first_input = e + (luong ? l : conditional ? 0 : c);
   double decoder_step = 2 * gates * n * (first_input + n);
   if (conditional) decoder_step += 2 * gates * n * (c + n);  // the second cell reads c_i
-  for (int64_t layer = 1; layer < m.decoder_layers(); ++layer) decoder_step += 2 * gates * n * (2 * n);
+  for (int64_t layer = 1; layer < m.decoder_layers(); ++layer)
+    decoder_step += 2 * gates * n * (2 * n);
   double attention_setup = 0;
   if (m.attention()) {
     const bool additive = *m.attention() == AttentionScore::kAdditive;
     decoder_step += additive ? 2 * n * a + 2 * S * a : 2 * S * n;  // scores
-    decoder_step += 2 * S * c;                                       // context
-    if (additive) attention_setup = 2 * b * S * c * a;               // U h_j, once
+    decoder_step += 2 * S * c;                                     // context
+    if (additive) attention_setup = 2 * b * S * c * a;             // U h_j, once
     if (*m.attention() == AttentionScore::kGeneral) attention_setup = 2 * b * S * c * n;
   }
   const double readout_in = luong ? n + c : n + e + c;
@@ -115,8 +118,11 @@ RnnSeq2SeqOptions rnn_module_options(const ModelConfig& c, const VocabSizes& voc
 
 ArchSpec rnn_arch() {
   // The schedule scales by the recurrent state size.
-  return {keys().specs(), nullptr, check,
-          [](const ModelConfig& c) { return options_of(c).hidden_dim(); }, forward_flops,
+  return {keys().specs(),
+          nullptr,
+          check,
+          [](const ModelConfig& c) { return options_of(c).hidden_dim(); },
+          forward_flops,
           [](const ModelConfig& c) {
             return options_of(c).attention() ? AttentionLayout{1, 1} : AttentionLayout{};
           }};

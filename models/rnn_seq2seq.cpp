@@ -34,28 +34,30 @@ void RnnSeq2SeqImpl::reset() {
               " and target ", options.tgt_vocab());
   TORCH_CHECK(options.sharing() == EmbeddingSharing::kNone || l == m,
               "tying the output projection to the target embedding needs readout_dim == "
-              "emb_dim, but got ", l, " and ", m);
+              "emb_dim, but got ",
+              l, " and ", m);
   TORCH_CHECK(options.attention().has_value() || !(luong() || conditional()),
               "attention_query 'current' and 'conditional' need attention");
 
   src_embed = register_module("src_embed", make_token_embedding(options.src_vocab(), m));
-  if (!share_all) tgt_embed = register_module("tgt_embed", make_token_embedding(options.tgt_vocab(), m));
+  if (!share_all)
+    tgt_embed = register_module("tgt_embed", make_token_embedding(options.tgt_vocab(), m));
 
   const double between_layers = options.encoder_layers() > 1 ? options.dropout() : 0.0;
   if (lstm()) {
-    encoder_lstm = register_module(
-        "encoder", torch::nn::LSTM(torch::nn::LSTMOptions(m, n)
-                                       .num_layers(options.encoder_layers())
-                                       .bidirectional(true)
-                                       .batch_first(true)
-                                       .dropout(between_layers)));
+    encoder_lstm =
+        register_module("encoder", torch::nn::LSTM(torch::nn::LSTMOptions(m, n)
+                                                       .num_layers(options.encoder_layers())
+                                                       .bidirectional(true)
+                                                       .batch_first(true)
+                                                       .dropout(between_layers)));
   } else {
-    encoder_gru = register_module(
-        "encoder", torch::nn::GRU(torch::nn::GRUOptions(m, n)
-                                      .num_layers(options.encoder_layers())
-                                      .bidirectional(true)
-                                      .batch_first(true)
-                                      .dropout(between_layers)));
+    encoder_gru =
+        register_module("encoder", torch::nn::GRU(torch::nn::GRUOptions(m, n)
+                                                      .num_layers(options.encoder_layers())
+                                                      .bidirectional(true)
+                                                      .batch_first(true)
+                                                      .dropout(between_layers)));
   }
   init_proj = register_module("init_proj", torch::nn::Linear(n, options.decoder_layers() * n));
 
@@ -74,10 +76,9 @@ void RnnSeq2SeqImpl::reset() {
     if (layer == 0 && conditional()) add_cell(context_dim);  // RNN_2
   }
   if (options.attention()) {
-    attention = register_module(
-        "attention", Attention(AttentionOptions(n, context_dim)
-                                   .score(*options.attention())
-                                   .hidden_dim(options.attention_dim())));
+    attention = register_module("attention", Attention(AttentionOptions(n, context_dim)
+                                                           .score(*options.attention())
+                                                           .hidden_dim(options.attention_dim())));
   }
   const int64_t readout_input = luong() ? n + context_dim : n + m + context_dim;
   const int64_t readout_output = options.readout() == Readout::kMaxout ? 2 * l : l;
@@ -124,22 +125,29 @@ Tensor RnnSeq2SeqImpl::dropout(const Tensor& x) {
 // reads each sentence reversed within its length, so its padding also comes after its words.
 // Between layers, LibTorch's dropout on the whole (B, S, 2n) output: with several layers its
 // masks differ from the packed path's, drawn over the words alone.
-RnnSeq2SeqImpl::EncoderOutput RnnSeq2SeqImpl::run_encoder(const Tensor& embedded, const Tensor& pad_mask) {
+RnnSeq2SeqImpl::EncoderOutput RnnSeq2SeqImpl::run_encoder(const Tensor& embedded,
+                                                          const Tensor& pad_mask) {
   const int64_t batch = embedded.size(0), positions = embedded.size(1), n = options.hidden_dim();
   const int64_t layers = options.encoder_layers();
   const Tensor lengths = pad_mask.logical_not().sum(1).unsqueeze(1);  // (B, 1)
   TORCH_CHECK(lengths.min().item<int64_t>() > 0, "every source sentence needs at least one token");
   const Tensor steps = torch::arange(positions, lengths.options()).unsqueeze(0);
-  const Tensor reversed = torch::where(steps < lengths, lengths - 1 - steps, steps).unsqueeze(2);  // (B, S, 1)
-  auto reverse = [&](const Tensor& x) { return x.gather(1, reversed.expand({batch, positions, x.size(2)})); };
-  const std::vector<Tensor> weights = lstm() ? encoder_lstm->all_weights() : encoder_gru->all_weights();
-  const double between_layers = lstm() ? encoder_lstm->options.dropout() : encoder_gru->options.dropout();
+  const Tensor reversed =
+      torch::where(steps < lengths, lengths - 1 - steps, steps).unsqueeze(2);  // (B, S, 1)
+  auto reverse = [&](const Tensor& x) {
+    return x.gather(1, reversed.expand({batch, positions, x.size(2)}));
+  };
+  const std::vector<Tensor> weights =
+      lstm() ? encoder_lstm->all_weights() : encoder_gru->all_weights();
+  const double between_layers =
+      lstm() ? encoder_lstm->options.dropout() : encoder_gru->options.dropout();
   const Tensor zeros = torch::zeros({1, batch, n}, embedded.options());
   // One direction of one layer over (B, S, in), its weights at `first` of the module's list.
   auto direction = [&](const Tensor& input, size_t first) {
     const at::TensorList params(weights.data() + first, 4);
     if (lstm()) {
-      return std::get<0>(at::lstm(input, {zeros, zeros}, params, true, 1, 0.0, is_training(), false, true));
+      return std::get<0>(
+          at::lstm(input, {zeros, zeros}, params, true, 1, 0.0, is_training(), false, true));
     }
     return std::get<0>(at::gru(input, zeros, params, true, 1, 0.0, is_training(), false, true));
   };
@@ -152,7 +160,8 @@ RnnSeq2SeqImpl::EncoderOutput RnnSeq2SeqImpl::run_encoder(const Tensor& embedded
   }
   EncoderOutput out;
   out.memory = input.masked_fill(pad_mask.unsqueeze(2), 0.0);
-  out.forward_last = forward_out.gather(1, (lengths - 1).unsqueeze(2).expand({batch, 1, n})).squeeze(1);
+  out.forward_last =
+      forward_out.gather(1, (lengths - 1).unsqueeze(2).expand({batch, 1, n})).squeeze(1);
   out.backward_first = backward_out.select(1, 0);
   return out;
 }
@@ -164,7 +173,7 @@ DecoderState RnnSeq2SeqImpl::encode(const Tensor& src_tokens, const Tensor& src_
   const int64_t batch = src_tokens.size(0);
   const int64_t n = options.hidden_dim();
   Tensor embedded = dropout(apply_word_dropout(src_embed->forward(src_tokens),
-                                                options.source_word_dropout(), is_training()));
+                                               options.source_word_dropout(), is_training()));
   const EncoderOutput encoded = run_encoder(embedded, src_pad_mask);
   const Tensor& memory = encoded.memory;
   const Tensor& forward_last = encoded.forward_last;
@@ -182,7 +191,8 @@ DecoderState RnnSeq2SeqImpl::encode(const Tensor& src_tokens, const Tensor& src_
   state.set("hidden", hidden, SlotKind::kStep);
   if (lstm()) state.set("cell", torch::zeros_like(hidden), SlotKind::kStep);
   if (luong()) {
-    state.set("feed", torch::zeros({batch, options.readout_dim()}, hidden.options()), SlotKind::kStep);
+    state.set("feed", torch::zeros({batch, options.readout_dim()}, hidden.options()),
+              SlotKind::kStep);
   }
   return state;
 }
@@ -198,8 +208,9 @@ DecoderState RnnSeq2SeqImpl::encode(const Tensor& src_tokens, const Tensor& src_
 // and sum 2.5x wider rows (measured 0.88-0.96x); training would keep (B, S, G + R) projections
 // and their gradients.
 bool RnnSeq2SeqImpl::projects_context(const Tensor& memory) const {
-  return attention && !luong() && !is_training() && !at::GradMode::is_enabled() && fast_kernels_enabled() &&
-         memory.device().is_cpu() && memory.scalar_type() == at::kFloat && !at::autocast::is_cpu_enabled();
+  return attention && !luong() && !is_training() && !at::GradMode::is_enabled() &&
+         fast_kernels_enabled() && memory.device().is_cpu() && memory.scalar_type() == at::kFloat &&
+         !at::autocast::is_cpu_enabled();
 }
 
 void RnnSeq2SeqImpl::add_context_projections(DecoderState& state) {
@@ -214,9 +225,12 @@ void RnnSeq2SeqImpl::add_context_projections(DecoderState& state) {
 
 Tensor RnnSeq2SeqImpl::project_context(const Tensor& memory) {
   const int64_t context_dim = memory.size(-1);
-  auto context_columns = [&](const Tensor& weight) { return weight.narrow(1, weight.size(1) - context_dim, context_dim); };
+  auto context_columns = [&](const Tensor& weight) {
+    return weight.narrow(1, weight.size(1) - context_dim, context_dim);
+  };
   const Tensor& cell_weight = context_cell_input().first;
-  return torch::cat({apply_linear(memory, context_columns(cell_weight)), apply_linear(memory, context_columns(readout->weight))},
+  return torch::cat({apply_linear(memory, context_columns(cell_weight)),
+                     apply_linear(memory, context_columns(readout->weight))},
                     -1);
 }
 
@@ -253,12 +267,14 @@ Tensor RnnSeq2SeqImpl::readout_activation(const Tensor& pre) {
 // weights' gradients are one product over all steps; the attention's source for its kernel, which
 // sums the source's gradients over the steps (kernels/deferred_gradients.h).
 struct RnnSeq2SeqImpl::TrainingSteps {
-  std::vector<RecurrentLinear> cell_input, cell_hidden;  // per decoder cell: W_ih, b_ih and W_hh, b_hh
+  std::vector<RecurrentLinear> cell_input,
+      cell_hidden;  // per decoder cell: W_ih, b_ih and W_hh, b_hh
   RecurrentLinear query, readout;
   std::optional<TrainingStepContext> source;
 };
 
-std::unique_ptr<RnnSeq2SeqImpl::TrainingSteps> RnnSeq2SeqImpl::training_steps(const DecoderState& state) {
+std::unique_ptr<RnnSeq2SeqImpl::TrainingSteps> RnnSeq2SeqImpl::training_steps(
+    const DecoderState& state) {
   // Under autocast the kernels stand aside (they take float32): LibTorch's cells and attention.
   if (!fast_kernels_enabled() || !at::GradMode::is_enabled() || at::autocast::is_cpu_enabled() ||
       at::autocast::is_enabled()) {
@@ -276,9 +292,11 @@ std::unique_ptr<RnnSeq2SeqImpl::TrainingSteps> RnnSeq2SeqImpl::training_steps(co
       steps->cell_hidden.emplace_back(cell.weight_hh, cell.bias_hh);
     }
   }
-  if (attention && attention->query_proj) steps->query = RecurrentLinear(attention->query_proj->weight, {});
+  if (attention && attention->query_proj)
+    steps->query = RecurrentLinear(attention->query_proj->weight, {});
   if (luong()) steps->readout = RecurrentLinear(readout->weight, readout->bias);
-  if (attention && TrainingStepContext::applies(state["keys"], state[kMemorySlot], state[kMemoryPadMaskSlot])) {
+  if (attention &&
+      TrainingStepContext::applies(state["keys"], state[kMemorySlot], state[kMemoryPadMaskSlot])) {
     steps->source.emplace(state["keys"], state[kMemorySlot], state[kMemoryPadMaskSlot]);
   }
   return steps;
@@ -297,17 +315,19 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
   auto attend = [&](const Tensor& query) -> std::pair<Tensor, Tensor> {
     if (!attention) return {state["context"], Tensor()};
     if (training != nullptr && training->source) {
-      auto [context, weights] = attention->forward_training_step(query, *training->source, &training->query);
+      auto [context, weights] =
+          attention->forward_training_step(query, *training->source, &training->query);
       return {context, weights};
     }
     // One pass over the source as search keeps it (one copy per sentence), else gathered rows.
     const auto values = state.indexed(attended);
     const auto keys = state.indexed("keys");
-    if (auto step = attention->forward_step_in_one_pass(query, values.value, values.rows, state[kMemoryPadMaskSlot],
-                                                        keys.value, keys.rows)) {
+    if (auto step = attention->forward_step_in_one_pass(
+            query, values.value, values.rows, state[kMemoryPadMaskSlot], keys.value, keys.rows)) {
       return {std::get<0>(*step), std::get<1>(*step)};
     }
-    auto [context, weights] = attention->forward(query, state[attended], state[kMemoryPadMaskSlot], state["keys"]);
+    auto [context, weights] =
+        attention->forward(query, state[attended], state[kMemoryPadMaskSlot], state["keys"]);
     return {context, weights};
   };
   // Cell `index` of decoder_cells on `input` from the state (h, c); c is undefined for a GRU.
@@ -344,17 +364,19 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
     }
     const int64_t index = context_cell();
     if (lstm()) {
-      auto [h_next, c_next] =
-          lstm_cell_from_input_gates(gates, h, c, *decoder_cells->ptr<torch::nn::LSTMCellImpl>(index));
+      auto [h_next, c_next] = lstm_cell_from_input_gates(
+          gates, h, c, *decoder_cells->ptr<torch::nn::LSTMCellImpl>(index));
       return {h_next, c_next};
     }
-    return {gru_cell_from_input_gates(gates, h, *decoder_cells->ptr<torch::nn::GRUCellImpl>(index)), Tensor()};
+    return {gru_cell_from_input_gates(gates, h, *decoder_cells->ptr<torch::nn::GRUCellImpl>(index)),
+            Tensor()};
   };
   // The readout's pre-activation from the top state, the embedding and the projections' share.
   auto readout_from_projections = [&](const Tensor& top, const Tensor& projections) {
     const int64_t shares = readout->weight.size(0);
     const int64_t own_columns = top.size(1) + embedded.size(1);
-    return apply_linear(torch::cat({top, embedded}, 1), readout->weight.narrow(1, 0, own_columns), readout->bias) +
+    return apply_linear(torch::cat({top, embedded}, 1), readout->weight.narrow(1, 0, own_columns),
+                        readout->bias) +
            projections.narrow(1, projections.size(1) - shares, shares);
   };
   auto previous_cell = [&](int64_t layer) { return lstm() ? cell->select(1, layer) : Tensor(); };
@@ -378,23 +400,27 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
     Tensor query = hidden.select(1, layers - 1);
     auto [context, weights] = attend(query);
     const Tensor readout_input = torch::cat({query, context}, 1);
-    feed = training != nullptr ? readout_activation(training->readout(readout_input)) : apply_readout(readout_input);
+    feed = training != nullptr ? readout_activation(training->readout(readout_input))
+                               : apply_readout(readout_input);
     return {feed, weights};
   }
   if (conditional()) {
     auto [intermediate, intermediate_cell] =
         advance(0, embedded, hidden.select(1, 0), previous_cell(0));  // s'_i
     auto [context, weights] = attend(intermediate);
-    auto [first, first_cell] = projected ? advance_from_projections(context, intermediate, intermediate_cell)
-                                         : advance(1, context, intermediate, intermediate_cell);  // s_i
+    auto [first, first_cell] =
+        projected ? advance_from_projections(context, intermediate, intermediate_cell)
+                  : advance(1, context, intermediate, intermediate_cell);  // s_i
     run_cells(dropout(first), {first}, {first_cell});
-    if (projected) return {readout_from_projections(hidden.select(1, layers - 1), context), weights};
+    if (projected)
+      return {readout_from_projections(hidden.select(1, layers - 1), context), weights};
     return {torch::cat({hidden.select(1, layers - 1), embedded, context}, 1), weights};
   }
   Tensor query = hidden.select(1, layers - 1);  // s_{i-1}
   auto [context, weights] = attend(query);
   if (projected) {
-    auto [first, first_cell] = advance_from_projections(context, hidden.select(1, 0), previous_cell(0));
+    auto [first, first_cell] =
+        advance_from_projections(context, hidden.select(1, 0), previous_cell(0));
     run_cells(dropout(first), {first}, {first_cell});
     return {readout_from_projections(query, context), weights};
   }
@@ -405,7 +431,7 @@ std::pair<Tensor, Tensor> RnnSeq2SeqImpl::step(const Tensor& embedded, DecoderSt
 Tensor RnnSeq2SeqImpl::decode_step(const Tensor& prev_tokens, DecoderState& state) {
   if (state.step == 0) add_context_projections(state);
   Tensor embedded = dropout(apply_word_dropout(target_table()->forward(prev_tokens.view({-1})),
-                                                options.target_word_dropout(), is_training()));
+                                               options.target_word_dropout(), is_training()));
   auto [out, weights] = step(embedded, state);
   Tensor t = read_out(out, state);
   if (state.record_attention && weights.defined()) {
@@ -420,7 +446,7 @@ Tensor RnnSeq2SeqImpl::features(const Tensor& src_tokens, const Tensor& src_pad_
                                 const Tensor& tgt_in) {
   DecoderState state = encode(src_tokens, src_pad_mask);
   Tensor embedded = dropout(apply_word_dropout(target_table()->forward(tgt_in),  // (B, T, m)
-                                                options.target_word_dropout(), is_training()));
+                                               options.target_word_dropout(), is_training()));
   const std::unique_ptr<TrainingSteps> training = training_steps(state);
   std::vector<Tensor> outputs;
   outputs.reserve(static_cast<size_t>(tgt_in.size(1)));

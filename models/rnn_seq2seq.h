@@ -53,15 +53,15 @@ class RnnSeq2SeqImpl : public EncoderDecoder {
 
   RnnSeq2SeqOptions options;
   torch::nn::Embedding src_embed{nullptr};
-  torch::nn::Embedding tgt_embed{nullptr};   // null when sharing all
-  torch::nn::GRU encoder_gru{nullptr};       // one of these two, registered as "encoder"
+  torch::nn::Embedding tgt_embed{nullptr};  // null when sharing all
+  torch::nn::GRU encoder_gru{nullptr};      // one of these two, registered as "encoder"
   torch::nn::LSTM encoder_lstm{nullptr};
-  torch::nn::Linear init_proj{nullptr};      // W_s: backward_1 -> s_0 of every decoder layer
+  torch::nn::Linear init_proj{nullptr};  // W_s: backward_1 -> s_0 of every decoder layer
   // GRUCell or LSTMCell per layer; a conditional decoder's RNN_2 is the second, after RNN_1.
   torch::nn::ModuleList decoder_cells{nullptr};
-  Attention attention{nullptr};              // null without attention
-  torch::nn::Linear readout{nullptr};        // maxout pre-activation, or W_c of the tanh layer
-  torch::nn::Linear output_proj{nullptr};    // W_o; null when tied to the target embedding
+  Attention attention{nullptr};            // null without attention
+  torch::nn::Linear readout{nullptr};      // maxout pre-activation, or W_c of the tanh layer
+  torch::nn::Linear output_proj{nullptr};  // W_o; null when tied to the target embedding
 
  private:
   bool lstm() const { return options.cell() == RnnCell::kLstm; }
@@ -76,7 +76,8 @@ class RnnSeq2SeqImpl : public EncoderDecoder {
   // `training`, from training_steps(), runs the step's products and attention through the
   // kernels that sum the shared tensors' gradients over the steps.
   struct TrainingSteps;
-  std::pair<Tensor, Tensor> step(const Tensor& embedded, DecoderState& state, const TrainingSteps* training = nullptr);
+  std::pair<Tensor, Tensor> step(const Tensor& embedded, DecoderState& state,
+                                 const TrainingSteps* training = nullptr);
   // For a forward pass over whole target sentences under autograd with the kernels on (else none).
   std::unique_ptr<TrainingSteps> training_steps(const DecoderState& state);
   Tensor apply_readout(const Tensor& readout_input);  // (..., in) -> t (..., l)

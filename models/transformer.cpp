@@ -9,7 +9,6 @@
 
 namespace nmtzoo {
 
-
 namespace {
 
 TransformerLayerOptions layer_options(const TransformerOptions& options) {
@@ -27,8 +26,8 @@ TransformerLayerOptions layer_options(const TransformerOptions& options) {
 
 torch::nn::LayerNorm final_norm(torch::nn::Module& owner, const TransformerOptions& options) {
   if (options.norm() != NormPosition::kPre) return nullptr;
-  return owner.register_module("norm",
-                               torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.d_model()})));
+  return owner.register_module(
+      "norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.d_model()})));
 }
 
 }  // namespace
@@ -48,7 +47,8 @@ void TransformerEncoderImpl::reset() {
 
 Tensor TransformerEncoderImpl::forward(const Tensor& x, const Tensor& src_pad_mask) {
   Tensor h = x;
-  for (const auto& layer : *layers) h = layer->as<TransformerEncoderLayer>()->forward(h, src_pad_mask);
+  for (const auto& layer : *layers)
+    h = layer->as<TransformerEncoderLayer>()->forward(h, src_pad_mask);
   return norm ? norm->forward(h) : h;
 }
 
@@ -88,9 +88,11 @@ void TransformerImpl::reset() {
   TORCH_CHECK(!share_all || options.src_vocab() == options.tgt_vocab(),
               "sharing all embeddings needs one vocabulary, but got source ", options.src_vocab(),
               " and target ", options.tgt_vocab());
-  src_embed = register_module("src_embed", make_token_embedding(options.src_vocab(), options.d_model()));
+  src_embed =
+      register_module("src_embed", make_token_embedding(options.src_vocab(), options.d_model()));
   if (!share_all) {
-    tgt_embed = register_module("tgt_embed", make_token_embedding(options.tgt_vocab(), options.d_model()));
+    tgt_embed =
+        register_module("tgt_embed", make_token_embedding(options.tgt_vocab(), options.d_model()));
   }
   if (options.positions() != PositionEncoding::kRelative) {
     auto positions = PositionalEncodingOptions(options.max_positions(), options.d_model())
@@ -109,7 +111,8 @@ void TransformerImpl::reset() {
   if (options.sharing() == EmbeddingSharing::kNone) {
     output_proj = register_module(
         "output_proj",
-        torch::nn::Linear(torch::nn::LinearOptions(options.d_model(), options.tgt_vocab()).bias(false)));
+        torch::nn::Linear(
+            torch::nn::LinearOptions(options.d_model(), options.tgt_vocab()).bias(false)));
     torch::NoGradGuard no_grad;
     output_proj->weight.normal_(0.0, 1.0 / std::sqrt(static_cast<double>(options.d_model())));
   }
@@ -118,8 +121,8 @@ void TransformerImpl::reset() {
 Tensor TransformerImpl::embed(const Tensor& tokens, torch::nn::Embedding& table,
                               PositionalEncoding& positions, int64_t offset, double word_dropout) {
   TORCH_CHECK(offset + tokens.size(1) <= options.max_positions(), "sequence of ",
-              offset + tokens.size(1), " positions exceeds max_positions = ",
-              options.max_positions());
+              offset + tokens.size(1),
+              " positions exceeds max_positions = ", options.max_positions());
   Tensor x = apply_word_dropout(table->forward(tokens), word_dropout, is_training()) *
              std::sqrt(static_cast<double>(options.d_model()));
   if (positions) x = x + positions->forward(tokens.size(1), offset);  // relative: in attention
@@ -140,7 +143,8 @@ DecoderState TransformerImpl::encode(const Tensor& src_tokens, const Tensor& src
   state.set(kMemorySlot, memory, SlotKind::kSource);
   state.set(kMemoryPadMaskSlot, src_pad_mask, SlotKind::kSource);
   for (size_t i = 0; i < decoder->layers->size(); ++i) {
-    auto [k, v] = decoder->layers->ptr<TransformerDecoderLayerImpl>(i)->multihead_attn->project_kv(memory);
+    auto [k, v] =
+        decoder->layers->ptr<TransformerDecoderLayerImpl>(i)->multihead_attn->project_kv(memory);
     const LayerSlots& slots = layer_slots_[i];
     state.set(slots.memory_k, k, SlotKind::kSource);
     state.set(slots.memory_v, v, SlotKind::kSource);

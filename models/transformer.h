@@ -71,7 +71,7 @@ class TransformerImpl : public EncoderDecoder {
   PositionalEncoding tgt_positions{nullptr};
   TransformerEncoder encoder{nullptr};
   TransformerDecoder decoder{nullptr};
-  torch::nn::Linear output_proj{nullptr};     // null when tied to the target embedding
+  torch::nn::Linear output_proj{nullptr};  // null when tied to the target embedding
 
  private:
   // Scaled token embeddings (word dropout `word_dropout` on them) plus absolute positions.

@@ -9,7 +9,8 @@ const ArchOptions<TransformerOptions>& keys() {
   static const ArchOptions<TransformerOptions> declared = [] {
     ArchOptions<TransformerOptions> keys(TransformerOptions(0, 0));
     keys.integer("d_model", NMTZOO_FIELD(d_model), kModelSize, "Transformer model size");
-    keys.integer("ffn_dim", NMTZOO_FIELD(ffn_dim), kModelSize, "Transformer feed-forward inner size");
+    keys.integer("ffn_dim", NMTZOO_FIELD(ffn_dim), kModelSize,
+                 "Transformer feed-forward inner size");
     keys.integer("heads", NMTZOO_FIELD(heads), Range{1, 1024}, "Transformer attention heads");
     keys.real("attention_dropout", NMTZOO_FIELD(attention_dropout), kProbability,
               "Transformer dropout on attention weights");
@@ -71,8 +72,11 @@ TransformerOptions transformer_module_options(const ModelConfig& c, const VocabS
 }
 
 ArchSpec transformer_arch() {
-  return {keys().specs(), nullptr, check,
-          [](const ModelConfig& c) { return options_of(c).d_model(); }, forward_flops,
+  return {keys().specs(),
+          nullptr,
+          check,
+          [](const ModelConfig& c) { return options_of(c).d_model(); },
+          forward_flops,
           [](const ModelConfig& c) {
             const auto m = options_of(c);
             return AttentionLayout{m.decoder_layers(), m.heads()};

@@ -42,14 +42,16 @@ Tensor TransformerSublayers::residual(const Tensor& x, torch::nn::LayerNorm& nor
   Tensor out = sublayer(x);
   if (training && at::GradMode::is_enabled() && fast_kernels_enabled() &&
       dropout_add_layer_norm_applies(x, out, norm->weight, norm->bias)) {
-    return dropout_add_layer_norm(x, out, options.dropout(), norm->weight, norm->bias, norm->options.eps());
+    return dropout_add_layer_norm(x, out, options.dropout(), norm->weight, norm->bias,
+                                  norm->options.eps());
   }
   return norm->forward(x + apply_dropout(out, options.dropout(), training));
 }
 
 Tensor TransformerSublayers::feed_forward(const Tensor& x, bool training) {
   Tensor hidden;
-  if (options.activation() == Activation::kRelu && linear_relu_applies(x, linear1->weight, linear1->bias)) {
+  if (options.activation() == Activation::kRelu &&
+      linear_relu_applies(x, linear1->weight, linear1->bias)) {
     hidden = linear_relu(x, linear1->weight, linear1->bias);
   } else {
     hidden = apply_linear(x, *linear1);
@@ -81,7 +83,8 @@ Tensor TransformerEncoderLayerImpl::forward(const Tensor& x, const Tensor& src_p
       x, norm1,
       [&](const Tensor& in) { return std::get<0>(self_attn->forward(in, in, {}, src_pad_mask)); },
       training);
-  return residual(h, norm2, [&](const Tensor& in) { return feed_forward(in, training); }, training);
+  return residual(
+      h, norm2, [&](const Tensor& in) { return feed_forward(in, training); }, training);
 }
 
 TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(const TransformerLayerOptions& options_)
@@ -117,7 +120,8 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& x, const Tensor& memor
   };
   auto cross_attention = [&](const Tensor& in) {
     if (cache == nullptr) {
-      auto [out, weights] = multihead_attn->forward(in, memory, {}, memory_pad_mask, cross_weights != nullptr);
+      auto [out, weights] =
+          multihead_attn->forward(in, memory, {}, memory_pad_mask, cross_weights != nullptr);
       if (cross_weights != nullptr) *cross_weights = weights;
       return out;
     }
@@ -130,17 +134,19 @@ Tensor TransformerDecoderLayerImpl::forward(const Tensor& x, const Tensor& memor
     if (cross_weights == nullptr &&
         multihead_attn->attends_in_one_pass(q, keys.value, values.value, keys.rows, values.rows, {},
                                             memory_pad_mask, false)) {
-      return std::get<0>(multihead_attn->attend(q, keys.value, values.value, {}, memory_pad_mask, false,
-                                                0, keys.rows, values.rows));
+      return std::get<0>(multihead_attn->attend(q, keys.value, values.value, {}, memory_pad_mask,
+                                                false, 0, keys.rows, values.rows));
     }
-    auto [out, weights] = multihead_attn->attend(q, state[*cache->memory_k], state[*cache->memory_v], {},
-                                                 memory_pad_mask, cross_weights != nullptr);
+    auto [out, weights] =
+        multihead_attn->attend(q, state[*cache->memory_k], state[*cache->memory_v], {},
+                               memory_pad_mask, cross_weights != nullptr);
     if (cross_weights != nullptr) *cross_weights = weights;
     return out;
   };
   Tensor h = residual(x, norm1, self_attention, training);
   h = residual(h, norm2, cross_attention, training);
-  return residual(h, norm3, [&](const Tensor& in) { return feed_forward(in, training); }, training);
+  return residual(
+      h, norm3, [&](const Tensor& in) { return feed_forward(in, training); }, training);
 }
 
 }  // namespace nmtzoo

@@ -51,10 +51,11 @@ TORCH_MODULE(TransformerEncoderLayer);
 // Where one decoder layer keeps what it needs between incremental steps: entries of the caller's
 // DecoderState, batch-major, updated in place.
 struct DecoderLayerCache {
-  DecoderState* state;         // holds the self-attention cache, which grows each step:
-  const std::string* self_k;   //   the entry of the (B, H, t, D) keys of the target positions so far
-  const std::string* self_v;   //   (B, H, t, D)
-  const std::string* memory_k;  // the entry of the (B, H, S, D) encoder output's keys, computed once
+  DecoderState* state;        // holds the self-attention cache, which grows each step:
+  const std::string* self_k;  //   the entry of the (B, H, t, D) keys of the target positions so far
+  const std::string* self_v;  //   (B, H, t, D)
+  const std::string*
+      memory_k;  // the entry of the (B, H, S, D) encoder output's keys, computed once
   const std::string* memory_v;  //   per sentence; (B, H, S, D) values
 };
 

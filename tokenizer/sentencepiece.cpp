@@ -14,8 +14,8 @@
 #include <sstream>
 #include <utility>
 
-#include "tokenizer/spm_shim.h"
 #include "tokenizer/special_tokens.h"
+#include "tokenizer/spm_shim.h"
 
 namespace nmtzoo {
 namespace {
@@ -305,9 +305,9 @@ std::vector<int32_t> SentencePiece::sample_encode(std::string_view text, double 
   std::vector<int32_t> ids;
   Sink<std::vector<int32_t>> sink{ids, {}};
   ErrorBuffer error;
-  const int status = shim().sample_encode_ids(handle_, text.data(), text.size(),
-                                              static_cast<float>(alpha), seed, assign_ids, &sink,
-                                              error.data(), error.size());
+  const int status =
+      shim().sample_encode_ids(handle_, text.data(), text.size(), static_cast<float>(alpha), seed,
+                               assign_ids, &sink, error.data(), error.size());
   sink.error.rethrow();
   if (status != 0) {
     throw TokenizerError("sampling a segmentation with '" + path_ + "' failed: " + error.data());
@@ -339,8 +339,8 @@ std::string SentencePiece::decode(const std::vector<int32_t>& ids) const {
   std::string text;
   Sink<std::string> sink{text, {}};
   ErrorBuffer error;
-  const int status = shim().decode_ids(handle_, checked.data(), checked.size(), append_text,
-                                       &sink, error.data(), error.size());
+  const int status = shim().decode_ids(handle_, checked.data(), checked.size(), append_text, &sink,
+                                       error.data(), error.size());
   sink.error.rethrow();
   if (status != 0) throw TokenizerError("decoding with '" + path_ + "' failed: " + error.data());
   return text;

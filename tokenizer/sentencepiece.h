@@ -21,14 +21,14 @@ struct TokenizerError : std::runtime_error {
 };
 
 struct SentencePieceTrainOptions {
-  std::string model_prefix;                     // writes <prefix>.model and <prefix>.vocab
+  std::string model_prefix;  // writes <prefix>.model and <prefix>.vocab
   SubwordModel model_type = SubwordModel::kBpe;
   int64_t vocab_size = 8000;
   double character_coverage = 1.0;
-  int64_t input_sentence_size = 0;              // sample this many sentences; 0 = use all
-  uint32_t seed = 1;                            // for sampling and unigram EM
-  bool quiet = true;                            // silence SentencePiece's progress log
-  std::vector<std::string> user_symbols;        // pieces kept whole, each one id (language tags)
+  int64_t input_sentence_size = 0;        // sample this many sentences; 0 = use all
+  uint32_t seed = 1;                      // for sampling and unigram EM
+  bool quiet = true;                      // silence SentencePiece's progress log
+  std::vector<std::string> user_symbols;  // pieces kept whole, each one id (language tags)
 };
 
 // Supplies training sentences one at a time; returns false at the end of the corpus.

@@ -20,7 +20,7 @@ void SetMinLogLevel(int level);  // exported by libsentencepiece, absent from it
 namespace sentencepiece::random {
 // The calling thread's generator, which SampleEncode draws from (exported, in no public header).
 std::mt19937* GetRandomGenerator();
-}
+}  // namespace sentencepiece::random
 
 struct NmtzooSpm {
   sentencepiece::SentencePieceProcessor processor;
@@ -72,9 +72,9 @@ class CallbackSentences : public sentencepiece::SentenceIterator {
 
 // glibc 2.36 frees a reused thread stack's dynamic TLS blocks with the free() of the libc that
 // creates the thread (allocatestack.c, get_cached_stack), but ld.so allocated them with the main
-// namespace's malloc. The trainer's threads live in this dlmopen'd namespace, whose libc is a second
-// copy: reusing a stack of the first training's threads in a second training handed a foreign
-// block to this copy's free (an abort under AddressSanitizer, a silent cross-heap free
+// namespace's malloc. The trainer's threads live in this dlmopen'd namespace, whose libc is a
+// second copy: reusing a stack of the first training's threads in a second training handed a
+// foreign block to this copy's free (an abort under AddressSanitizer, a silent cross-heap free
 // otherwise). A default stack larger than glibc's stack cache (40 MiB unless the
 // glibc.pthread.stack_cache_size tunable raises it) is never cached, so its TLS is freed by ld.so
 // with the malloc that made it. The size is address space only: pages are touched as used.
@@ -115,16 +115,21 @@ int nmtzoo_spm_vocab_size(const NmtzooSpm* model) { return model->processor.GetP
 
 int nmtzoo_spm_special_id(const NmtzooSpm* model, int which) {
   switch (which) {
-    case 0: return model->processor.pad_id();
-    case 1: return model->processor.unk_id();
-    case 2: return model->processor.bos_id();
-    case 3: return model->processor.eos_id();
-    default: return -1;
+    case 0:
+      return model->processor.pad_id();
+    case 1:
+      return model->processor.unk_id();
+    case 2:
+      return model->processor.bos_id();
+    case 3:
+      return model->processor.eos_id();
+    default:
+      return -1;
   }
 }
 
-int nmtzoo_spm_encode_ids(const NmtzooSpm* model, const char* text, size_t size, NmtzooSpmIdSink sink,
-                          void* context, char* error, size_t error_size) {
+int nmtzoo_spm_encode_ids(const NmtzooSpm* model, const char* text, size_t size,
+                          NmtzooSpmIdSink sink, void* context, char* error, size_t error_size) {
   try {
     std::vector<int> ids;
     auto status = model->processor.Encode(std::string_view(text, size), &ids);
@@ -153,7 +158,8 @@ int nmtzoo_spm_sample_encode_ids(const NmtzooSpm* model, const char* text, size_
 }
 
 int nmtzoo_spm_encode_pieces(const NmtzooSpm* model, const char* text, size_t size,
-                             NmtzooSpmTextSink sink, void* context, char* error, size_t error_size) {
+                             NmtzooSpmTextSink sink, void* context, char* error,
+                             size_t error_size) {
   try {
     std::vector<std::string> pieces;
     auto status = model->processor.Encode(std::string_view(text, size), &pieces);

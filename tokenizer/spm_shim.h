@@ -38,8 +38,8 @@ void nmtzoo_spm_free(NmtzooSpm* model);
 int nmtzoo_spm_vocab_size(const NmtzooSpm* model);
 // which: 0 = pad, 1 = unk, 2 = bos, 3 = eos. Returns -1 when the model defines none.
 int nmtzoo_spm_special_id(const NmtzooSpm* model, int which);
-int nmtzoo_spm_encode_ids(const NmtzooSpm* model, const char* text, size_t size, NmtzooSpmIdSink sink,
-                          void* context, char* error, size_t error_size);
+int nmtzoo_spm_encode_ids(const NmtzooSpm* model, const char* text, size_t size,
+                          NmtzooSpmIdSink sink, void* context, char* error, size_t error_size);
 // Subword sampling (SentencePiece's SampleEncode with nbest_size -1): BPE-dropout with merge-drop
 // probability `alpha` for BPE models, forward-filtering backward-sampling with smoothing `alpha`
 // for unigram models. The result depends only on (model, text, alpha, seed): SentencePiece's own

@@ -10,8 +10,8 @@
 namespace nmtzoo {
 
 struct KeyAlias {
-  std::string flags;  // CLI11 spelling: "-b,--beam"
-  std::string key;    // the dotted schema key
+  std::string flags;       // CLI11 spelling: "-b,--beam"
+  std::string key;         // the dotted schema key
   bool is_switch = false;  // a flag without a value that sets a boolean key to true
 };
 

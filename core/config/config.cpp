@@ -17,8 +17,8 @@ std::string RunConfig::run_dir() const {
 }
 
 std::string RunConfig::tokenizer_model(const std::string& lang) const {
-  std::string prefix = tokenizer.prefix.empty() ? (fs::path(run_dir()) / "spm").string()
-                                                : tokenizer.prefix;
+  std::string prefix =
+      tokenizer.prefix.empty() ? (fs::path(run_dir()) / "spm").string() : tokenizer.prefix;
   return tokenizer.joint ? prefix + ".model" : prefix + "." + lang + ".model";
 }
 
@@ -29,7 +29,8 @@ std::vector<LanguagePair> RunConfig::language_pairs() const {
   std::vector<LanguagePair> pairs;
   for (const auto& direction : data.directions) {
     const size_t dash = direction.find('-');
-    pairs.push_back({direction.substr(0, dash), dash == std::string::npos ? "" : direction.substr(dash + 1)});
+    pairs.push_back(
+        {direction.substr(0, dash), dash == std::string::npos ? "" : direction.substr(dash + 1)});
   }
   return pairs;
 }
@@ -37,7 +38,8 @@ std::vector<LanguagePair> RunConfig::language_pairs() const {
 std::vector<std::string> RunConfig::target_languages() const {
   std::vector<std::string> languages;
   for (const auto& pair : language_pairs()) {
-    if (std::find(languages.begin(), languages.end(), pair.tgt) == languages.end()) languages.push_back(pair.tgt);
+    if (std::find(languages.begin(), languages.end(), pair.tgt) == languages.end())
+      languages.push_back(pair.tgt);
   }
   return languages;
 }
@@ -62,9 +64,10 @@ std::string RunConfig::where(const std::string& key) const {
 std::vector<KeyProblem> TokenizerConfig::validate() const {
   std::vector<KeyProblem> problems;
   if (model_type == SubwordModel::kBpe && sampling_alpha >= 1.0) {
-    problems.push_back({"sampling_alpha", fmt::format("({}) is BPE-dropout's probability of dropping "
-                                                      "a merge, so it must be below 1",
-                                                      sampling_alpha)});
+    problems.push_back(
+        {"sampling_alpha", fmt::format("({}) is BPE-dropout's probability of dropping "
+                                       "a merge, so it must be below 1",
+                                       sampling_alpha)});
   }
   return problems;
 }
@@ -72,14 +75,16 @@ std::vector<KeyProblem> TokenizerConfig::validate() const {
 std::vector<KeyProblem> TrainConfig::validate() const {
   std::vector<KeyProblem> problems;
   if (best_metric != SelectionMetric::kLoss && !valid_bleu) {
-    problems.push_back({"best_metric", fmt::format("is {}, which needs valid_bleu: true (it decodes "
-                                                   "the validation set)",
-                                                   selection_metric_name(best_metric))});
+    problems.push_back(
+        {"best_metric", fmt::format("is {}, which needs valid_bleu: true (it decodes "
+                                    "the validation set)",
+                                    selection_metric_name(best_metric))});
   }
   if ((schedule == LrSchedule::kLinear || schedule == LrSchedule::kCosine) && max_steps == 0 &&
       max_time == 0 && max_epochs == 0) {
-    problems.push_back({"schedule", "decays the rate over the run's budget, which needs max_steps, "
-                                    "max_time or max_epochs"});
+    problems.push_back({"schedule",
+                        "decays the rate over the run's budget, which needs max_steps, "
+                        "max_time or max_epochs"});
   }
   return problems;
 }
@@ -90,7 +95,8 @@ std::vector<KeyProblem> DecodeConfig::validate() const {
     problems.push_back({"nbest", fmt::format("({}) exceeds beam ({})", nbest, beam)});
   }
   if (sampling && constraints != ConstraintMode::kNone) {
-    problems.push_back({"constraints", "need beam search, but sampling is true (constraints steer a beam)"});
+    problems.push_back(
+        {"constraints", "need beam search, but sampling is true (constraints steer a beam)"});
   }
   if (bf16 && dtype == DecodeDtype::kInt8) {
     problems.push_back({"bf16", "is true but dtype is int8: set only dtype"});

@@ -22,7 +22,9 @@ enum class LrSchedule { kInverseSqrt, kConstant, kPlateau, kLinear, kCosine };
 // The validation score that picks checkpoint_best and drives early stopping.
 enum class SelectionMetric { kBleu, kChrf, kLoss };
 inline const char* selection_metric_name(SelectionMetric metric) {
-  return metric == SelectionMetric::kBleu ? "bleu" : metric == SelectionMetric::kChrf ? "chrf" : "loss";
+  return metric == SelectionMetric::kBleu   ? "bleu"
+         : metric == SelectionMetric::kChrf ? "chrf"
+                                            : "loss";
 }
 enum class LengthPenalty { kNone, kAverage, kWu };
 // The number format of decoding's matrix products.
@@ -54,7 +56,8 @@ struct DataConfig {
   std::string dir;
   std::string src_lang;
   std::string tgt_lang;
-  std::vector<std::string> directions;  // "de-en", ...: a multilingual run; empty: src_lang-tgt_lang
+  std::vector<std::string>
+      directions;  // "de-en", ...: a multilingual run; empty: src_lang-tgt_lang
   std::vector<TrainCorpus> train;
   std::string valid;
   std::vector<std::string> test;
@@ -131,7 +134,7 @@ struct DecodeConfig {
   int64_t min_len;
   int64_t batch_tokens;
   DecodeDtype dtype;
-  bool bf16;  // the older spelling of dtype: bf16
+  bool bf16;              // the older spelling of dtype: bf16
   std::string shortlist;  // lexical shortlist file, "" = none
   int64_t shortlist_top_k;
   int64_t shortlist_frequent;
@@ -185,15 +188,15 @@ struct RunConfig {
   DecodeConfig decoding;
   ServeConfig serve;
 
-  std::string source;                           // the YAML file, or "" for defaults only
-  std::set<std::string> explicit_keys;          // dotted keys set by the YAML or --set
-  std::map<std::string, std::string> origin;    // dotted key -> "file:line" or "--set"
+  std::string source;                         // the YAML file, or "" for defaults only
+  std::set<std::string> explicit_keys;        // dotted keys set by the YAML or --set
+  std::map<std::string, std::string> origin;  // dotted key -> "file:line" or "--set"
 
   // Paths derived from the options.
-  std::string run_dir() const;                  // training.output_dir or runs/<config stem>
+  std::string run_dir() const;  // training.output_dir or runs/<config stem>
   std::string tokenizer_model(const std::string& lang) const;
   std::string corpus_path(const std::string& split, const std::string& lang) const;
-  std::string dataset_dir() const;              // data.bin_dir or <run dir>/data-bin
+  std::string dataset_dir() const;  // data.bin_dir or <run dir>/data-bin
   // data.directions, or the one direction data.src_lang -> data.tgt_lang.
   std::vector<LanguagePair> language_pairs() const;
   // A multilingual run (data.directions) tags each source with its target language.

@@ -2,17 +2,17 @@
 #include "core/config/experiment_plan.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
 #include <regex>
-#include <cctype>
 #include <set>
 #include <stdexcept>
 #include <vector>
@@ -25,10 +25,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kPlanKeys = {"title",     "name",      "tokenizer_prefix", "baseline",
-                                            "correction", "resamples", "budget",           "seeds",
-                                            "tests",     "models",    "ensemble",         "directions",
-                                            "multilingual"};
+const std::vector<std::string> kPlanKeys = {
+    "title", "name",  "tokenizer_prefix", "baseline", "correction", "resamples",   "budget",
+    "seeds", "tests", "models",           "ensemble", "directions", "multilingual"};
 // Bounds on counts of work: a seed is a training run, a resample a pass over a test set's scores.
 constexpr int64_t kMaxSeeds = 100;
 constexpr int64_t kMaxResamples = 1000000;
@@ -75,9 +74,13 @@ class PlanReader {
       return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
     });
     if (control != value.end()) {
-      problem(node, key, fmt::format("'{}' holds a control character (byte {}, code {}): a plan's texts are one line "
-                                     "without TABs", value.substr(0, static_cast<size_t>(control - value.begin())),
-                                     control - value.begin() + 1, static_cast<int>(static_cast<unsigned char>(*control))));
+      problem(
+          node, key,
+          fmt::format(
+              "'{}' holds a control character (byte {}, code {}): a plan's texts are one line "
+              "without TABs",
+              value.substr(0, static_cast<size_t>(control - value.begin())),
+              control - value.begin() + 1, static_cast<int>(static_cast<unsigned char>(*control))));
       return false;
     }
     out = value;
@@ -87,11 +90,15 @@ class PlanReader {
   // and '-', not starting with '.', so that every path written stays under its folder.
   bool name(const YAML::Node& node, const std::string& key, std::string& out) {
     if (!text(node, key, out)) return false;
-    const bool safe = out.front() != '.' && out.size() <= 100 && std::all_of(out.begin(), out.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-    });
+    const bool safe =
+        out.front() != '.' && out.size() <= 100 && std::all_of(out.begin(), out.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+        });
     if (!safe) {
-      problem(node, key, "'" + out + "' is not a name: use letters, digits, '.', '_' and '-' (not first), at most 100");
+      problem(
+          node, key,
+          "'" + out +
+              "' is not a name: use letters, digits, '.', '_' and '-' (not first), at most 100");
       return false;
     }
     return true;
@@ -165,20 +172,23 @@ class PlanReader {
 };
 
 bool has_model(const ExperimentPlan& plan, const std::string& name) {
-  return std::any_of(plan.models.begin(), plan.models.end(), [&](const PlanModel& m) { return m.name == name; });
+  return std::any_of(plan.models.begin(), plan.models.end(),
+                     [&](const PlanModel& m) { return m.name == name; });
 }
 
 // The plan's tokenizer_prefix with {languages} replaced by `languages`.
 std::string tokenizer_prefix(const ExperimentPlan& plan, const std::string& languages) {
   std::string prefix = plan.tokenizer_prefix;
   const std::string placeholder = "{languages}";
-  if (const size_t at = prefix.find(placeholder); at != std::string::npos) prefix.replace(at, placeholder.size(), languages);
+  if (const size_t at = prefix.find(placeholder); at != std::string::npos)
+    prefix.replace(at, placeholder.size(), languages);
   return prefix;
 }
 
 bool is_language(const std::string& code) {
-  return !code.empty() && code.size() <= 8 &&
-         std::all_of(code.begin(), code.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; });
+  return !code.empty() && code.size() <= 8 && std::all_of(code.begin(), code.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || c == '_';
+  });
 }
 
 // "de-en" as a direction; false when it is not two different language codes.
@@ -191,26 +201,26 @@ bool parse_pair(const std::string& name, PlanDirection& direction) {
 
 void read_direction_settings(PlanReader& reader, const YAML::Node& node, const std::string& name,
                              PlanDirection& direction) {
-  reader.mapping(node, name, [&](const std::string& key, const YAML::Node& key_node,
-                                 const YAML::Node& value) {
-    const std::string dotted = name + "." + key;
-    if (key == "budget") {
-      reader.budget(value, dotted, direction.budget);
-    } else if (key == "seeds") {
-      reader.positive(value, dotted, direction.seeds, kMaxSeeds);
-    } else if (key == "tests") {
-      reader.names(value, dotted, direction.tests);
-    } else if (key == "set") {
-      reader.mapping(value, dotted, [&](const std::string& model, const YAML::Node&,
-                                        const YAML::Node& sets) {
-        std::vector<std::string> overrides;
-        reader.texts(sets, dotted + "." + model, overrides);
-        direction.overrides[model] = overrides;
+  reader.mapping(
+      node, name, [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
+        const std::string dotted = name + "." + key;
+        if (key == "budget") {
+          reader.budget(value, dotted, direction.budget);
+        } else if (key == "seeds") {
+          reader.positive(value, dotted, direction.seeds, kMaxSeeds);
+        } else if (key == "tests") {
+          reader.names(value, dotted, direction.tests);
+        } else if (key == "set") {
+          reader.mapping(value, dotted,
+                         [&](const std::string& model, const YAML::Node&, const YAML::Node& sets) {
+                           std::vector<std::string> overrides;
+                           reader.texts(sets, dotted + "." + model, overrides);
+                           direction.overrides[model] = overrides;
+                         });
+        } else {
+          reader.problem(key_node, dotted, unknown_key(key, kDirectionKeys));
+        }
       });
-    } else {
-      reader.problem(key_node, dotted, unknown_key(key, kDirectionKeys));
-    }
-  });
 }
 
 void read_directions(PlanReader& reader, const YAML::Node& node, const ExperimentPlan& plan,
@@ -237,7 +247,8 @@ void read_directions(PlanReader& reader, const YAML::Node& node, const Experimen
       name = item.begin()->first.Scalar();
       settings = item.begin()->second;
     } else {
-      reader.problem(item, key, "expects a pair (de-en) or one pair with its settings ({de-en: {seeds: 3}})");
+      reader.problem(item, key,
+                     "expects a pair (de-en) or one pair with its settings ({de-en: {seeds: 3}})");
       continue;
     }
     if (!parse_pair(name, direction)) {
@@ -248,62 +259,81 @@ void read_directions(PlanReader& reader, const YAML::Node& node, const Experimen
       reader.problem(item, key, "'" + name + "' is listed twice");
       continue;
     }
-    if (settings && !settings.IsNull()) read_direction_settings(reader, settings, key + " " + name, direction);
+    if (settings && !settings.IsNull())
+      read_direction_settings(reader, settings, key + " " + name, direction);
     for (const auto& [model, overrides] : direction.overrides) {
-      if (!has_model(plan, model)) reader.problem(item, key + " " + name + ".set", "'" + model + "' is not one of the plan's models");
+      if (!has_model(plan, model))
+        reader.problem(item, key + " " + name + ".set",
+                       "'" + model + "' is not one of the plan's models");
     }
     directions.push_back(std::move(direction));
   }
 }
 
-void read_multilingual(PlanReader& reader, const YAML::Node& node, ExperimentPlan& plan, const std::string& budget) {
-  reader.mapping(node, "multilingual", [&](const std::string& name, const YAML::Node& name_node,
-                                           const YAML::Node& settings) {
-    PlanMultilingual system;
-    std::string checked;
-    if (!reader.name(name_node, "multilingual", checked)) return;
-    system.name = name;
-    system.budget = budget;
-    system.where = reader.where(name_node);
-    const std::string key = "multilingual." + name;
-    if (has_model(plan, name)) {
-      reader.problem(name_node, key, "is also the name of a model");
-    }
-    YAML::Node directions;
-    reader.mapping(settings, key, [&](const std::string& setting, const YAML::Node& setting_node, const YAML::Node& value) {
-      if (setting == "model") {
-        if (reader.text(value, key + ".model", system.model) && !has_model(plan, system.model)) {
-          reader.problem(value, key + ".model", "'" + system.model + "' is not one of the plan's models");
+void read_multilingual(PlanReader& reader, const YAML::Node& node, ExperimentPlan& plan,
+                       const std::string& budget) {
+  reader.mapping(
+      node, "multilingual",
+      [&](const std::string& name, const YAML::Node& name_node, const YAML::Node& settings) {
+        PlanMultilingual system;
+        std::string checked;
+        if (!reader.name(name_node, "multilingual", checked)) return;
+        system.name = name;
+        system.budget = budget;
+        system.where = reader.where(name_node);
+        const std::string key = "multilingual." + name;
+        if (has_model(plan, name)) {
+          reader.problem(name_node, key, "is also the name of a model");
         }
-      } else if (setting == "directions") {
-        directions = value;
-      } else if (setting == "budget") {
-        reader.budget(value, key + ".budget", system.budget);
-      } else if (setting == "set") {
-        reader.texts(value, key + ".set", system.overrides);
-      } else {
-        reader.problem(setting_node, key + "." + setting, unknown_key(setting, kMultilingualKeys));
-      }
-    });
-    if (system.model.empty()) reader.problem(name_node, key + ".model", "is required: the plan's model whose config it trains");
-    std::vector<std::string> pairs;
-    if (directions.IsNull()) {
-      reader.problem(name_node, key + ".directions", "is required: two directions or more of the plan, e.g. [de-en, fr-en]");
-    } else {
-      reader.texts(directions, key + ".directions", pairs);
-    }
-    for (const auto& pair : pairs) {
-      const auto found = std::find_if(plan.directions.begin(), plan.directions.end(),
-                                      [&](const PlanDirection& d) { return d.src + "-" + d.tgt == pair; });
-      if (found == plan.directions.end()) {
-        reader.problem(directions, key + ".directions", "'" + pair + "' is not one of the plan's directions (its bilingual models are the comparison)");
-      } else {
-        system.directions.push_back(*found);
-      }
-    }
-    if (!pairs.empty() && pairs.size() < 2) reader.problem(directions, key + ".directions", "needs two directions or more");
-    plan.multilingual.push_back(std::move(system));
-  });
+        YAML::Node directions;
+        reader.mapping(settings, key,
+                       [&](const std::string& setting, const YAML::Node& setting_node,
+                           const YAML::Node& value) {
+                         if (setting == "model") {
+                           if (reader.text(value, key + ".model", system.model) &&
+                               !has_model(plan, system.model)) {
+                             reader.problem(
+                                 value, key + ".model",
+                                 "'" + system.model + "' is not one of the plan's models");
+                           }
+                         } else if (setting == "directions") {
+                           directions = value;
+                         } else if (setting == "budget") {
+                           reader.budget(value, key + ".budget", system.budget);
+                         } else if (setting == "set") {
+                           reader.texts(value, key + ".set", system.overrides);
+                         } else {
+                           reader.problem(setting_node, key + "." + setting,
+                                          unknown_key(setting, kMultilingualKeys));
+                         }
+                       });
+        if (system.model.empty())
+          reader.problem(name_node, key + ".model",
+                         "is required: the plan's model whose config it trains");
+        std::vector<std::string> pairs;
+        if (directions.IsNull()) {
+          reader.problem(name_node, key + ".directions",
+                         "is required: two directions or more of the plan, e.g. [de-en, fr-en]");
+        } else {
+          reader.texts(directions, key + ".directions", pairs);
+        }
+        for (const auto& pair : pairs) {
+          const auto found =
+              std::find_if(plan.directions.begin(), plan.directions.end(),
+                           [&](const PlanDirection& d) { return d.src + "-" + d.tgt == pair; });
+          if (found == plan.directions.end()) {
+            reader.problem(directions, key + ".directions",
+                           "'" + pair +
+                               "' is not one of the plan's directions (its bilingual models are "
+                               "the comparison)");
+          } else {
+            system.directions.push_back(*found);
+          }
+        }
+        if (!pairs.empty() && pairs.size() < 2)
+          reader.problem(directions, key + ".directions", "needs two directions or more");
+        plan.multilingual.push_back(std::move(system));
+      });
 }
 
 // Every file a run of `config` in `direction` reads: training corpora, validation, test sets.
@@ -317,9 +347,10 @@ void check_data(PlanReader& reader, const YAML::Node& item, const RunConfig& con
     for (const auto& lang : {direction.src, direction.tgt}) {
       const std::string path = config.corpus_path(split, lang);
       if (!fs::exists(path)) {
-        reader.problem(item, "directions " + direction.src + "-" + direction.tgt,
-                       fmt::format("the {} '{}' has no {} file: {}{}", what, split, lang, path,
-                                   what == "test set" ? " (list the test sets it has with tests:)" : ""));
+        reader.problem(
+            item, "directions " + direction.src + "-" + direction.tgt,
+            fmt::format("the {} '{}' has no {} file: {}{}", what, split, lang, path,
+                        what == "test set" ? " (list the test sets it has with tests:)" : ""));
       }
     }
   }
@@ -343,8 +374,7 @@ std::vector<std::string> run_overrides(const ExperimentPlan& plan, const PlanDir
   const std::string prefix = tokenizer_prefix(plan, first + "_" + second);
   std::vector<std::string> overrides = {"data.src_lang=" + direction.src,
                                         "data.tgt_lang=" + direction.tgt,
-                                        "data.test=[" + tests + "]",
-                                        "tokenizer.prefix=" + prefix};
+                                        "data.test=[" + tests + "]", "tokenizer.prefix=" + prefix};
   if (!direction.budget.empty()) overrides.push_back("training.max_time=" + direction.budget);
   if (auto own = direction.overrides.find(model); own != direction.overrides.end()) {
     overrides.insert(overrides.end(), own->second.begin(), own->second.end());
@@ -359,7 +389,8 @@ const PlanModel& ExperimentPlan::model(const std::string& wanted) const {
   throw std::invalid_argument("no model '" + wanted + "' in the plan " + path);
 }
 
-std::vector<std::string> multilingual_overrides(const ExperimentPlan& plan, const PlanMultilingual& system) {
+std::vector<std::string> multilingual_overrides(const ExperimentPlan& plan,
+                                                const PlanMultilingual& system) {
   std::set<std::string> languages;
   std::string directions;
   for (const auto& direction : system.directions) {
@@ -369,15 +400,17 @@ std::vector<std::string> multilingual_overrides(const ExperimentPlan& plan, cons
   std::string joined;
   for (const auto& lang : languages) joined += (joined.empty() ? "" : "_") + lang;
   const std::string prefix = tokenizer_prefix(plan, joined);
-  std::string tests;  // the test sets every direction has (training reads none; nmtzoo-prepare prints them)
+  std::string
+      tests;  // the test sets every direction has (training reads none; nmtzoo-prepare prints them)
   for (const auto& test : system.directions.front().tests) {
-    const bool everywhere = std::all_of(system.directions.begin(), system.directions.end(), [&](const PlanDirection& d) {
-      return std::find(d.tests.begin(), d.tests.end(), test) != d.tests.end();
-    });
+    const bool everywhere = std::all_of(
+        system.directions.begin(), system.directions.end(), [&](const PlanDirection& d) {
+          return std::find(d.tests.begin(), d.tests.end(), test) != d.tests.end();
+        });
     if (everywhere) tests += (tests.empty() ? "" : ", ") + test;
   }
-  std::vector<std::string> overrides = {"data.directions=[" + directions + "]", "data.test=[" + tests + "]",
-                                        "tokenizer.prefix=" + prefix};
+  std::vector<std::string> overrides = {"data.directions=[" + directions + "]",
+                                        "data.test=[" + tests + "]", "tokenizer.prefix=" + prefix};
   if (!system.budget.empty()) overrides.push_back("training.max_time=" + system.budget);
   overrides.insert(overrides.end(), system.overrides.begin(), system.overrides.end());
   return overrides;
@@ -389,70 +422,82 @@ ExperimentPlan load_plan(const std::string& path) {
   plan.path = path;
   plan.name = fs::path(path).stem().string();
   PlanReader reader(path);
-  if (!root.IsMap()) throw ConfigError({path + ":1: a plan is a mapping of keys (models, directions, ...)"});
+  if (!root.IsMap())
+    throw ConfigError({path + ":1: a plan is a mapping of keys (models, directions, ...)"});
   std::string budget;
   int64_t seeds = 1;
   std::vector<std::string> tests = {"test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"};
   // Null until the plan sets them (a default-constructed YAML::Node is a defined null).
   YAML::Node directions, baseline, ensemble, models, multilingual;
-  reader.mapping(root, "plan", [&](const std::string& key, const YAML::Node& key_node,
-                                   const YAML::Node& value) {
-    if (key == "title") {
-      reader.text(value, key, plan.title);
-    } else if (key == "name") {
-      reader.name(value, key, plan.name);
-    } else if (key == "tokenizer_prefix") {
-      reader.text(value, key, plan.tokenizer_prefix);
-    } else if (key == "baseline") {
-      baseline = value;
-    } else if (key == "correction") {
-      if (!reader.text(value, key, plan.correction)) return;
-      if (plan.correction != "holm" && plan.correction != "bonferroni" && plan.correction != "none") {
-        reader.problem(value, key, "'" + plan.correction + "' is not one of holm, bonferroni, none");
-      }
-    } else if (key == "resamples") {
-      reader.positive(value, key, plan.resamples, kMaxResamples);
-    } else if (key == "budget") {
-      reader.budget(value, key, budget);
-    } else if (key == "seeds") {
-      reader.positive(value, key, seeds, kMaxSeeds);
-    } else if (key == "tests") {
-      reader.names(value, key, tests);
-    } else if (key == "models") {
-      models = value;
-      reader.mapping(value, key, [&](const std::string& name, const YAML::Node& name_node, const YAML::Node& config) {
-        PlanModel model{name, ""};
-        std::string checked;
-        if (reader.name(name_node, "models", checked) && reader.text(config, "models." + name, model.config)) {
-          plan.models.push_back(model);
+  reader.mapping(
+      root, "plan",
+      [&](const std::string& key, const YAML::Node& key_node, const YAML::Node& value) {
+        if (key == "title") {
+          reader.text(value, key, plan.title);
+        } else if (key == "name") {
+          reader.name(value, key, plan.name);
+        } else if (key == "tokenizer_prefix") {
+          reader.text(value, key, plan.tokenizer_prefix);
+        } else if (key == "baseline") {
+          baseline = value;
+        } else if (key == "correction") {
+          if (!reader.text(value, key, plan.correction)) return;
+          if (plan.correction != "holm" && plan.correction != "bonferroni" &&
+              plan.correction != "none") {
+            reader.problem(value, key,
+                           "'" + plan.correction + "' is not one of holm, bonferroni, none");
+          }
+        } else if (key == "resamples") {
+          reader.positive(value, key, plan.resamples, kMaxResamples);
+        } else if (key == "budget") {
+          reader.budget(value, key, budget);
+        } else if (key == "seeds") {
+          reader.positive(value, key, seeds, kMaxSeeds);
+        } else if (key == "tests") {
+          reader.names(value, key, tests);
+        } else if (key == "models") {
+          models = value;
+          reader.mapping(
+              value, key,
+              [&](const std::string& name, const YAML::Node& name_node, const YAML::Node& config) {
+                PlanModel model{name, ""};
+                std::string checked;
+                if (reader.name(name_node, "models", checked) &&
+                    reader.text(config, "models." + name, model.config)) {
+                  plan.models.push_back(model);
+                }
+              });
+        } else if (key == "ensemble") {
+          ensemble = value;
+        } else if (key == "directions") {
+          directions = value;
+        } else if (key == "multilingual") {
+          multilingual = value;
+        } else {
+          reader.problem(key_node, key, unknown_key(key, kPlanKeys));
         }
       });
-    } else if (key == "ensemble") {
-      ensemble = value;
-    } else if (key == "directions") {
-      directions = value;
-    } else if (key == "multilingual") {
-      multilingual = value;
-    } else {
-      reader.problem(key_node, key, unknown_key(key, kPlanKeys));
-    }
-  });
-  if (plan.models.empty()) reader.problem(root, "models", "is required: name: config file, one a model");
+  if (plan.models.empty())
+    reader.problem(root, "models", "is required: name: config file, one a model");
   if (plan.tokenizer_prefix.empty()) {
-    reader.problem(root, "tokenizer_prefix",
-                   "is required: each direction's tokenizer, e.g. runs/spm_multi30k_{languages}_bpe8k "
-                   "({languages}: the pair's codes, sorted, so de-en and en-de share one)");
+    reader.problem(
+        root, "tokenizer_prefix",
+        "is required: each direction's tokenizer, e.g. runs/spm_multi30k_{languages}_bpe8k "
+        "({languages}: the pair's codes, sorted, so de-en and en-de share one)");
   }
-  if (!baseline.IsNull() && reader.text(baseline, "baseline", plan.baseline) && !has_model(plan, plan.baseline)) {
+  if (!baseline.IsNull() && reader.text(baseline, "baseline", plan.baseline) &&
+      !has_model(plan, plan.baseline)) {
     reader.problem(baseline, "baseline", "'" + plan.baseline + "' is not one of the plan's models");
   }
   if (baseline.IsNull() && !plan.models.empty()) plan.baseline = plan.models.front().name;
   if (!ensemble.IsNull()) {
     reader.texts(ensemble, "ensemble", plan.ensemble);
     for (const auto& member : plan.ensemble) {
-      if (!has_model(plan, member)) reader.problem(ensemble, "ensemble", "'" + member + "' is not one of the plan's models");
+      if (!has_model(plan, member))
+        reader.problem(ensemble, "ensemble", "'" + member + "' is not one of the plan's models");
     }
-    if (plan.ensemble.size() == 1) reader.problem(ensemble, "ensemble", "needs two members or more");
+    if (plan.ensemble.size() == 1)
+      reader.problem(ensemble, "ensemble", "needs two members or more");
   }
   if (directions.IsNull()) {
     reader.problem(root, "directions", "is required: a list of pairs such as [de-en, en-de]");
@@ -468,7 +513,8 @@ ExperimentPlan load_plan(const std::string& path) {
         load_config(model.config);
         loadable.insert(model.name);
       } catch (const ConfigError& e) {
-        for (const auto& problem : e.problems) reader.problem(models[model.name], "models." + model.name, problem);
+        for (const auto& problem : e.problems)
+          reader.problem(models[model.name], "models." + model.name, problem);
       }
     }
   }
@@ -476,11 +522,16 @@ ExperimentPlan load_plan(const std::string& path) {
     const PlanDirection& direction = plan.directions[i];
     for (const auto& model : plan.models) {
       try {
-        const RunConfig config = load_config(model.config, run_overrides(plan, direction, model.name));
-        if (model.name == plan.models.front().name) check_data(reader, directions[i], config, direction);
+        const RunConfig config =
+            load_config(model.config, run_overrides(plan, direction, model.name));
+        if (model.name == plan.models.front().name)
+          check_data(reader, directions[i], config, direction);
       } catch (const ConfigError& e) {
         for (const auto& problem : e.problems) {
-          reader.problem(directions[i], fmt::format("directions {}-{} models.{}", direction.src, direction.tgt, model.name), problem);
+          reader.problem(
+              directions[i],
+              fmt::format("directions {}-{} models.{}", direction.src, direction.tgt, model.name),
+              problem);
         }
       }
     }
@@ -488,10 +539,12 @@ ExperimentPlan load_plan(const std::string& path) {
   for (const auto& system : plan.multilingual) {
     if (loadable.size() != plan.models.size() || system.directions.empty()) break;
     try {
-      RunConfig config = load_config(plan.model(system.model).config, multilingual_overrides(plan, system));
+      RunConfig config =
+          load_config(plan.model(system.model).config, multilingual_overrides(plan, system));
       check_config(config);
     } catch (const ConfigError& e) {
-      for (const auto& problem : e.problems) reader.problem(multilingual[system.name], "multilingual." + system.name, problem);
+      for (const auto& problem : e.problems)
+        reader.problem(multilingual[system.name], "multilingual." + system.name, problem);
     }
   }
   if (!reader.problems().empty()) throw ConfigError(reader.problems());
@@ -518,7 +571,8 @@ RunProgress last_progress(const std::string& metrics) {
     if (record.is_object() && record.contains("wall_seconds") && record.contains("step")) {
       const RunProgress previous = progress;
       progress = {record["step"].get<int64_t>(), record["wall_seconds"].get<double>()};
-      if (previous.step > 0 && progress.step > previous.step && progress.wall_seconds > previous.wall_seconds) {
+      if (previous.step > 0 && progress.step > previous.step &&
+          progress.wall_seconds > previous.wall_seconds) {
         intervals.push_back((progress.wall_seconds - previous.wall_seconds) /
                             static_cast<double>(progress.step - previous.step));
         if (intervals.size() > 9) intervals.pop_front();

@@ -31,8 +31,9 @@ struct PlanDirection {
 // One model trained once for several directions (data.directions), then decoded and reported in
 // each of them beside the bilingual models, and tested against its own `model`'s bilingual runs.
 struct PlanMultilingual {
-  std::string name;   // its results folder in each direction's report, and its run: runs/multi30k_<name>
-  std::string model;  // the plan's model whose config it trains
+  std::string
+      name;  // its results folder in each direction's report, and its run: runs/multi30k_<name>
+  std::string model;                      // the plan's model whose config it trains
   std::vector<PlanDirection> directions;  // each with the plan's (or its own) test sets
   std::string budget;                     // training.max_time; empty: the config's
   std::vector<std::string> overrides;     // "key=value", after the plan's
@@ -43,9 +44,9 @@ struct PlanMultilingual {
 struct ExperimentPlan {
   std::string path;
   std::string title;
-  std::string name;              // the grid report's folder: reports/plans/<name>
-  std::string tokenizer_prefix;  // every run's tokenizer.prefix; {languages}: the pair, sorted
-  std::string baseline;          // the model every other system is tested against
+  std::string name;                 // the grid report's folder: reports/plans/<name>
+  std::string tokenizer_prefix;     // every run's tokenizer.prefix; {languages}: the pair, sorted
+  std::string baseline;             // the model every other system is tested against
   std::string correction = "holm";  // of the p-values across the grid: holm, bonferroni, none
   // Of each paired bootstrap test (sacreBLEU's default). No p-value is below 1/(resamples + 1), so
   // a grid of m comparisons needs resamples >= m / alpha for the correction to let any through.
@@ -70,7 +71,8 @@ std::vector<std::string> run_overrides(const ExperimentPlan& plan, const PlanDir
 
 // The overrides of a multilingual system's run: its directions, the tokenizer of all its
 // languages, its budget, then its own.
-std::vector<std::string> multilingual_overrides(const ExperimentPlan& plan, const PlanMultilingual& system);
+std::vector<std::string> multilingual_overrides(const ExperimentPlan& plan,
+                                                const PlanMultilingual& system);
 
 // The results folder of a model's seed: <model> for seed 1, else <model>_seed<seed>.
 std::string seed_folder(const std::string& model, int64_t seed);

@@ -69,10 +69,13 @@ YAML::Node parse_yaml(const std::string& path, Load&& load) {
 void read_yaml(const YAML::Node& root, const std::string& path, RunConfig& config,
                std::vector<std::string>& problems) {
   if (root.IsNull()) return;
-  auto where = [&](const YAML::Node& node) { return fmt::format("{}:{}", path, node.Mark().line + 1); };
+  auto where = [&](const YAML::Node& node) {
+    return fmt::format("{}:{}", path, node.Mark().line + 1);
+  };
   if (!root.IsMap()) {
-    problems.push_back(where(root) + ": a config is a mapping of sections (data, tokenizer, model, "
-                                     "training, decoding)");
+    problems.push_back(where(root) +
+                       ": a config is a mapping of sections (data, tokenizer, model, "
+                       "training, decoding)");
     return;
   }
   // YAML also allows lists and mappings as keys, which as<std::string>() would throw on.
@@ -227,12 +230,14 @@ void check_config(const RunConfig& config) {
     const bool valid = !pair.src.empty() && !pair.tgt.empty() && pair.src != pair.tgt &&
                        pair.tgt.find('-') == std::string::npos;
     add_problem_if(problems, config.multilingual() && !valid, config, "data.directions",
-                   "has '" + pair.name() + "', which is not two different language codes joined by '-' (de-en)");
+                   "has '" + pair.name() +
+                       "', which is not two different language codes joined by '-' (de-en)");
     add_problem_if(problems, !directions.insert(pair.name()).second, config, "data.directions",
                    "lists '" + pair.name() + "' twice");
   }
-  add_problem_if(problems, config.multilingual() && !config.tokenizer.joint, config, "data.directions",
-                 "needs tokenizer.joint: true (one vocabulary for every language, with their tags)");
+  add_problem_if(
+      problems, config.multilingual() && !config.tokenizer.joint, config, "data.directions",
+      "needs tokenizer.joint: true (one vocabulary for every language, with their tags)");
   add_problem_if(problems, config.multilingual() && config.tokenizer.sampling_alpha > 0, config,
                  "tokenizer.sampling_alpha",
                  "is not supported with data.directions (resampled sources would lose their "
@@ -253,7 +258,8 @@ void check_config(const RunConfig& config) {
                              config.model.max_positions, config.data.max_len));
   // The rules within one section are the section's own (config.h's validate()).
   auto add_section = [&](const std::string& section, const std::vector<KeyProblem>& found) {
-    for (const auto& problem : found) add_problem_if(problems, true, config, section + "." + problem.key, problem.message);
+    for (const auto& problem : found)
+      add_problem_if(problems, true, config, section + "." + problem.key, problem.message);
   };
   add_section("tokenizer", config.tokenizer.validate());
   add_section("training", config.training.validate());
@@ -279,7 +285,8 @@ std::string to_yaml(const RunConfig& config, const std::string& architecture) {
   return text;
 }
 
-void save_config(const RunConfig& config, const std::string& architecture, const std::string& path) {
+void save_config(const RunConfig& config, const std::string& architecture,
+                 const std::string& path) {
   write_file_atomically(path, [&](std::ostream& out) { out << to_yaml(config, architecture); });
 }
 

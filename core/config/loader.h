@@ -31,7 +31,8 @@ void apply_overrides(RunConfig& config, const std::vector<std::string>& override
 struct KeyValue {
   std::string key;         // dotted
   std::string yaml_value;  // the value in YAML syntax
-  std::string where;       // how it was given, for errors and config.where(): "--beam", "--set decoding.beam"
+  std::string
+      where;  // how it was given, for errors and config.where(): "--beam", "--set decoding.beam"
 };
 // "key=value" texts (--set) as KeyValues; throws ConfigError naming each text without a key.
 std::vector<KeyValue> parse_overrides(const std::vector<std::string>& overrides);

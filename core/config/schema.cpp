@@ -84,10 +84,17 @@ std::string parse_duration(const YAML::Node& node, double& seconds) {
     double unit = 1;
     if (pos < text.size()) {
       switch (text[pos++]) {
-        case 's': unit = 1; break;
-        case 'm': unit = 60; break;
-        case 'h': unit = 3600; break;
-        default: return bad;
+        case 's':
+          unit = 1;
+          break;
+        case 'm':
+          unit = 60;
+          break;
+        case 'h':
+          unit = 3600;
+          break;
+        default:
+          return bad;
       }
     } else if (used != text.size()) {
       return bad;  // a bare number must be the whole text
@@ -152,7 +159,8 @@ std::string parse_corpora(const YAML::Node& node, std::vector<TrainCorpus>& corp
   for (size_t i = 0; i < corpora.size(); ++i) {
     if (corpora[i].split.empty()) return fmt::format("corpus {} has no split name", i + 1);
     for (size_t j = 0; j < i; ++j) {
-      if (corpora[j].split == corpora[i].split) return "corpus '" + corpora[i].split + "' is listed twice";
+      if (corpora[j].split == corpora[i].split)
+        return "corpus '" + corpora[i].split + "' is listed twice";
     }
   }
   return "";
@@ -166,7 +174,8 @@ class SectionBuilder {
 
   void integer(const char* key, int64_t Section::*field, int64_t fallback, Range range,
                const char* help) {
-    add(key, "int " + range.describe(), std::to_string(fallback), help,
+    add(
+        key, "int " + range.describe(), std::to_string(fallback), help,
         [=](const YAML::Node& node, Section& s) {
           int64_t value = 0;
           std::string error = parse_int(node, value);
@@ -179,7 +188,8 @@ class SectionBuilder {
 
   void real(const char* key, double Section::*field, double fallback, Range range,
             const char* help) {
-    add(key, "float " + range.describe(), format_number(fallback), help,
+    add(
+        key, "float " + range.describe(), format_number(fallback), help,
         [=](const YAML::Node& node, Section& s) {
           double value = 0;
           std::string error = parse_float(node, value);
@@ -191,20 +201,23 @@ class SectionBuilder {
   }
 
   void duration(const char* key, double Section::*field, double fallback, const char* help) {
-    add(key, "duration (seconds, or 90s / 50m / 1h30m)", format_number(fallback), help,
+    add(
+        key, "duration (seconds, or 90s / 50m / 1h30m)", format_number(fallback), help,
         [=](const YAML::Node& node, Section& s) { return parse_duration(node, s.*field); },
         [=](const Section& s) { return format_number(s.*field); });
   }
 
   void boolean(const char* key, bool Section::*field, bool fallback, const char* help) {
-    add(key, "bool", fallback ? "true" : "false", help,
+    add(
+        key, "bool", fallback ? "true" : "false", help,
         [=](const YAML::Node& node, Section& s) { return parse_bool(node, s.*field); },
         [=](const Section& s) { return std::string(s.*field ? "true" : "false"); });
   }
 
   void string(const char* key, std::string Section::*field, const std::string& fallback,
               const char* help) {
-    add(key, "string", quote(fallback), help,
+    add(
+        key, "string", quote(fallback), help,
         [=](const YAML::Node& node, Section& s) { return parse_string(node, s.*field); },
         [=](const Section& s) { return quote(s.*field); });
   }
@@ -216,14 +229,17 @@ class SectionBuilder {
       for (const auto& v : values) text += (text.empty() ? "" : ", ") + quote(v);
       return "[" + text + "]";
     };
-    add(key, "list of strings", format(fallback), help,
-        [=](const YAML::Node& node, Section& s) { return parse_list(node, s.*field, parse_string); },
+    add(
+        key, "list of strings", format(fallback), help,
+        [=](const YAML::Node& node, Section& s) {
+          return parse_list(node, s.*field, parse_string);
+        },
         [=](const Section& s) { return format(s.*field); });
   }
 
   // A corpus name, or a list of names and {split: NAME, weight: W} mappings.
-  void corpora(const char* key, std::vector<TrainCorpus> Section::*field, const std::string& fallback,
-               const char* help) {
+  void corpora(const char* key, std::vector<TrainCorpus> Section::*field,
+               const std::string& fallback, const char* help) {
     auto format = [](const std::vector<TrainCorpus>& values) {
       if (values.size() == 1 && values[0].weight == 1.0) return quote(values[0].split);
       std::string text;
@@ -235,7 +251,8 @@ class SectionBuilder {
       }
       return "[" + text + "]";
     };
-    add(key, "corpus name, or list of names and {split, weight} mappings", quote(fallback), help,
+    add(
+        key, "corpus name, or list of names and {split, weight} mappings", quote(fallback), help,
         [=](const YAML::Node& node, Section& s) {
           std::vector<TrainCorpus> values;
           std::string error = parse_corpora(node, values);
@@ -245,14 +262,15 @@ class SectionBuilder {
         [=](const Section& s) { return format(s.*field); });
   }
 
-  void reals(const char* key, std::vector<double> Section::*field, const std::vector<double>& fallback,
-             size_t count, Range range, const char* help) {
+  void reals(const char* key, std::vector<double> Section::*field,
+             const std::vector<double>& fallback, size_t count, Range range, const char* help) {
     auto format = [](const std::vector<double>& values) {
       std::string text;
       for (double v : values) text += (text.empty() ? "" : ", ") + format_number(v);
       return "[" + text + "]";
     };
-    add(key, fmt::format("list of {} floats {}", count, range.describe()), format(fallback), help,
+    add(
+        key, fmt::format("list of {} floats {}", count, range.describe()), format(fallback), help,
         [=](const YAML::Node& node, Section& s) {
           std::vector<double> values;
           std::string error = parse_list(node, values, parse_float);
@@ -271,7 +289,8 @@ class SectionBuilder {
   template <class T>
   void choice(const char* key, T Section::*field, T fallback, ChoiceTable<T> table,
               const char* help) {
-    add(key, "one of: " + choice_names(table), choice_name(table, fallback), help,
+    add(
+        key, "one of: " + choice_names(table), choice_name(table, fallback), help,
         [=](const YAML::Node& node, Section& s) {
           std::string error;
           std::string text = scalar_text(node, error);
@@ -282,7 +301,8 @@ class SectionBuilder {
 
   // A key an architecture declared for itself, kept in `field` as its canonical text.
   void declared(const ArchOptionSpec& spec, std::map<std::string, std::string> Section::*field) {
-    add(spec.key.c_str(), spec.type, spec.default_value, spec.help.c_str(),
+    add(
+        spec.key.c_str(), spec.type, spec.default_value, spec.help.c_str(),
         [=](const YAML::Node& node, Section& s) {
           std::string error;
           std::string text = scalar_text(node, error);
@@ -306,13 +326,20 @@ class SectionBuilder {
   using Assign = std::function<std::string(const YAML::Node&, Section&)>;
   using Format = std::function<std::string(const Section&)>;
 
-  void add(const char* key, std::string type, std::string fallback, const char* help,
-           Assign assign, Format format) {
+  void add(const char* key, std::string type, std::string fallback, const char* help, Assign assign,
+           Format format) {
     auto section = section_;
-    options_.push_back(OptionSpec{
-        name_ + "." + key, std::move(type), std::move(fallback), help,
-        [section, assign](const YAML::Node& node, RunConfig& c) { return assign(node, c.*section); },
-        [section, format](const RunConfig& c) { return format(c.*section); }, per_request_, {}});
+    options_.push_back(
+        OptionSpec{name_ + "." + key,
+                   std::move(type),
+                   std::move(fallback),
+                   help,
+                   [section, assign](const YAML::Node& node, RunConfig& c) {
+                     return assign(node, c.*section);
+                   },
+                   [section, format](const RunConfig& c) { return format(c.*section); },
+                   per_request_,
+                   {}});
   }
 
   std::vector<OptionSpec>& options_;
@@ -337,24 +364,27 @@ std::vector<OptionSpec> build_schema() {
               "folder holding <split>.<lang>[.gz] files, one sentence a line");
   data.string("src_lang", &DataConfig::src_lang, "de", "source language suffix");
   data.string("tgt_lang", &DataConfig::tgt_lang, "en", "target language suffix");
-  data.strings("directions", &DataConfig::directions, {},
-               "a multilingual run: its directions ([de-en, fr-en]), each read as <split>.<src> and "
-               "<split>.<tgt> of every corpus, one joint tokenizer, each source tagged with its "
-               "target language (<2en>); empty: the one direction src_lang -> tgt_lang");
+  data.strings(
+      "directions", &DataConfig::directions, {},
+      "a multilingual run: its directions ([de-en, fr-en]), each read as <split>.<src> and "
+      "<split>.<tgt> of every corpus, one joint tokenizer, each source tagged with its "
+      "target language (<2en>); empty: the one direction src_lang -> tgt_lang");
   data.corpora("train", &DataConfig::train, "train",
                "training corpus, or several: [news, {split: backtranslated, weight: 0.5}]; a "
                "weight is the corpus's sampling rate per epoch (2 = twice, 0.5 = a fresh half)");
   data.string("valid", &DataConfig::valid, "val", "validation split name (model selection)");
-  data.strings("test", &DataConfig::test, {"test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"},
+  data.strings("test", &DataConfig::test,
+               {"test_2016_flickr", "test_2017_flickr", "test_2017_mscoco"},
                "test split names, translated and scored after training");
   data.integer("max_len", &DataConfig::max_len, 128, positive,
                "training pairs with more subword tokens on either side are dropped");
   data.real("max_len_ratio", &DataConfig::max_len_ratio, 9.0, Range{1},
             "training pairs whose token-length ratio exceeds this are dropped");
-  data.choice<InvalidUtf8Policy>("invalid_utf8", &DataConfig::invalid_utf8, InvalidUtf8Policy::kError,
-                                 {{"error", InvalidUtf8Policy::kError}, {"skip", InvalidUtf8Policy::kSkip}},
-                                 "a training line that is not UTF-8: stop with its file and line, "
-                                 "or skip the pair and count it");
+  data.choice<InvalidUtf8Policy>(
+      "invalid_utf8", &DataConfig::invalid_utf8, InvalidUtf8Policy::kError,
+      {{"error", InvalidUtf8Policy::kError}, {"skip", InvalidUtf8Policy::kSkip}},
+      "a training line that is not UTF-8: stop with its file and line, "
+      "or skip the pair and count it");
   data.string("bin_dir", &DataConfig::bin_dir, "",
               "binary dataset folder (nmtzoo-prepare's output, made by nmtzoo-train when missing "
               "or stale); empty = <run dir>/data-bin");
@@ -379,7 +409,8 @@ std::vector<OptionSpec> build_schema() {
            "subword regularization: each training sentence segmented afresh every epoch, by "
            "BPE-dropout with this merge-drop probability (bpe) or unigram sampling with this "
            "smoothing (unigram; 0.1-0.5 is usual); never validation or test; 0 = off");
-  tok.choice<SamplingSides>("sampling_sides", &TokenizerConfig::sampling_sides, SamplingSides::kBoth,
+  tok.choice<SamplingSides>("sampling_sides", &TokenizerConfig::sampling_sides,
+                            SamplingSides::kBoth,
                             {{"source", SamplingSides::kSource},
                              {"target", SamplingSides::kTarget},
                              {"both", SamplingSides::kBoth}},
@@ -389,7 +420,8 @@ std::vector<OptionSpec> build_schema() {
   model.string("arch", &ModelConfig::arch, "transformer_small",
                "architecture or preset name (see the model registry); presets fill unset keys");
   // The architectures' own keys, as they declared them (models/*_arch.cpp).
-  for (const auto& spec : published_arch_options()) model.declared(spec, &ModelConfig::arch_options);
+  for (const auto& spec : published_arch_options())
+    model.declared(spec, &ModelConfig::arch_options);
   model.integer("max_positions", &ModelConfig::max_positions, 1024, Range{1, 1 << 20},
                 "longest sequence the model accepts, in tokens");
   const Range layer_count{1, 1000};
@@ -407,15 +439,17 @@ std::vector<OptionSpec> build_schema() {
                               "(also the encoder; joint vocabulary only), auto (all if joint)");
 
   SectionBuilder<TrainConfig> train(options, "training", &RunConfig::training);
-  train.integer("seed", &TrainConfig::seed, 1, non_negative, "seed for initialisation, shuffling, dropout");
-  train.choice<DeviceChoice>("device", &TrainConfig::device, DeviceChoice::kAuto,
-                             {{"auto", DeviceChoice::kAuto}, {"cpu", DeviceChoice::kCpu},
-                              {"cuda", DeviceChoice::kCuda}},
-                             "where to train; auto = cuda when available");
+  train.integer("seed", &TrainConfig::seed, 1, non_negative,
+                "seed for initialisation, shuffling, dropout");
+  train.choice<DeviceChoice>(
+      "device", &TrainConfig::device, DeviceChoice::kAuto,
+      {{"auto", DeviceChoice::kAuto}, {"cpu", DeviceChoice::kCpu}, {"cuda", DeviceChoice::kCuda}},
+      "where to train; auto = cuda when available");
   train.integer("threads", &TrainConfig::threads, 0, non_negative,
                 "CPU threads for LibTorch; 0 = all cores");
-  train.string("output_dir", &TrainConfig::output_dir, "",
-               "run folder for checkpoints, logs and the resolved config; empty = runs/<config name>");
+  train.string(
+      "output_dir", &TrainConfig::output_dir, "",
+      "run folder for checkpoints, logs and the resolved config; empty = runs/<config name>");
   train.integer("max_tokens", &TrainConfig::max_tokens, 4096, positive,
                 "batch size in tokens (padded, the larger of source and target)");
   train.integer("update_freq", &TrainConfig::update_freq, 1, positive,
@@ -453,19 +487,25 @@ std::vector<OptionSpec> build_schema() {
              "exponential moving average of the weights (Marian's exponential smoothing): "
              "validation, checkpoints and translation use the average, whose decay is "
              "min(this, (1 + step) / (10 + step)); 0 = off, 0.999-0.9999 usual");
-  train.integer("max_steps", &TrainConfig::max_steps, 0, non_negative, "stop after this many updates; 0 = no limit");
-  train.integer("max_epochs", &TrainConfig::max_epochs, 0, non_negative, "stop after this many epochs; 0 = no limit");
-  train.duration("max_time", &TrainConfig::max_time, 0, "stop after this much training time; 0 = no limit");
+  train.integer("max_steps", &TrainConfig::max_steps, 0, non_negative,
+                "stop after this many updates; 0 = no limit");
+  train.integer("max_epochs", &TrainConfig::max_epochs, 0, non_negative,
+                "stop after this many epochs; 0 = no limit");
+  train.duration("max_time", &TrainConfig::max_time, 0,
+                 "stop after this much training time; 0 = no limit");
   train.real("reference_gflops", &TrainConfig::reference_gflops, 0.0, non_negative,
              "max_time is time on a machine whose float32 matmul ceiling (2048^3, as nmtzoo-bench "
              "measures it) is this many GFLOP/s: each start, resume and validation measures this "
              "machine's and counts the seconds here until the next measurement as "
              "measured/reference seconds of max_time (recorded in training_summary.json); 0 = "
              "wall-clock seconds here");
-  train.integer("valid_every", &TrainConfig::valid_every, 1000, non_negative,
-                "validate and checkpoint every this many updates, and at each epoch end; 0 = epochs only");
-  train.boolean("valid_bleu", &TrainConfig::valid_bleu, true, "decode the validation set and score BLEU and chrF2");
-  train.integer("valid_beam", &TrainConfig::valid_beam, 1, positive, "beam size for validation BLEU");
+  train.integer(
+      "valid_every", &TrainConfig::valid_every, 1000, non_negative,
+      "validate and checkpoint every this many updates, and at each epoch end; 0 = epochs only");
+  train.boolean("valid_bleu", &TrainConfig::valid_bleu, true,
+                "decode the validation set and score BLEU and chrF2");
+  train.integer("valid_beam", &TrainConfig::valid_beam, 1, positive,
+                "beam size for validation BLEU");
   train.choice<SelectionMetric>("best_metric", &TrainConfig::best_metric, SelectionMetric::kBleu,
                                 {{"bleu", SelectionMetric::kBleu},
                                  {"chrf", SelectionMetric::kChrf},
@@ -475,17 +515,19 @@ std::vector<OptionSpec> build_schema() {
   train.integer("patience", &TrainConfig::patience, 0, non_negative,
                 "stop after this many validations without improvement; 0 = never");
   train.integer("keep_last", &TrainConfig::keep_last, 5, positive, "numbered checkpoints kept");
-  train.integer("keep_best", &TrainConfig::keep_best, 0, non_negative,
-                "numbered checkpoints with the best validation scores (best_metric) kept besides the "
-                "newest keep_last, for nmtzoo-average --best");
+  train.integer(
+      "keep_best", &TrainConfig::keep_best, 0, non_negative,
+      "numbered checkpoints with the best validation scores (best_metric) kept besides the "
+      "newest keep_last, for nmtzoo-average --best");
   train.integer("log_every", &TrainConfig::log_every, 100, positive, "updates between log lines");
   train.boolean("tensorboard", &TrainConfig::tensorboard, true,
                 "write TensorBoard event files into the run folder (events.out.tfevents.*): the "
                 "train scalars every log_every updates, the valid ones at each validation");
   train.integer("max_bad_steps", &TrainConfig::max_bad_steps, 10, positive,
                 "abort after this many consecutive non-finite losses");
-  train.boolean("bf16", &TrainConfig::bf16, false,
-                "CPU bfloat16 autocast for matrix products (faster on AMX, slightly less accurate)");
+  train.boolean(
+      "bf16", &TrainConfig::bf16, false,
+      "CPU bfloat16 autocast for matrix products (faster on AMX, slightly less accurate)");
   train.boolean("check_replicas", &TrainConfig::check_replicas, false,
                 "multi-process: verify after every update that all ranks hold identical weights");
   train.string("init_from", &TrainConfig::init_from, "",
@@ -502,40 +544,50 @@ std::vector<OptionSpec> build_schema() {
   SectionBuilder<DecodeConfig> decode(options, "decoding", &RunConfig::decoding);
   decode.per_request(true);
   decode.integer("beam", &DecodeConfig::beam, 5, Range{1, 1024}, "beam size; 1 = greedy");
-  decode.integer("nbest", &DecodeConfig::nbest, 1, Range{1, 1024},
-                 "hypotheses output per sentence (<= beam; with sampling: samples per sentence, each "
-                 "a decoding of its own, hence the bound)");
-  decode.choice<LengthPenalty>("length_penalty", &DecodeConfig::length_penalty, LengthPenalty::kAverage,
-                               {{"none", LengthPenalty::kNone}, {"avg", LengthPenalty::kAverage},
+  decode.integer(
+      "nbest", &DecodeConfig::nbest, 1, Range{1, 1024},
+      "hypotheses output per sentence (<= beam; with sampling: samples per sentence, each "
+      "a decoding of its own, hence the bound)");
+  decode.choice<LengthPenalty>("length_penalty", &DecodeConfig::length_penalty,
+                               LengthPenalty::kAverage,
+                               {{"none", LengthPenalty::kNone},
+                                {"avg", LengthPenalty::kAverage},
                                 {"wu", LengthPenalty::kWu}},
                                "final score: none = log-prob, avg = log-prob / len^alpha, "
                                "wu = log-prob / ((5+len)/6)^alpha (GNMT)");
   decode.real("alpha", &DecodeConfig::alpha, 1.0, non_negative, "length penalty strength");
-  decode.real("max_len_a", &DecodeConfig::max_len_a, 1.5, Range{0, 1000},
-              "output length limit a * source_len + b: a (the model's max_positions caps the limit)");
-  decode.integer("max_len_b", &DecodeConfig::max_len_b, 10, Range{0, 1 << 20},
-                 "output length limit a * source_len + b: b (the model's max_positions caps the limit)");
+  decode.real(
+      "max_len_a", &DecodeConfig::max_len_a, 1.5, Range{0, 1000},
+      "output length limit a * source_len + b: a (the model's max_positions caps the limit)");
+  decode.integer(
+      "max_len_b", &DecodeConfig::max_len_b, 10, Range{0, 1 << 20},
+      "output length limit a * source_len + b: b (the model's max_positions caps the limit)");
   decode.integer("min_len", &DecodeConfig::min_len, 1, non_negative, "shortest output, in tokens");
   decode.per_request(false);
   decode.integer("batch_tokens", &DecodeConfig::batch_tokens, 4096, positive,
                  "decoding batch size in source tokens");
   decode.choice<DecodeDtype>("dtype", &DecodeConfig::dtype, DecodeDtype::kFloat32,
-                             {{"float32", DecodeDtype::kFloat32}, {"bf16", DecodeDtype::kBf16},
+                             {{"float32", DecodeDtype::kFloat32},
+                              {"bf16", DecodeDtype::kBf16},
                               {"int8", DecodeDtype::kInt8}},
                              "number format of the matrix products: float32; bf16 (CPU autocast: "
                              "products in bfloat16); int8 (CPU: linear layers with int8 weights, "
                              "quantized per row at first use, products in oneDNN)");
-  decode.boolean("bf16", &DecodeConfig::bf16, false, "the same as dtype: bf16 (the older spelling)");
-  decode.string("target_lang", &DecodeConfig::target_lang, "",
-                "the language a multilingual model translates into (its data.directions' targets); "
-                "\"\" = the model's only one. A jsonl line's target sets it for that line, a server "
-                "request's target for the request; a text holding the model's tag (<2de>) is refused");
-  decode.string("shortlist", &DecodeConfig::shortlist, "",
-                "lexical shortlist file (nmtzoo-shortlist): each batch scores only its source tokens' "
-                "likely translations and the most frequent target tokens; \"\" = the whole vocabulary; "
-                "not used for sampling or constraints");
-  decode.integer("shortlist_top_k", &DecodeConfig::shortlist_top_k, 10, positive,
-                 "shortlist: candidates kept per source token (10 and 100 were chosen on Multi30k's val)");
+  decode.boolean("bf16", &DecodeConfig::bf16, false,
+                 "the same as dtype: bf16 (the older spelling)");
+  decode.string(
+      "target_lang", &DecodeConfig::target_lang, "",
+      "the language a multilingual model translates into (its data.directions' targets); "
+      "\"\" = the model's only one. A jsonl line's target sets it for that line, a server "
+      "request's target for the request; a text holding the model's tag (<2de>) is refused");
+  decode.string(
+      "shortlist", &DecodeConfig::shortlist, "",
+      "lexical shortlist file (nmtzoo-shortlist): each batch scores only its source tokens' "
+      "likely translations and the most frequent target tokens; \"\" = the whole vocabulary; "
+      "not used for sampling or constraints");
+  decode.integer(
+      "shortlist_top_k", &DecodeConfig::shortlist_top_k, 10, positive,
+      "shortlist: candidates kept per source token (10 and 100 were chosen on Multi30k's val)");
   decode.integer("shortlist_frequent", &DecodeConfig::shortlist_frequent, 100, non_negative,
                  "shortlist: most frequent target tokens always kept");
   decode.per_request(true);
@@ -567,8 +619,9 @@ std::vector<OptionSpec> build_schema() {
   decode.request_field("constraint_order");
 
   SectionBuilder<ServeConfig> serve(options, "serve", &RunConfig::serve);
-  serve.string("host", &ServeConfig::host, "127.0.0.1",
-               "nmtzoo-serve's address (0.0.0.0: every interface; the default serves this machine only)");
+  serve.string(
+      "host", &ServeConfig::host, "127.0.0.1",
+      "nmtzoo-serve's address (0.0.0.0: every interface; the default serves this machine only)");
   serve.integer("port", &ServeConfig::port, 8080, Range{0, 65535}, "TCP port; 0 = any free port");
   serve.integer("http_threads", &ServeConfig::http_threads, 64, Range{1, 4096},
                 "requests handled at once (idle keep-alive connections and clients still sending "
@@ -620,8 +673,8 @@ const std::vector<OptionSpec>& config_schema() {
 }
 
 const std::vector<std::string>& config_sections() {
-  static const std::vector<std::string> sections{"data", "tokenizer", "model", "training",
-                                                 "decoding", "serve"};
+  static const std::vector<std::string> sections{"data",     "tokenizer", "model",
+                                                 "training", "decoding",  "serve"};
   return sections;
 }
 

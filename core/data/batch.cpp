@@ -14,7 +14,8 @@ at::Tensor pad_sequences(const std::vector<TokenSpan>& sequences, bool add_bos, 
   for (const auto& sequence : sequences) {
     longest = std::max<int64_t>(longest, static_cast<int64_t>(sequence.size) + extra);
   }
-  auto tokens = torch::full({static_cast<int64_t>(sequences.size()), longest}, kPadId, torch::kLong);
+  auto tokens =
+      torch::full({static_cast<int64_t>(sequences.size()), longest}, kPadId, torch::kLong);
   auto rows = tokens.accessor<int64_t, 2>();
   for (size_t b = 0; b < sequences.size(); ++b) {
     int64_t t = 0;

@@ -15,10 +15,10 @@ namespace nmtzoo {
 struct TokenizedCorpus;
 
 struct Batch {
-  at::Tensor src_tokens;    // (B, S) subword ids + EOS, right-padded with kPadId
-  at::Tensor src_pad_mask;  // (B, S) bool, true = padding
-  at::Tensor tgt_in;        // (B, T) BOS + subword ids (teacher-forcing input)
-  at::Tensor tgt_out;       // (B, T) subword ids + EOS (what the model must predict)
+  at::Tensor src_tokens;         // (B, S) subword ids + EOS, right-padded with kPadId
+  at::Tensor src_pad_mask;       // (B, S) bool, true = padding
+  at::Tensor tgt_in;             // (B, T) BOS + subword ids (teacher-forcing input)
+  at::Tensor tgt_out;            // (B, T) subword ids + EOS (what the model must predict)
   std::vector<int64_t> indices;  // corpus index of each row
   int64_t src_token_count = 0;   // non-pad source tokens
   int64_t tgt_token_count = 0;   // non-pad target tokens (= loss terms)

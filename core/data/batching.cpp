@@ -13,8 +13,8 @@ void seeded_shuffle(std::vector<int64_t>& values, uint64_t seed) {
   for (size_t i = values.size(); i > 1; --i) {
     // Rejection sampling keeps the draw uniform on [0, i).
     const uint64_t bound = static_cast<uint64_t>(i);
-    const uint64_t limit = std::numeric_limits<uint64_t>::max() -
-                           std::numeric_limits<uint64_t>::max() % bound;
+    const uint64_t limit =
+        std::numeric_limits<uint64_t>::max() - std::numeric_limits<uint64_t>::max() % bound;
     uint64_t draw = rng();
     while (draw >= limit) draw = rng();
     std::swap(values[i - 1], values[draw % bound]);

@@ -10,7 +10,7 @@ namespace nmtzoo {
 struct BatchingOptions {
   int64_t max_tokens = 4096;  // padded tokens per batch: sentences x longest (with BOS/EOS)
   uint64_t seed = 1;
-  bool shuffle = true;        // false: keep input order within equal lengths and across batches
+  bool shuffle = true;  // false: keep input order within equal lengths and across batches
 };
 
 // Length-bucketed batches: sentences sorted by length (ties broken by a seeded shuffle) are cut

@@ -70,9 +70,10 @@ uint32_t companions_of(uint32_t tok_checksum, uint32_t raw_checksum) {
 }
 
 [[noreturn]] void corrupt(const std::string& path, const std::string& what) {
-  throw DataError(fmt::format("binary dataset file '{}' is corrupt or truncated: {}; delete the "
-                              "dataset folder or run nmtzoo-prepare --force to rebuild it",
-                              path, what));
+  throw DataError(
+      fmt::format("binary dataset file '{}' is corrupt or truncated: {}; delete the "
+                  "dataset folder or run nmtzoo-prepare --force to rebuild it",
+                  path, what));
 }
 
 // The file's header, after checking it and that the file's size is exactly the header's plus
@@ -223,7 +224,8 @@ struct DatasetWriter::Output {
   Output(std::string final_path, const char* ext)
       : path(std::move(final_path)), partial(path + ".partial"), extension(ext) {
     file = std::fopen(partial.c_str(), "wb");
-    if (file == nullptr) throw IoError(fmt::format("cannot create '{}': {}", partial, std::strerror(errno)));
+    if (file == nullptr)
+      throw IoError(fmt::format("cannot create '{}': {}", partial, std::strerror(errno)));
     std::setvbuf(file, nullptr, _IOFBF, size_t{1} << 20);
     write_header(make_header(extension, 0));
   }
@@ -256,7 +258,8 @@ struct DatasetWriter::Output {
     if (closed != 0) fail();
     std::error_code ec;
     fs::rename(partial, path, ec);
-    if (ec) throw IoError(fmt::format("cannot rename '{}' to '{}': {}", partial, path, ec.message()));
+    if (ec)
+      throw IoError(fmt::format("cannot rename '{}' to '{}': {}", partial, path, ec.message()));
   }
 };
 
@@ -501,7 +504,8 @@ std::vector<PairTokens> BinaryDataset::pairs(const std::vector<int64_t>& indices
 std::string BinaryDataset::src_text(int64_t index) const {
   const IndexEntry e = entry(index);
   touched_ = true;
-  return std::string(raw_->data() + sizeof(FileHeader) + e.raw_offset, static_cast<size_t>(e.src_bytes));
+  return std::string(raw_->data() + sizeof(FileHeader) + e.raw_offset,
+                     static_cast<size_t>(e.src_bytes));
 }
 
 std::string BinaryDataset::tgt_text(int64_t index) const {

@@ -48,7 +48,7 @@ struct IndexEntry {
   int64_t line;          // 1-based line in the input files
   int32_t src_len;       // tokens
   int32_t tgt_len;
-  int32_t src_bytes;     // text
+  int32_t src_bytes;  // text
   int32_t tgt_bytes;
 };
 static_assert(sizeof(IndexEntry) == 40, "the index format is 40 bytes a pair");
@@ -120,7 +120,8 @@ class BinaryDataset {
  public:
   // Ids of the source sides must lie in [0, src_vocab), those of the target sides in [0,
   // tgt_vocab).
-  BinaryDataset(const std::string& dir, const std::string& split, int64_t src_vocab, int64_t tgt_vocab);
+  BinaryDataset(const std::string& dir, const std::string& split, int64_t src_vocab,
+                int64_t tgt_vocab);
   ~BinaryDataset();
 
   int64_t size() const { return static_cast<int64_t>(src_lengths_.size()); }

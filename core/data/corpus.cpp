@@ -36,9 +36,12 @@ bool ParallelLineReader::next(std::string& src, std::string& tgt) {
 }
 
 std::string pair_text_problem(const std::string& src, const std::string& tgt,
-                              const std::string& src_path, const std::string& tgt_path, int64_t line) {
-  if (auto bad = find_text_problem(src)) return fmt::format("{}:{}: {}", src_path, line, bad->describe());
-  if (auto bad = find_text_problem(tgt)) return fmt::format("{}:{}: {}", tgt_path, line, bad->describe());
+                              const std::string& src_path, const std::string& tgt_path,
+                              int64_t line) {
+  if (auto bad = find_text_problem(src))
+    return fmt::format("{}:{}: {}", src_path, line, bad->describe());
+  if (auto bad = find_text_problem(tgt))
+    return fmt::format("{}:{}: {}", tgt_path, line, bad->describe());
   return "";
 }
 
@@ -89,7 +92,8 @@ TokenizedCorpus tokenize(const ParallelText& text, const SentencePiece& src_toke
 
 FilterVerdict classify_pair(int64_t src_len, int64_t tgt_len, const FilterOptions& options) {
   if (options.drop_empty && (src_len == 0 || tgt_len == 0)) return FilterVerdict::kEmpty;
-  if (options.max_len > 0 && std::max(src_len, tgt_len) > options.max_len) return FilterVerdict::kTooLong;
+  if (options.max_len > 0 && std::max(src_len, tgt_len) > options.max_len)
+    return FilterVerdict::kTooLong;
   if (options.max_len_ratio > 0 && src_len > 0 && tgt_len > 0 &&
       static_cast<double>(std::max(src_len, tgt_len)) >
           options.max_len_ratio * static_cast<double>(std::min(src_len, tgt_len))) {
@@ -101,10 +105,18 @@ FilterVerdict classify_pair(int64_t src_len, int64_t tgt_len, const FilterOption
 void FilterStats::count(FilterVerdict verdict) {
   ++input;
   switch (verdict) {
-    case FilterVerdict::kKept: ++kept; break;
-    case FilterVerdict::kEmpty: ++empty; break;
-    case FilterVerdict::kTooLong: ++too_long; break;
-    case FilterVerdict::kBadRatio: ++bad_ratio; break;
+    case FilterVerdict::kKept:
+      ++kept;
+      break;
+    case FilterVerdict::kEmpty:
+      ++empty;
+      break;
+    case FilterVerdict::kTooLong:
+      ++too_long;
+      break;
+    case FilterVerdict::kBadRatio:
+      ++bad_ratio;
+      break;
   }
 }
 
@@ -122,8 +134,9 @@ TokenizedCorpus filter_pairs(const TokenizedCorpus& corpus, const FilterOptions&
   FilterStats counts;
   TokenizedCorpus kept;
   for (size_t i = 0; i < corpus.size(); ++i) {
-    const FilterVerdict verdict = classify_pair(static_cast<int64_t>(corpus.src[i].size()),
-                                                static_cast<int64_t>(corpus.tgt[i].size()), options);
+    const FilterVerdict verdict =
+        classify_pair(static_cast<int64_t>(corpus.src[i].size()),
+                      static_cast<int64_t>(corpus.tgt[i].size()), options);
     counts.count(verdict);
     if (verdict == FilterVerdict::kKept) {
       kept.src.push_back(corpus.src[i]);
@@ -135,9 +148,10 @@ TokenizedCorpus filter_pairs(const TokenizedCorpus& corpus, const FilterOptions&
 }
 
 std::string FilterStats::summary() const {
-  return fmt::format("{} pairs kept of {} ({} with an empty side, {} too long, {} over the length "
-                     "ratio)",
-                     kept, input, empty, too_long, bad_ratio);
+  return fmt::format(
+      "{} pairs kept of {} ({} with an empty side, {} too long, {} over the length "
+      "ratio)",
+      kept, input, empty, too_long, bad_ratio);
 }
 
 }  // namespace nmtzoo

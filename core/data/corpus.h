@@ -35,7 +35,8 @@ class ParallelLineReader {
 
 // "<file>:<line>: <problem>" of the first unusable side of a pair, or "" when both are usable text.
 std::string pair_text_problem(const std::string& src, const std::string& tgt,
-                              const std::string& src_path, const std::string& tgt_path, int64_t line);
+                              const std::string& src_path, const std::string& tgt_path,
+                              int64_t line);
 
 struct ParallelText {
   std::vector<std::string> src;

@@ -40,7 +40,8 @@ struct Chunk {
   std::vector<std::vector<int32_t>> src_ids;
   std::vector<std::vector<int32_t>> tgt_ids;
   std::vector<FilterVerdict> verdicts;
-  std::vector<bool> unusable;  // invalid UTF-8 or a NUL byte (skipped under data.invalid_utf8: skip)
+  std::vector<bool>
+      unusable;  // invalid UTF-8 or a NUL byte (skipped under data.invalid_utf8: skip)
 };
 
 struct SplitSource {
@@ -58,8 +59,9 @@ void process(Chunk& chunk, const SplitSource& source, const Tokenizers& tokenize
   chunk.verdicts.assign(n, FilterVerdict::kKept);
   chunk.unusable.assign(n, false);
   for (size_t i = 0; i < n; ++i) {
-    std::string problem = pair_text_problem(chunk.src[i], chunk.tgt[i], source.src_path,
-                                            source.tgt_path, chunk.first_line + static_cast<int64_t>(i));
+    std::string problem =
+        pair_text_problem(chunk.src[i], chunk.tgt[i], source.src_path, source.tgt_path,
+                          chunk.first_line + static_cast<int64_t>(i));
     if (!problem.empty()) {
       if (source.policy == InvalidUtf8Policy::kError) throw DataError(problem);
       chunk.unusable[i] = true;
@@ -70,8 +72,9 @@ void process(Chunk& chunk, const SplitSource& source, const Tokenizers& tokenize
     chunk.src_ids[i].insert(chunk.src_ids[i].end(), ids.begin(), ids.end());
     chunk.tgt_ids[i] = tokenizers.tgt->encode(chunk.tgt[i]);
     if (source.filter) {
-      chunk.verdicts[i] = classify_pair(static_cast<int64_t>(chunk.src_ids[i].size()),
-                                        static_cast<int64_t>(chunk.tgt_ids[i].size()), *source.filter);
+      chunk.verdicts[i] =
+          classify_pair(static_cast<int64_t>(chunk.src_ids[i].size()),
+                        static_cast<int64_t>(chunk.tgt_ids[i].size()), *source.filter);
     }
   }
 }
@@ -103,9 +106,9 @@ PreparedCorpus prepare_split(const SplitSource& source, const Tokenizers& tokeni
     pairs_done += static_cast<int64_t>(chunk->src.size());
     const int64_t bytes = bytes_before + reader.src().file_offset() + reader.tgt().file_offset();
     if (bytes > 0) {
-      meter.estimate_total(static_cast<int64_t>(static_cast<double>(pairs_done) *
-                                                static_cast<double>(bytes_total) /
-                                                static_cast<double>(bytes)));
+      meter.estimate_total(
+          static_cast<int64_t>(static_cast<double>(pairs_done) * static_cast<double>(bytes_total) /
+                               static_cast<double>(bytes)));
     }
     meter.update(pairs_done);
   };
@@ -122,8 +125,9 @@ PreparedCorpus prepare_split(const SplitSource& source, const Tokenizers& tokeni
         chunk->tgt.push_back(std::move(tgt));
       }
       if (chunk->src.empty()) break;
-      auto done = std::async(std::launch::async,
-                             [chunk, &source, &tokenizers] { process(*chunk, source, tokenizers); });
+      auto done = std::async(std::launch::async, [chunk, &source, &tokenizers] {
+        process(*chunk, source, tokenizers);
+      });
       in_flight.emplace_back(std::move(chunk), std::move(done));
     }
     if (in_flight.empty()) break;
@@ -136,21 +140,26 @@ PreparedCorpus prepare_split(const SplitSource& source, const Tokenizers& tokeni
 // Nanoseconds since the Unix epoch (std::filesystem's file clock has another epoch in C++17).
 int64_t mtime_ns(const std::string& path) {
   struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) throw IoError("cannot stat '" + path + "': " + std::strerror(errno));
+  if (::stat(path.c_str(), &info) != 0)
+    throw IoError("cannot stat '" + path + "': " + std::strerror(errno));
   return static_cast<int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
 }
 
 std::vector<std::string> file_names() {
   std::vector<std::string> names;
   for (const char* split : {"train", "valid"}) {
-    for (const char* extension : kSplitExtensions) names.push_back(std::string(split) + "." + extension);
+    for (const char* extension : kSplitExtensions)
+      names.push_back(std::string(split) + "." + extension);
   }
   return names;
 }
 
 json to_json(const FilterStats& s) {
-  return {{"input", s.input}, {"empty", s.empty}, {"too_long", s.too_long},
-          {"bad_ratio", s.bad_ratio}, {"kept", s.kept}};
+  return {{"input", s.input},
+          {"empty", s.empty},
+          {"too_long", s.too_long},
+          {"bad_ratio", s.bad_ratio},
+          {"kept", s.kept}};
 }
 
 FilterStats filter_stats_from(const json& j) {
@@ -165,19 +174,29 @@ FilterStats filter_stats_from(const json& j) {
 
 json to_json(const DatasetManifest& m) {
   json inputs = json::array();
-  for (const auto& f : m.inputs) inputs.push_back({{"path", f.path}, {"size", f.size}, {"mtime_ns", f.mtime_ns}});
+  for (const auto& f : m.inputs)
+    inputs.push_back({{"path", f.path}, {"size", f.size}, {"mtime_ns", f.mtime_ns}});
   json corpora = json::array();
   for (const auto& c : m.corpora) {
-    corpora.push_back({{"split", c.split}, {"begin", c.begin}, {"end", c.end}, {"lines", c.lines},
+    corpora.push_back({{"split", c.split},
+                       {"begin", c.begin},
+                       {"end", c.end},
+                       {"lines", c.lines},
                        {"invalid_utf8_skipped", c.invalid_utf8_skipped},
                        {"filtered", to_json(c.filtered)}});
   }
   json files = json::object();
   for (const auto& [name, size] : m.files) files[name] = size;
-  return {{"format", m.format}, {"config_hash", m.config_hash},
-          {"tokenizer_fingerprint", m.tokenizer_fingerprint}, {"inputs", inputs},
-          {"corpora", corpora}, {"train_pairs", m.train_pairs}, {"train_tokens", m.train_tokens},
-          {"valid_pairs", m.valid_pairs}, {"files", files}, {"seconds", m.seconds},
+  return {{"format", m.format},
+          {"config_hash", m.config_hash},
+          {"tokenizer_fingerprint", m.tokenizer_fingerprint},
+          {"inputs", inputs},
+          {"corpora", corpora},
+          {"train_pairs", m.train_pairs},
+          {"train_tokens", m.train_tokens},
+          {"valid_pairs", m.valid_pairs},
+          {"files", files},
+          {"seconds", m.seconds},
           {"threads", m.threads}};
 }
 
@@ -186,7 +205,8 @@ DatasetManifest manifest_from(const json& j) {
   m.format = j.at("format");
   m.config_hash = j.at("config_hash");
   m.tokenizer_fingerprint = j.at("tokenizer_fingerprint");
-  for (const auto& f : j.at("inputs")) m.inputs.push_back({f.at("path"), f.at("size"), f.at("mtime_ns")});
+  for (const auto& f : j.at("inputs"))
+    m.inputs.push_back({f.at("path"), f.at("size"), f.at("mtime_ns")});
   for (const auto& c : j.at("corpora")) {
     m.corpora.push_back({c.at("split"), c.at("begin"), c.at("end"), c.at("lines"),
                          c.at("invalid_utf8_skipped"), filter_stats_from(c.at("filtered"))});
@@ -194,7 +214,8 @@ DatasetManifest manifest_from(const json& j) {
   m.train_pairs = j.at("train_pairs");
   m.train_tokens = j.at("train_tokens");
   m.valid_pairs = j.at("valid_pairs");
-  for (const auto& [name, size] : j.at("files").items()) m.files.emplace_back(name, size.get<int64_t>());
+  for (const auto& [name, size] : j.at("files").items())
+    m.files.emplace_back(name, size.get<int64_t>());
   m.seconds = j.at("seconds");
   m.threads = j.at("threads");
   return m;
@@ -253,9 +274,10 @@ DatasetManifest read_manifest(const std::string& dir) {
     std::error_code ec;
     const auto actual = fs::file_size(file, ec);
     if (ec || static_cast<int64_t>(actual) != size) {
-      throw DataError(fmt::format("binary dataset file '{}' is {} (the manifest records {} bytes); "
-                                  "delete the dataset folder or run nmtzoo-prepare --force",
-                                  file.string(), ec ? "missing" : fmt::format("{} bytes", actual), size));
+      throw DataError(
+          fmt::format("binary dataset file '{}' is {} (the manifest records {} bytes); "
+                      "delete the dataset folder or run nmtzoo-prepare --force",
+                      file.string(), ec ? "missing" : fmt::format("{} bytes", actual), size));
     }
   }
   return manifest;
@@ -302,9 +324,7 @@ DatasetManifest prepare_dataset(const RunConfig& config, const Tokenizers& token
   manifest.config_hash = dataset_config_hash(config);
   manifest.tokenizer_fingerprint = tokenizer_fingerprint(tokenizers);
   manifest.inputs = dataset_inputs(config);
-  manifest.threads = options.threads > 0
-                         ? options.threads
-                         : available_cores();
+  manifest.threads = options.threads > 0 ? options.threads : available_cores();
   int64_t bytes_total = 0;
   for (const auto& input : manifest.inputs) bytes_total += input.size;
 
@@ -316,13 +336,16 @@ DatasetManifest prepare_dataset(const RunConfig& config, const Tokenizers& token
   {
     DatasetWriter writer(dir, "train");
     for (const auto& corpus : d.train) {
-      for (const auto& pair : config.language_pairs()) {  // a multilingual corpus, direction by direction
-        SplitSource source{config.corpus_path(corpus.split, pair.src), config.corpus_path(corpus.split, pair.tgt),
-                           d.invalid_utf8, filter, tokenizers.tags.prefix(pair.tgt)};
+      for (const auto& pair :
+           config.language_pairs()) {  // a multilingual corpus, direction by direction
+        SplitSource source{config.corpus_path(corpus.split, pair.src),
+                           config.corpus_path(corpus.split, pair.tgt), d.invalid_utf8, filter,
+                           tokenizers.tags.prefix(pair.tgt)};
         PreparedCorpus prepared = prepare_split(source, tokenizers, writer, manifest.threads, meter,
                                                 pairs_done, bytes_before, bytes_total);
         prepared.split = config.multilingual() ? corpus.split + " " + pair.name() : corpus.split;
-        bytes_before += static_cast<int64_t>(fs::file_size(source.src_path) + fs::file_size(source.tgt_path));
+        bytes_before +=
+            static_cast<int64_t>(fs::file_size(source.src_path) + fs::file_size(source.tgt_path));
         manifest.corpora.push_back(prepared);
       }
     }
@@ -333,8 +356,9 @@ DatasetManifest prepare_dataset(const RunConfig& config, const Tokenizers& token
   {
     DatasetWriter writer(dir, "valid");
     for (const auto& pair : config.language_pairs()) {
-      SplitSource source{config.corpus_path(d.valid, pair.src), config.corpus_path(d.valid, pair.tgt),
-                         InvalidUtf8Policy::kError, std::nullopt, tokenizers.tags.prefix(pair.tgt)};
+      SplitSource source{config.corpus_path(d.valid, pair.src),
+                         config.corpus_path(d.valid, pair.tgt), InvalidUtf8Policy::kError,
+                         std::nullopt, tokenizers.tags.prefix(pair.tgt)};
       prepare_split(source, tokenizers, writer, manifest.threads, meter, pairs_done, bytes_before,
                     bytes_total);
     }
@@ -345,7 +369,8 @@ DatasetManifest prepare_dataset(const RunConfig& config, const Tokenizers& token
   for (const auto& name : file_names()) {
     manifest.files.emplace_back(name, static_cast<int64_t>(fs::file_size(fs::path(dir) / name)));
   }
-  manifest.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  manifest.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   write_file_atomically((fs::path(dir) / kManifestName).string(),
                         [&](std::ostream& out) { out << to_json(manifest).dump(2) << "\n"; });
   return manifest;

@@ -24,8 +24,8 @@ uint64_t sampling_seed(uint64_t seed, int64_t epoch, int64_t pair, int side) {
 
 }  // namespace
 
-SubwordSampler::SubwordSampler(Tokenizers tokenizers, const TokenizerConfig& config,
-                               uint64_t seed, int64_t max_len)
+SubwordSampler::SubwordSampler(Tokenizers tokenizers, const TokenizerConfig& config, uint64_t seed,
+                               int64_t max_len)
     : tokenizers_(std::move(tokenizers)),
       alpha_(config.sampling_alpha),
       sample_source_(config.sampling_sides != SamplingSides::kTarget),
@@ -33,18 +33,19 @@ SubwordSampler::SubwordSampler(Tokenizers tokenizers, const TokenizerConfig& con
       seed_(seed),
       max_len_(max_len) {}
 
-std::optional<std::vector<int32_t>> SubwordSampler::sample(const BinaryDataset& dataset, int64_t pair,
-                                                           bool target, int64_t epoch) const {
+std::optional<std::vector<int32_t>> SubwordSampler::sample(const BinaryDataset& dataset,
+                                                           int64_t pair, bool target,
+                                                           int64_t epoch) const {
   const SentencePiece& tokenizer = target ? *tokenizers_.tgt : *tokenizers_.src;
-  std::vector<int32_t> ids = tokenizer.sample_encode(
-      target ? dataset.tgt_text(pair) : dataset.src_text(pair), alpha_,
-      sampling_seed(seed_, epoch, pair, target ? 1 : 0));
+  std::vector<int32_t> ids =
+      tokenizer.sample_encode(target ? dataset.tgt_text(pair) : dataset.src_text(pair), alpha_,
+                              sampling_seed(seed_, epoch, pair, target ? 1 : 0));
   if (static_cast<int64_t>(ids.size()) > max_len_) return std::nullopt;
   return ids;
 }
 
-SampledPairs SubwordSampler::pairs(const BinaryDataset& dataset, const std::vector<int64_t>& indices,
-                                   int64_t epoch) const {
+SampledPairs SubwordSampler::pairs(const BinaryDataset& dataset,
+                                   const std::vector<int64_t>& indices, int64_t epoch) const {
   SampledPairs result;
   result.pairs = dataset.pairs(indices);
   if (!enabled()) return result;
@@ -75,10 +76,12 @@ std::pair<std::vector<int32_t>, std::vector<int32_t>> SubwordSampler::epoch_leng
     for (int64_t i = begin; i < end; ++i) {
       const auto pair = static_cast<size_t>(i);
       if (sample_source_) {
-        if (auto ids = sample(dataset, i, false, epoch)) src[pair] = static_cast<int32_t>(ids->size());
+        if (auto ids = sample(dataset, i, false, epoch))
+          src[pair] = static_cast<int32_t>(ids->size());
       }
       if (sample_target_) {
-        if (auto ids = sample(dataset, i, true, epoch)) tgt[pair] = static_cast<int32_t>(ids->size());
+        if (auto ids = sample(dataset, i, true, epoch))
+          tgt[pair] = static_cast<int32_t>(ids->size());
       }
     }
   };

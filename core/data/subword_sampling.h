@@ -36,25 +36,28 @@ class SubwordSampler {
  public:
   // `max_len`: a sampled side longer than this (data.max_len) keeps its prepared segmentation,
   // so sampling never makes a pair the dataset filtered for length.
-  SubwordSampler(Tokenizers tokenizers, const TokenizerConfig& config, uint64_t seed, int64_t max_len);
+  SubwordSampler(Tokenizers tokenizers, const TokenizerConfig& config, uint64_t seed,
+                 int64_t max_len);
 
   bool enabled() const { return alpha_ > 0 && (sample_source_ || sample_target_); }
 
   // The pairs `indices` of `dataset` as epoch `epoch` trains on them: re-segmented on the sides
   // tokenizer.sampling_sides names when enabled(), as prepared otherwise.
-  SampledPairs pairs(const BinaryDataset& dataset, const std::vector<int64_t>& indices, int64_t epoch) const;
+  SampledPairs pairs(const BinaryDataset& dataset, const std::vector<int64_t>& indices,
+                     int64_t epoch) const;
 
   // Source and target lengths of every pair of `dataset` in epoch `epoch` (what pairs() gives),
   // for batching by the tokens actually trained on: BPE-dropout lengthens sentences (by ~40% at
   // alpha 0.1 with Multi30k's 8k BPE). Sampled on `threads` threads; the segmentations are
   // sampled again, identically, when their batch is read, so memory stays one length per pair.
   std::pair<std::vector<int32_t>, std::vector<int32_t>> epoch_lengths(const BinaryDataset& dataset,
-                                                                      int64_t epoch, int threads) const;
+                                                                      int64_t epoch,
+                                                                      int threads) const;
 
  private:
   // The sampled ids of one side, or nullopt when they exceed max_len.
-  std::optional<std::vector<int32_t>> sample(const BinaryDataset& dataset, int64_t pair, bool target,
-                                             int64_t epoch) const;
+  std::optional<std::vector<int32_t>> sample(const BinaryDataset& dataset, int64_t pair,
+                                             bool target, int64_t epoch) const;
 
   Tokenizers tokenizers_;
   double alpha_;

@@ -109,16 +109,18 @@ void train_model(const RunConfig& config, const std::string& model_path, bool sr
   options.input_sentence_size = config.tokenizer.input_sentence_size;
   options.seed = static_cast<uint32_t>(config.training.seed);
   if (config.multilingual()) {
-    for (const auto& lang : config.target_languages()) options.user_symbols.push_back(target_language_tag(lang));
+    for (const auto& lang : config.target_languages())
+      options.user_symbols.push_back(target_language_tag(lang));
   }
   TrainingSentences sentences(config, src_side, tgt_side);
-  train_sentencepiece(options, [&](std::string_view& sentence) { return sentences.next(sentence); });
+  train_sentencepiece(options,
+                      [&](std::string_view& sentence) { return sentences.next(sentence); });
   std::string model = read_file(temporary + ".model");
   try {
     SentencePiece::from_serialized(model, model_path);
   } catch (const TokenizerError& e) {
-    throw TokenizerError("writing tokenizer model '" + model_path + "' failed (disk full?): " +
-                         e.what());
+    throw TokenizerError("writing tokenizer model '" + model_path +
+                         "' failed (disk full?): " + e.what());
   }
   const std::string vocab = read_file(temporary + ".vocab");
   write_file_atomically(prefix + ".vocab", [&](std::ostream& out) { out << vocab; });
@@ -133,10 +135,9 @@ Tokenizers load_tokenizers(const RunConfig& config) {
   Tokenizers tokenizers;
   tokenizers.src = std::make_shared<SentencePiece>(
       SentencePiece::load(config.tokenizer_model(config.data.src_lang)));
-  tokenizers.tgt = config.tokenizer.joint
-                       ? tokenizers.src
-                       : std::make_shared<SentencePiece>(SentencePiece::load(
-                             config.tokenizer_model(config.data.tgt_lang)));
+  tokenizers.tgt = config.tokenizer.joint ? tokenizers.src
+                                          : std::make_shared<SentencePiece>(SentencePiece::load(
+                                                config.tokenizer_model(config.data.tgt_lang)));
   tokenizers.tags = target_tags(config, *tokenizers.src);
   return tokenizers;
 }
@@ -155,7 +156,8 @@ Tokenizers prepare_tokenizers(const RunConfig& config, std::ostream& log) {
 
 const std::vector<int32_t>& TargetTags::prefix(const std::string& lang) const {
   if (lang.empty() && prefixes.size() == 1) return prefixes.begin()->second;
-  if (lang.empty()) throw std::invalid_argument("the model translates into " + targets() + ": say which");
+  if (lang.empty())
+    throw std::invalid_argument("the model translates into " + targets() + ": say which");
   const auto found = prefixes.find(lang);
   if (found == prefixes.end()) {
     throw std::invalid_argument("the model translates into " + targets() + ", not '" + lang + "'");
@@ -178,8 +180,9 @@ TargetTags target_tags(const RunConfig& config, const SentencePiece& src) {
     const std::string tag = target_language_tag(lang);
     const int64_t id = src.piece_id(tag);
     if (id < 0) {
-      throw TokenizerError("the tokenizer '" + src.path() + "' has no piece " + tag +
-                           ": it was trained without data.directions' tags; delete it to train it again");
+      throw TokenizerError(
+          "the tokenizer '" + src.path() + "' has no piece " + tag +
+          ": it was trained without data.directions' tags; delete it to train it again");
     }
     ids.push_back(static_cast<int32_t>(id));
   }

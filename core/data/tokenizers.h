@@ -17,7 +17,7 @@ namespace nmtzoo {
 // multilingual model's target-language tags (data.directions), nothing for a bilingual model.
 struct TargetTags {
   std::map<std::string, std::vector<int32_t>> prefixes;  // target language -> ids before the source
-  bool tagged = false;                                    // multilingual: the sources carry tags
+  bool tagged = false;                                   // multilingual: the sources carry tags
   // The ids for `lang` ("" = the model's only target); a std::invalid_argument naming the
   // languages the model translates into when it has no such one, or several and none is given.
   const std::vector<int32_t>& prefix(const std::string& lang) const;

@@ -33,8 +33,8 @@ TranslationRequest parse_tsv(const std::string& line) {
 std::string string_field(const nlohmann::json& object, const char* key, const std::string& where) {
   const auto& value = object.at(key);
   if (!value.is_string()) {
-    throw std::invalid_argument(fmt::format("{}: field \"{}\" must be a string, got {}", where, key,
-                                            value.type_name()));
+    throw std::invalid_argument(
+        fmt::format("{}: field \"{}\" must be a string, got {}", where, key, value.type_name()));
   }
   return value.get<std::string>();
 }
@@ -51,9 +51,11 @@ TranslationRequest parse_jsonl(const std::string& line, const std::string& where
                                             where, object.type_name()));
   }
   for (const auto& item : object.items()) {
-    if (item.key() != "src" && item.key() != "prefix" && item.key() != "constraints" && item.key() != "target") {
-      throw std::invalid_argument(fmt::format(
-          "{}: unknown field \"{}\" (expected src, target, prefix, constraints)", where, item.key()));
+    if (item.key() != "src" && item.key() != "prefix" && item.key() != "constraints" &&
+        item.key() != "target") {
+      throw std::invalid_argument(
+          fmt::format("{}: unknown field \"{}\" (expected src, target, prefix, constraints)", where,
+                      item.key()));
     }
   }
   if (!object.contains("src")) throw std::invalid_argument(where + ": missing field \"src\"");
@@ -68,13 +70,14 @@ TranslationRequest parse_jsonl(const std::string& line, const std::string& where
   if (object.contains("constraints") && !object["constraints"].is_null()) {
     const auto& constraints = object["constraints"];
     if (!constraints.is_array()) {
-      throw std::invalid_argument(fmt::format("{}: field \"constraints\" must be a list of strings, got {}",
-                                              where, constraints.type_name()));
+      throw std::invalid_argument(
+          fmt::format("{}: field \"constraints\" must be a list of strings, got {}", where,
+                      constraints.type_name()));
     }
     for (size_t i = 0; i < constraints.size(); ++i) {
       if (!constraints[i].is_string()) {
-        throw std::invalid_argument(fmt::format("{}: constraints[{}] must be a string, got {}", where,
-                                                i, constraints[i].type_name()));
+        throw std::invalid_argument(fmt::format("{}: constraints[{}] must be a string, got {}",
+                                                where, i, constraints[i].type_name()));
       }
       request.constraints.push_back(constraints[i].get<std::string>());
     }
@@ -100,11 +103,15 @@ TranslationRequest checked(TranslationRequest request, const std::string& where)
 
 }  // namespace
 
-TranslationRequest parse_request(const std::string& line, InputFormat format, const std::string& where) {
+TranslationRequest parse_request(const std::string& line, InputFormat format,
+                                 const std::string& where) {
   switch (format) {
-    case InputFormat::kText: return {line, {}, {}, {}};
-    case InputFormat::kTsv: return parse_tsv(line);
-    case InputFormat::kJsonl: return checked(parse_jsonl(line, where), where);
+    case InputFormat::kText:
+      return {line, {}, {}, {}};
+    case InputFormat::kTsv:
+      return parse_tsv(line);
+    case InputFormat::kJsonl:
+      return checked(parse_jsonl(line, where), where);
   }
   return {line, {}, {}, {}};
 }

@@ -25,6 +25,7 @@ InputFormat parse_input_format(const std::string& name);  // "text" | "tsv" | "j
 
 // One input line as a request. Throws std::invalid_argument starting with `where` (file:line)
 // that names the bad field.
-TranslationRequest parse_request(const std::string& line, InputFormat format, const std::string& where);
+TranslationRequest parse_request(const std::string& line, InputFormat format,
+                                 const std::string& where);
 
 }  // namespace nmtzoo

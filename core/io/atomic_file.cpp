@@ -217,7 +217,8 @@ void AtomicFile::commit() {
     committed_ = true;
   }
   fs::path directory = fs::path(target_).parent_path();
-  int dir_fd = ::open(directory.empty() ? "." : directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dir_fd =
+      ::open(directory.empty() ? "." : directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {
     // The new file is in place; a failing folder fsync only weakens durability across a power
     // cut, which is no reason to report the write as failed.
@@ -234,7 +235,8 @@ std::string temporary_path_beside(const std::string& path) {
   // prefix (cut on a UTF-8 character boundary) and a hash of the whole, so that two long names
   // sharing the prefix still get different temporaries.
   constexpr size_t kNameMax = 255;
-  if (1 + name.size() + suffix.size() <= kNameMax) return (target.parent_path() / ("." + name + suffix)).string();
+  if (1 + name.size() + suffix.size() <= kNameMax)
+    return (target.parent_path() / ("." + name + suffix)).string();
   const std::string hash = fmt::format("~{:016x}", std::hash<std::string>{}(name));
   size_t keep = kNameMax - 1 - hash.size() - suffix.size();
   while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
@@ -304,7 +306,8 @@ void check_output_is_not_an_input(const NamedPath& output, const std::vector<Nam
   for (const NamedPath& input : inputs) {
     if (input.path.empty() || !same_file(output.path, input.path)) continue;
     throw IoError(output.option + " '" + output.path + "' is the same file as " + input.option +
-                  " '" + input.path + "': writing it would replace that input; write to another file");
+                  " '" + input.path +
+                  "': writing it would replace that input; write to another file");
   }
 }
 

@@ -87,7 +87,8 @@ class OutputDestination {
 std::string temporary_path_beside(const std::string& path);
 
 // Replaces `path` atomically with what `write` puts into the stream (see AtomicFile).
-void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& write);
 
 // Removes the temporary files AtomicFile leaves behind when its process is killed whose process
 // no longer runs (kill(pid, 0) fails with ESRCH): the regular files of `dir`, not recursively,

@@ -47,7 +47,8 @@ bool AvailableLines::read_some() {
 
 void AvailableLines::take_complete_lines(std::vector<std::string>& lines, size_t max_lines) {
   size_t start = 0;
-  for (size_t newline; lines.size() < max_lines && (newline = pending_.find('\n', start)) != std::string::npos;
+  for (size_t newline;
+       lines.size() < max_lines && (newline = pending_.find('\n', start)) != std::string::npos;
        start = newline + 1) {
     std::string line = pending_.substr(start, newline - start);
     if (!line.empty() && line.back() == '\r') line.pop_back();

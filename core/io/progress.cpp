@@ -19,17 +19,25 @@ std::string format_duration(double seconds) {
 
 ProgressMeter::ProgressMeter(std::ostream& out, std::string what, int64_t total, bool terminal,
                              bool enabled, double interval_seconds)
-    : out_(out), what_(std::move(what)), total_(total), terminal_(terminal), enabled_(enabled),
-      interval_(interval_seconds), start_(Clock::now()), last_(start_) {}
+    : out_(out),
+      what_(std::move(what)),
+      total_(total),
+      terminal_(terminal),
+      enabled_(enabled),
+      interval_(interval_seconds),
+      start_(Clock::now()),
+      last_(start_) {}
 
 std::string ProgressMeter::describe(int64_t done, double seconds) const {
   const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0.0;
-  if (total_ < 0) return fmt::format("{} {}, {:.1f}/s, {}", done, what_, rate, format_duration(seconds));
-  const std::string eta = rate > 0 ? format_duration(static_cast<double>(total_ - done) / rate) : "?";
-  return fmt::format("{}/{}{} {} ({:.1f}%), {:.1f}/s, {} elapsed, ETA {}", done, estimated_ ? "~" : "",
-                     total_, what_,
-                     total_ > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total_) : 100.0,
-                     rate, format_duration(seconds), eta);
+  if (total_ < 0)
+    return fmt::format("{} {}, {:.1f}/s, {}", done, what_, rate, format_duration(seconds));
+  const std::string eta =
+      rate > 0 ? format_duration(static_cast<double>(total_ - done) / rate) : "?";
+  return fmt::format(
+      "{}/{}{} {} ({:.1f}%), {:.1f}/s, {} elapsed, ETA {}", done, estimated_ ? "~" : "", total_,
+      what_, total_ > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total_) : 100.0,
+      rate, format_duration(seconds), eta);
 }
 
 void ProgressMeter::update(int64_t done) {

@@ -38,7 +38,8 @@ void put_fixed(std::string& out, uint64_t value, int bytes) {
 }
 uint64_t get_fixed(const std::string& in, size_t at, int bytes) {
   uint64_t value = 0;
-  for (int i = 0; i < bytes; ++i) value |= uint64_t{static_cast<unsigned char>(in[at + i])} << (8 * i);
+  for (int i = 0; i < bytes; ++i)
+    value |= uint64_t{static_cast<unsigned char>(in[at + i])} << (8 * i);
   return value;
 }
 
@@ -125,11 +126,20 @@ class FieldReader {
   std::string delimited() { return take(varint()); }
   void skip(int wire) {
     switch (wire) {
-      case kVarint: varint(); break;
-      case kFixed64: take(8); break;
-      case kDelimited: delimited(); break;
-      case kFixed32: take(4); break;
-      default: throw std::out_of_range(fmt::format("wire type {}", wire));
+      case kVarint:
+        varint();
+        break;
+      case kFixed64:
+        take(8);
+        break;
+      case kDelimited:
+        delimited();
+        break;
+      case kFixed32:
+        take(4);
+        break;
+      default:
+        throw std::out_of_range(fmt::format("wire type {}", wire));
     }
   }
 
@@ -165,9 +175,12 @@ TensorBoardEvent parse_event(const std::string& record) {
         std::string tag;
         double number = 0;
         for (int f, w; value.next(f, w);) {
-          if (f == 1 && w == kDelimited) tag = value.delimited();
-          else if (f == 2 && w == kFixed32) number = bits<float>(static_cast<uint32_t>(value.fixed(4)));
-          else value.skip(w);
+          if (f == 1 && w == kDelimited)
+            tag = value.delimited();
+          else if (f == 2 && w == kFixed32)
+            number = bits<float>(static_cast<uint32_t>(value.fixed(4)));
+          else
+            value.skip(w);
         }
         parsed.scalars.emplace_back(tag, number);
       }

@@ -203,7 +203,8 @@ int64_t LineReader::file_offset() const {
 std::vector<std::string> split_fields(std::string_view text, char separator) {
   std::vector<std::string> fields;
   size_t start = 0;
-  for (size_t end = text.find(separator); end != std::string_view::npos; end = text.find(separator, start)) {
+  for (size_t end = text.find(separator); end != std::string_view::npos;
+       end = text.find(separator, start)) {
     fields.emplace_back(text.substr(start, end - start));
     start = end + 1;
   }
@@ -224,9 +225,8 @@ std::optional<size_t> find_invalid_utf8(std::string_view text) {
   const auto* bytes = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
   while (offset < text.size()) {
     utf8proc_int32_t codepoint = 0;
-    utf8proc_ssize_t n = utf8proc_iterate(bytes + offset,
-                                          static_cast<utf8proc_ssize_t>(text.size() - offset),
-                                          &codepoint);
+    utf8proc_ssize_t n = utf8proc_iterate(
+        bytes + offset, static_cast<utf8proc_ssize_t>(text.size() - offset), &codepoint);
     if (n <= 0) return offset;
     offset += static_cast<size_t>(n);
   }
@@ -235,7 +235,8 @@ std::optional<size_t> find_invalid_utf8(std::string_view text) {
 
 std::optional<TextProblem> find_text_problem(std::string_view text) {
   if (auto bad = find_invalid_utf8(text)) return TextProblem{*bad, "invalid UTF-8"};
-  if (size_t nul = text.find('\0'); nul != std::string_view::npos) return TextProblem{nul, "a NUL byte"};
+  if (size_t nul = text.find('\0'); nul != std::string_view::npos)
+    return TextProblem{nul, "a NUL byte"};
   return std::nullopt;
 }
 

@@ -28,7 +28,7 @@ class LineReader {
   explicit LineReader(std::string path);  // throws IoError naming the file
   LineReader(LineReader&&) noexcept;
   ~LineReader();
-  bool next(std::string& line);            // false at the end of the file; throws IoError
+  bool next(std::string& line);  // false at the end of the file; throws IoError
   int64_t line_number() const { return line_number_; }  // 1-based number of the last line read
   const std::string& path() const { return path_; }
   // Bytes of the file (compressed, for gzip) consumed so far, for progress against its size.
@@ -52,8 +52,8 @@ std::optional<size_t> find_invalid_utf8(std::string_view text);
 // Why a line is not usable text: invalid UTF-8, or a NUL byte (in practice a binary or corrupt
 // file; tokenizers and C APIs would silently cut the line there).
 struct TextProblem {
-  size_t byte;       // 0-based offset
-  const char* what;  // "invalid UTF-8" or "a NUL byte"
+  size_t byte;                   // 0-based offset
+  const char* what;              // "invalid UTF-8" or "a NUL byte"
   std::string describe() const;  // "a NUL byte at byte 4"
 };
 std::optional<TextProblem> find_text_problem(std::string_view text);

@@ -213,8 +213,8 @@ std::string Bleu::signature(int num_refs, bool short_form) const {
   return fmt::format(short_form ? "#:{}|c:{}|e:{}|tok:{}|s:{}|v:{}"
                                 : "nrefs:{}|case:{}|eff:{}|tok:{}|smooth:{}|version:{}",
                      nrefs, options_.lowercase ? "lc" : "mixed",
-                     options_.effective_order ? "yes" : "no", to_string(options_.tokenizer),
-                     smooth, kSignatureVersion);
+                     options_.effective_order ? "yes" : "no", to_string(options_.tokenizer), smooth,
+                     kSignatureVersion);
 }
 
 BleuScore sentence_bleu(const std::string& hypothesis, const std::vector<std::string>& references,

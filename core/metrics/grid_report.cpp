@@ -19,19 +19,24 @@ namespace {
 std::string references_path(const GridDirection& direction, const std::string& test) {
   std::string path = direction.references;
   const std::string placeholder = "{test}";
-  if (const size_t at = path.find(placeholder); at != std::string::npos) path.replace(at, placeholder.size(), test);
+  if (const size_t at = path.find(placeholder); at != std::string::npos)
+    path.replace(at, placeholder.size(), test);
   return path;
 }
 
-std::string hypotheses_path(const GridDirection& direction, const GridSystem& system, const std::string& test) {
+std::string hypotheses_path(const GridDirection& direction, const GridSystem& system,
+                            const std::string& test) {
   return fmt::format("{}/{}/{}.hyp", direction.folder, system.folder, test);
 }
 
 const char* correction_name(MultipleComparisons method) {
   switch (method) {
-    case MultipleComparisons::kHolm: return "Holm's";
-    case MultipleComparisons::kBonferroni: return "Bonferroni's";
-    case MultipleComparisons::kNone: return "no";
+    case MultipleComparisons::kHolm:
+      return "Holm's";
+    case MultipleComparisons::kBonferroni:
+      return "Bonferroni's";
+    case MultipleComparisons::kNone:
+      return "no";
   }
   return "";
 }
@@ -43,26 +48,32 @@ bool significant(const GridCell& cell) { return cell.p_adjusted && *cell.p_adjus
 // 10000 as "10,000", as the reports write counts (fmt's {:L} would depend on the machine's locale).
 std::string thousands(int64_t value) {
   std::string digits = std::to_string(value);
-  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(static_cast<size_t>(at), ",");
+  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3)
+    digits.insert(static_cast<size_t>(at), ",");
   return digits;
 }
 
-std::string signed_difference(double value) { return fmt::format("{}{:.2f}", value >= 0 ? "+" : "−", std::abs(value)); }
+std::string signed_difference(double value) {
+  return fmt::format("{}{:.2f}", value >= 0 ? "+" : "−", std::abs(value));
+}
 
 }  // namespace
 
 bool GridSystem::translates(const GridDirection& direction) const {
-  return directions.empty() || std::find(directions.begin(), directions.end(), direction.label) != directions.end();
+  return directions.empty() ||
+         std::find(directions.begin(), directions.end(), direction.label) != directions.end();
 }
 
 MultipleComparisons parse_multiple_comparisons(const std::string& name) {
   if (name == "holm") return MultipleComparisons::kHolm;
   if (name == "bonferroni") return MultipleComparisons::kBonferroni;
   if (name == "none") return MultipleComparisons::kNone;
-  throw std::invalid_argument("unknown multiple-comparison correction '" + name + "' (holm, bonferroni, none)");
+  throw std::invalid_argument("unknown multiple-comparison correction '" + name +
+                              "' (holm, bonferroni, none)");
 }
 
-std::vector<double> adjust_p_values(const std::vector<double>& p_values, MultipleComparisons method) {
+std::vector<double> adjust_p_values(const std::vector<double>& p_values,
+                                    MultipleComparisons method) {
   const double m = static_cast<double>(p_values.size());
   std::vector<double> adjusted(p_values.size());
   if (method == MultipleComparisons::kNone) return p_values;
@@ -73,7 +84,8 @@ std::vector<double> adjust_p_values(const std::vector<double>& p_values, Multipl
   // Holm: the k-th smallest p (k from 0) times (m - k), made non-decreasing in that order.
   std::vector<size_t> order(p_values.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p_values[a] < p_values[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return p_values[a] < p_values[b]; });
   double running = 0;
   for (size_t k = 0; k < order.size(); ++k) {
     running = std::max(running, std::min(1.0, p_values[order[k]] * (m - static_cast<double>(k))));
@@ -118,8 +130,9 @@ GridResults grid_results(const std::vector<GridDirection>& directions,
           const std::string path = hypotheses_path(direction, systems[s], test);
           hypotheses.push_back(read_lines(path));
           if (hypotheses.back().size() != references[0].size()) {
-            throw std::runtime_error(fmt::format("{} has {} lines, {} has {}", path, hypotheses.back().size(),
-                                                 reference_file, references[0].size()));
+            throw std::runtime_error(fmt::format("{} has {} lines, {} has {}", path,
+                                                 hypotheses.back().size(), reference_file,
+                                                 references[0].size()));
           }
         }
         // The baseline alone (its systems not decoded yet) still gets its score and interval:
@@ -127,7 +140,8 @@ GridResults grid_results(const std::vector<GridDirection>& directions,
         if (hypotheses.size() == 1) hypotheses.push_back(hypotheses.front());
         const PairedTestReport report = paired_test(hypotheses, references, metrics, options);
         for (size_t i = 0; i < group.size(); ++i) {
-          if (i == 0 && against != 0) continue;  // a reference system's own numbers come from its test
+          if (i == 0 && against != 0)
+            continue;  // a reference system's own numbers come from its test
           GridCell& cell = cells[group[i]];
           cell.present = true;
           cell.bleu = report.results[i][0].score;
@@ -155,7 +169,8 @@ GridTables grid_tables(const std::vector<GridDirection>& directions,
   GridTables tables;
   std::string& md = tables.markdown;
   md += fmt::format("## Summary: BLEU on {}\n\n| direction |", primary);
-  for (size_t s = 0; s < systems.size(); ++s) md += " " + systems[s].name + (s == 0 ? " (baseline)" : "") + " |";
+  for (size_t s = 0; s < systems.size(); ++s)
+    md += " " + systems[s].name + (s == 0 ? " (baseline)" : "") + " |";
   md += "\n|---|";
   for (size_t s = 0; s < systems.size(); ++s) md += "---:|";
   md += "\n";
@@ -186,39 +201,51 @@ GridTables grid_tables(const std::vector<GridDirection>& directions,
     md += "\n";
   }
   md += fmt::format(
-      "\n± is the half-width of the 95% bootstrap confidence interval; in parentheses the difference "
-      "to {} in the same direction (a multilingual model's: to its architecture's bilingual model), * where paired "
-      "bootstrap resampling ({} resamples, sacreBLEU 2.6.0's --paired-bs) finds it significant at 0.05 after {} "
-      "correction over all {} BLEU comparisons of the grid (directions × test sets × systems); – not run yet{}.\n\n",
-      systems.front().name, thousands(results.samples), correction_name(correction), results.comparisons,
-      std::any_of(systems.begin(), systems.end(), [](const GridSystem& s) { return !s.directions.empty(); })
+      "\n± is the half-width of the 95% bootstrap confidence interval; in parentheses the "
+      "difference "
+      "to {} in the same direction (a multilingual model's: to its architecture's bilingual "
+      "model), * where paired "
+      "bootstrap resampling ({} resamples, sacreBLEU 2.6.0's --paired-bs) finds it significant at "
+      "0.05 after {} "
+      "correction over all {} BLEU comparisons of the grid (directions × test sets × systems); – "
+      "not run yet{}.\n\n",
+      systems.front().name, thousands(results.samples), correction_name(correction),
+      results.comparisons,
+      std::any_of(systems.begin(), systems.end(),
+                  [](const GridSystem& s) { return !s.directions.empty(); })
           ? "; empty: the system does not translate that direction"
           : "");
   // The smallest p-value a test can give is 1/(samples + 1); the correction multiplies the
   // smallest of the grid by the number of comparisons (Holm's and Bonferroni's alike).
-  const double factor = correction == MultipleComparisons::kNone ? 1.0 : static_cast<double>(results.comparisons);
+  const double factor =
+      correction == MultipleComparisons::kNone ? 1.0 : static_cast<double>(results.comparisons);
   const double smallest = 1.0 / static_cast<double>(results.samples + 1);
   const double floor = factor * smallest;
   if (results.comparisons > 0 && floor >= kAlpha) {
-    md += fmt::format("**No difference can be significant here**: with {} resamples no p-value is below {:.4f}{}; "
-                      "set the plan's `resamples:` to at least {}.\n\n",
-                      thousands(results.samples), smallest,
-                      correction == MultipleComparisons::kNone
-                          ? std::string()
-                          : fmt::format(", which {} correction over {} comparisons makes {:.3f}",
-                                        correction_name(correction), results.comparisons, floor),
-                      thousands(static_cast<int64_t>(std::ceil(factor / kAlpha))));
+    md += fmt::format(
+        "**No difference can be significant here**: with {} resamples no p-value is below "
+        "{:.4f}{}; "
+        "set the plan's `resamples:` to at least {}.\n\n",
+        thousands(results.samples), smallest,
+        correction == MultipleComparisons::kNone
+            ? std::string()
+            : fmt::format(", which {} correction over {} comparisons makes {:.3f}",
+                          correction_name(correction), results.comparisons, floor),
+        thousands(static_cast<int64_t>(std::ceil(factor / kAlpha))));
   }
   for (size_t s = 1; s < systems.size(); ++s) {
-    md += fmt::format("- {} against {} on {}: significantly better in {}, worse in {}, no significant "
-                      "difference in {} direction(s)\n",
-                      systems[s].name, systems[systems[s].against].name, primary, better[s], worse[s], tied[s]);
+    md += fmt::format(
+        "- {} against {} on {}: significantly better in {}, worse in {}, no significant "
+        "difference in {} direction(s)\n",
+        systems[s].name, systems[systems[s].against].name, primary, better[s], worse[s], tied[s]);
   }
   tables.csv = "direction,test,system,bleu,bleu_ci95,chrf2,ter,p_value,p_adjusted\n";
   for (size_t d = 0; d < directions.size(); ++d) {
-    md += fmt::format("\n## {}\n\n| test set | system | BLEU (95% CI) | difference | p | p corrected | chrF2 | TER |\n"
-                      "|---|---|---:|---:|---:|---:|---:|---:|\n",
-                      directions[d].label);
+    md += fmt::format(
+        "\n## {}\n\n| test set | system | BLEU (95% CI) | difference | p | p corrected | chrF2 | "
+        "TER |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|\n",
+        directions[d].label);
     for (size_t t = 0; t < directions[d].tests.size(); ++t) {
       const std::string& test = directions[d].tests[t];
       for (size_t s = 0; s < systems.size(); ++s) {
@@ -233,12 +260,15 @@ GridTables grid_tables(const std::vector<GridDirection>& directions,
                           systems[s].name, cell.bleu, cell.bleu_ci,
                           cell.p_value ? signed_difference(cell.bleu - baseline.bleu) : "",
                           cell.p_value ? fmt::format("{:.4f}", *cell.p_value) : "",
-                          cell.p_adjusted ? fmt::format("{:.4f}{}", *cell.p_adjusted, significant(cell) ? "*" : "") : "",
+                          cell.p_adjusted ? fmt::format("{:.4f}{}", *cell.p_adjusted,
+                                                        significant(cell) ? "*" : "")
+                                          : "",
                           cell.chrf, cell.ter);
-        tables.csv += fmt::format("{},{},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{}\n", directions[d].label, test,
-                                  systems[s].name, cell.bleu, cell.bleu_ci, cell.chrf, cell.ter,
-                                  cell.p_value ? fmt::format("{:.6f}", *cell.p_value) : "",
-                                  cell.p_adjusted ? fmt::format("{:.6f}", *cell.p_adjusted) : "");
+        tables.csv +=
+            fmt::format("{},{},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{}\n", directions[d].label, test,
+                        systems[s].name, cell.bleu, cell.bleu_ci, cell.chrf, cell.ter,
+                        cell.p_value ? fmt::format("{:.6f}", *cell.p_value) : "",
+                        cell.p_adjusted ? fmt::format("{:.6f}", *cell.p_adjusted) : "");
       }
     }
   }

@@ -2,7 +2,8 @@
 // The report of an experiment grid (experiments/run_plan.sh): every system of every translation
 // direction against the grid's baseline, by paired bootstrap resampling (sacreBLEU 2.6.0's
 // --paired-bs, core/metrics/significance.h), with the BLEU p-values of the whole grid corrected
-// for multiple comparisons. Reads only the folders the runs keep: <direction dir>/<system>/<test>.hyp.
+// for multiple comparisons. Reads only the folders the runs keep: <direction
+// dir>/<system>/<test>.hyp.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +19,10 @@ enum class MultipleComparisons { kHolm, kBonferroni, kNone };
 MultipleComparisons parse_multiple_comparisons(const std::string& name);
 
 // p-values adjusted for testing them all: Holm's step-down (1979) or Bonferroni's, each capped at
-// 1, in the order given. Rejecting where the adjusted p < alpha keeps the family-wise error <= alpha.
-std::vector<double> adjust_p_values(const std::vector<double>& p_values, MultipleComparisons method);
+// 1, in the order given. Rejecting where the adjusted p < alpha keeps the family-wise error <=
+// alpha.
+std::vector<double> adjust_p_values(const std::vector<double>& p_values,
+                                    MultipleComparisons method);
 
 struct GridDirection {
   std::string label;       // "de→en"
@@ -42,7 +45,7 @@ struct GridSystem {
 struct GridCell {
   bool present = false;
   double bleu = 0, bleu_ci = 0, chrf = 0, ter = 0;
-  std::optional<double> p_value;     // BLEU against its system's `against` (absent for the baseline)
+  std::optional<double> p_value;  // BLEU against its system's `against` (absent for the baseline)
   std::optional<double> p_adjusted;  // across the grid
 };
 

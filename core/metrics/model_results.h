@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// One finished model's results as nmtzoo-report reads them: only from the files experiments/compare.sh
-// keeps in the report folder (<out>/<model>/training_summary.json, metrics.jsonl,
-// <test>.scores.json, <test>.speed.json), never from checkpoints, so a report can be rebuilt and
-// a model added without the other models' run folders.
+// One finished model's results as nmtzoo-report reads them: only from the files
+// experiments/compare.sh keeps in the report folder (<out>/<model>/training_summary.json,
+// metrics.jsonl, <test>.scores.json, <test>.speed.json), never from checkpoints, so a report can be
+// rebuilt and a model added without the other models' run folders.
 #pragma once
 
 #include <cstdint>

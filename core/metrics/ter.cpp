@@ -60,11 +60,11 @@ TerScore Ter::score_from_stats(const TerStats& stats) const {
 std::string Ter::signature(int num_refs, bool short_form) const {
   auto yes_no = [](bool value) { return value ? "yes" : "no"; };
   std::string nrefs = num_refs < 0 ? "var" : std::to_string(num_refs);
-  return fmt::format(
-      short_form ? "#:{}|c:{}|t:tercom|nr:{}|pn:{}|as:{}|v:{}"
-                 : "nrefs:{}|case:{}|tok:tercom|norm:{}|punct:{}|asian:{}|version:{}",
-      nrefs, options_.case_sensitive ? "mixed" : "lc", yes_no(options_.normalized),
-      yes_no(!options_.no_punct), yes_no(options_.asian_support), kSignatureVersion);
+  return fmt::format(short_form
+                         ? "#:{}|c:{}|t:tercom|nr:{}|pn:{}|as:{}|v:{}"
+                         : "nrefs:{}|case:{}|tok:tercom|norm:{}|punct:{}|asian:{}|version:{}",
+                     nrefs, options_.case_sensitive ? "mixed" : "lc", yes_no(options_.normalized),
+                     yes_no(!options_.no_punct), yes_no(options_.asian_support), kSignatureVersion);
 }
 
 }  // namespace nmtzoo

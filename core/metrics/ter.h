@@ -25,10 +25,10 @@ struct TerStats {
 };
 
 struct TerScore {
-  double score = 0.0;      // 100 * edits / ref_length (100 or 0 when ref_length is 0)
+  double score = 0.0;  // 100 * edits / ref_length (100 or 0 when ref_length is 0)
   int64_t num_edits = 0;
   double ref_length = 0.0;
-  int num_refs = 1;        // references per segment; -1 = it varies
+  int num_refs = 1;  // references per segment; -1 = it varies
 
   std::string name() const { return "TER"; }
   // "TER = 59.52", or "TER|nrefs:1|...|version:2.6.0+nmtzoo = 59.52" with a signature.

@@ -128,8 +128,8 @@ void BeamEditDistance::trace_back(std::vector<EditOp>* trace) const {
   size_t i = hyp_length_;
   auto j = static_cast<int64_t>(ref_.size());
   while (i > 0 || j > 0) {
-    EditOp op = j >= row_begin_[i] && j < row_end_[i] ? rows_[i][j - row_begin_[i]].op
-                                                      : EditOp::kUndefined;
+    EditOp op =
+        j >= row_begin_[i] && j < row_end_[i] ? rows_[i][j - row_begin_[i]].op : EditOp::kUndefined;
     trace->push_back(op);
     switch (op) {
       case EditOp::kNop:

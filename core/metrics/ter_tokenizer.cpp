@@ -45,9 +45,18 @@ bool in_range(char32_t c, char32_t first, char32_t last) { return c >= first && 
 // ASIAN_PUNCT and FULL_WIDTH_PUNCT.
 bool is_cjk_punctuation(char32_t c) {
   switch (c) {
-    case 0x3001: case 0x3002: case 0x30FB:
-    case 0xFF0E: case 0xFF0C: case 0xFF1F: case 0xFF1A: case 0xFF1B:
-    case 0xFF01: case 0xFF02: case 0xFF08: case 0xFF09:
+    case 0x3001:
+    case 0x3002:
+    case 0x30FB:
+    case 0xFF0E:
+    case 0xFF0C:
+    case 0xFF1F:
+    case 0xFF1A:
+    case 0xFF1B:
+    case 0xFF01:
+    case 0xFF02:
+    case 0xFF08:
+    case 0xFF09:
       return true;
     default:
       return in_range(c, 0x3008, 0x3011) || in_range(c, 0x3014, 0x301F) ||
@@ -67,8 +76,8 @@ bool is_cjk_split(char32_t c) {
 
 // _remove_punct's [\.,\?:;!\"\(\)].
 bool is_removed_punctuation(char32_t c) {
-  return c == U'.' || c == U',' || c == U'?' || c == U':' || c == U';' || c == U'!' ||
-         c == U'"' || c == U'(' || c == U')';
+  return c == U'.' || c == U',' || c == U'?' || c == U':' || c == U';' || c == U'!' || c == U'"' ||
+         c == U'(' || c == U')';
 }
 
 // _normalize_general_and_western.

@@ -26,7 +26,8 @@ std::vector<double> ticks(double low, double high) {
     }
   }
   std::vector<double> values;
-  for (double v = std::ceil(low / step) * step; v <= high + step * 1e-9; v += step) values.push_back(v);
+  for (double v = std::ceil(low / step) * step; v <= high + step * 1e-9; v += step)
+    values.push_back(v);
   return values;
 }
 
@@ -56,24 +57,27 @@ std::string y_grid_and_frame(const std::vector<double>& y_ticks, ToPixel&& py, c
                              const std::string& x_label, const std::string& y_label) {
   std::string svg;
   for (double t : y_ticks) {
-    svg += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#ddd\"/>"
-                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-                       area.left, area.right, py(t), area.left - 6, py(t) + 4, format_tick(t));
+    svg += fmt::format(
+        "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#ddd\"/>"
+        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+        area.left, area.right, py(t), area.left - 6, py(t) + 4, format_tick(t));
   }
   svg += fmt::format(
       "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n"
       "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n"
       "<text transform=\"translate(18,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
-      area.left, area.top, area.right - area.left, area.bottom - area.top, (area.left + area.right) / 2,
-      area.bottom + 41, xml_escape(x_label), (area.top + area.bottom) / 2, xml_escape(y_label));
+      area.left, area.top, area.right - area.left, area.bottom - area.top,
+      (area.left + area.right) / 2, area.bottom + 41, xml_escape(x_label),
+      (area.top + area.bottom) / 2, xml_escape(y_label));
   return svg;
 }
 
 std::string legend_entry(size_t k, double x, double top, const std::string& name) {
   const double y = top + 10 + 20 * static_cast<double>(k);
-  return fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"{3}\" "
-                     "stroke-width=\"3\"/><text x=\"{4}\" y=\"{5}\">{6}</text>\n",
-                     x + 12, x + 36, y, colour_of(k), x + 42, y + 4, xml_escape(name));
+  return fmt::format(
+      "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"{3}\" "
+      "stroke-width=\"3\"/><text x=\"{4}\" y=\"{5}\">{6}</text>\n",
+      x + 12, x + 36, y, colour_of(k), x + 42, y + 4, xml_escape(name));
 }
 
 }  // namespace
@@ -82,11 +86,20 @@ std::string xml_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -154,13 +167,16 @@ std::string line_chart_svg(const std::vector<PlotSeries>& series, const std::str
   const double y_pad = (y_max - y_min) * 0.05;
   y_min -= y_pad, y_max += y_pad;
   auto px = [&](double x) { return left + (x - x_min) / (x_max - x_min) * (width - left - right); };
-  auto py = [&](double y) { return height - bottom - (y - y_min) / (y_max - y_min) * (height - top - bottom); };
+  auto py = [&](double y) {
+    return height - bottom - (y - y_min) / (y_max - y_min) * (height - top - bottom);
+  };
 
   std::string svg = chart_start(width, height, (left + width - right) / 2, title);
   for (double t : ticks(x_min, x_max)) {
-    svg += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#ddd\"/>"
-                       "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-                       px(t), top, height - bottom, height - bottom + 16, format_tick(t));
+    svg += fmt::format(
+        "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#ddd\"/>"
+        "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+        px(t), top, height - bottom, height - bottom + 16, format_tick(t));
   }
   svg += y_grid_and_frame(ticks(y_min, y_max), py, {left, top, width - right, height - bottom},
                           x_label, y_label);
@@ -178,11 +194,13 @@ std::string line_chart_svg(const std::vector<PlotSeries>& series, const std::str
   return svg + "</svg>\n";
 }
 
-std::string bar_chart_svg(const std::vector<std::string>& groups, const std::vector<BarSeries>& series,
-                          const std::string& title, const std::string& y_label) {
+std::string bar_chart_svg(const std::vector<std::string>& groups,
+                          const std::vector<BarSeries>& series, const std::string& title,
+                          const std::string& y_label) {
   const double left = 70, right_margin = 170, top = 40, bottom = 55, height = 420;
   const double group_width = std::max(60.0, 24.0 * static_cast<double>(series.size()) + 24);
-  const double width = left + right_margin + group_width * static_cast<double>(std::max<size_t>(groups.size(), 1));
+  const double width =
+      left + right_margin + group_width * static_cast<double>(std::max<size_t>(groups.size(), 1));
   const PlotArea area{left, top, width - right_margin, height - bottom};
   double y_max = 0;
   for (const auto& s : series) {
@@ -205,20 +223,23 @@ std::string bar_chart_svg(const std::vector<std::string>& groups, const std::vec
       if (g >= series[k].values.size() || !std::isfinite(series[k].values[g])) continue;
       const double value = series[k].values[g];
       const double x = x0 + bar * static_cast<double>(k);
-      svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
-                         "fill=\"{}\"><title>{} {}: {:.2f}</title></rect>\n",
-                         x, py(value), bar - 2, area.bottom - py(value), colour_of(k),
-                         xml_escape(groups[g]), xml_escape(series[k].name), value);
+      svg += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+          "fill=\"{}\"><title>{} {}: {:.2f}</title></rect>\n",
+          x, py(value), bar - 2, area.bottom - py(value), colour_of(k), xml_escape(groups[g]),
+          xml_escape(series[k].name), value);
       if (g < series[k].errors.size() && std::isfinite(series[k].errors[g])) {
         const double centre = x + (bar - 2) / 2;
         const double error = series[k].errors[g];
-        svg += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\" "
-                           "stroke=\"#222\"/>\n",
-                           centre, py(value - error), py(value + error));
+        svg += fmt::format(
+            "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\" "
+            "stroke=\"#222\"/>\n",
+            centre, py(value - error), py(value + error));
       }
     }
   }
-  for (size_t k = 0; k < series.size(); ++k) svg += legend_entry(k, area.right, top, series[k].name);
+  for (size_t k = 0; k < series.size(); ++k)
+    svg += legend_entry(k, area.right, top, series[k].name);
   return svg + "</svg>\n";
 }
 

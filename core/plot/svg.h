@@ -32,8 +32,9 @@ struct BarSeries {
 
 // Bars from zero, one group per label, one coloured bar per series in each group, a legend entry
 // per series.
-std::string bar_chart_svg(const std::vector<std::string>& groups, const std::vector<BarSeries>& series,
-                          const std::string& title, const std::string& y_label);
+std::string bar_chart_svg(const std::vector<std::string>& groups,
+                          const std::vector<BarSeries>& series, const std::string& title,
+                          const std::string& y_label);
 
 std::string xml_escape(const std::string& text);
 

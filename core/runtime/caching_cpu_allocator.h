@@ -25,11 +25,11 @@
 namespace nmtzoo {
 
 struct CachingCpuAllocatorStats {
-  int64_t hits = 0;          // allocations served from a free list
-  int64_t misses = 0;        // allocations that went to malloc
-  int64_t returned = 0;      // freed blocks given back to malloc because the cache was full
-  size_t idle_bytes = 0;     // in the free lists now
-  size_t in_use_bytes = 0;   // handed out and not yet freed (size classes, not requests)
+  int64_t hits = 0;         // allocations served from a free list
+  int64_t misses = 0;       // allocations that went to malloc
+  int64_t returned = 0;     // freed blocks given back to malloc because the cache was full
+  size_t idle_bytes = 0;    // in the free lists now
+  size_t in_use_bytes = 0;  // handed out and not yet freed (size classes, not requests)
   size_t peak_in_use_bytes = 0;
 };
 

@@ -35,7 +35,8 @@ std::string read_bytes(torch::serialize::InputArchive& archive, const std::strin
   at::Tensor tensor;
   if (!archive.try_read(key, tensor, /*is_buffer=*/true)) return {};
   tensor = tensor.contiguous();
-  return std::string(static_cast<const char*>(tensor.data_ptr()), static_cast<size_t>(tensor.numel()));
+  return std::string(static_cast<const char*>(tensor.data_ptr()),
+                     static_cast<size_t>(tensor.numel()));
 }
 
 void write_progress(torch::serialize::OutputArchive& archive, const TrainingProgress& p) {
@@ -115,8 +116,9 @@ void verify_checksums(const std::string& path) {
     zip_error_init_with_code(&error, error_code);
     std::string message = zip_error_strerror(&error);
     zip_error_fini(&error);
-    throw CheckpointError(CheckpointError::Kind::kUnreadable,
-                          "'" + path + "' is not a readable nmtzoo checkpoint (truncated or corrupt?): " + message);
+    throw CheckpointError(
+        CheckpointError::Kind::kUnreadable,
+        "'" + path + "' is not a readable nmtzoo checkpoint (truncated or corrupt?): " + message);
   }
   std::unique_ptr<zip_t, void (*)(zip_t*)> closer(zip, zip_discard);
   std::vector<char> buffer(1 << 20);
@@ -127,13 +129,15 @@ void verify_checksums(const std::string& path) {
     while (record != nullptr && (n = zip_fread(record, buffer.data(), buffer.size())) > 0) {
     }
     if (n < 0) {
-      const zip_error_t* error = record != nullptr ? zip_file_get_error(record) : zip_get_error(zip);
+      const zip_error_t* error =
+          record != nullptr ? zip_file_get_error(record) : zip_get_error(zip);
       const bool crc = zip_error_code_zip(error) == ZIP_ER_CRC;
       std::string message = zip_error_strerror(const_cast<zip_error_t*>(error));
       const char* name = zip_get_name(zip, static_cast<zip_uint64_t>(i), 0);
       if (record != nullptr) zip_fclose(record);
       throw CheckpointError(CheckpointError::Kind::kUnreadable,
-                            "checkpoint '" + path + "' is corrupt: " + (crc ? std::string("checksum mismatch") : message) +
+                            "checkpoint '" + path + "' is corrupt: " +
+                                (crc ? std::string("checksum mismatch") : message) +
                                 " in record '" + (name != nullptr ? name : "?") + "'");
     }
     zip_fclose(record);
@@ -141,19 +145,25 @@ void verify_checksums(const std::string& path) {
 }
 
 void open_archive(torch::serialize::InputArchive& archive, const std::string& path) {
-  if (path.find('\0') != std::string::npos) {  // the C API would read the path up to it: another file
-    throw CheckpointError(CheckpointError::Kind::kUnreadable, "checkpoint path '" + path.substr(0, path.find('\0')) +
-                                                                  "\\0...' holds a NUL byte");
+  if (path.find('\0') !=
+      std::string::npos) {  // the C API would read the path up to it: another file
+    throw CheckpointError(
+        CheckpointError::Kind::kUnreadable,
+        "checkpoint path '" + path.substr(0, path.find('\0')) + "\\0...' holds a NUL byte");
   }
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    throw CheckpointError(CheckpointError::Kind::kDirectory, "checkpoint '" + path + "' is a directory, not a checkpoint file");
+    throw CheckpointError(CheckpointError::Kind::kDirectory,
+                          "checkpoint '" + path + "' is a directory, not a checkpoint file");
   }
   std::ifstream probe(path, std::ios::binary);
-  if (!probe) throw CheckpointError(CheckpointError::Kind::kMissing, "checkpoint '" + path + "' does not exist");
+  if (!probe)
+    throw CheckpointError(CheckpointError::Kind::kMissing,
+                          "checkpoint '" + path + "' does not exist");
   auto unreadable = [&](const std::string& why) {
-    return CheckpointError(CheckpointError::Kind::kUnreadable,
-                           "'" + path + "' is not a readable nmtzoo checkpoint (truncated or corrupt?): " + why);
+    return CheckpointError(
+        CheckpointError::Kind::kUnreadable,
+        "'" + path + "' is not a readable nmtzoo checkpoint (truncated or corrupt?): " + why);
   };
   c10::IValue version;
   bool has_version = false;
@@ -167,11 +177,11 @@ void open_archive(torch::serialize::InputArchive& archive, const std::string& pa
   } catch (const std::exception& e) {
     throw unreadable(e.what());
   }
-  if (!has_version || !version.isInt() ||
-      version.toInt() < kOldestReadableVersion || version.toInt() > kFormatVersion) {
+  if (!has_version || !version.isInt() || version.toInt() < kOldestReadableVersion ||
+      version.toInt() > kFormatVersion) {
     throw CheckpointError(CheckpointError::Kind::kUnreadable,
-                          fmt::format("'{}' is not an nmtzoo checkpoint of format version {} to {}", path,
-                                      kOldestReadableVersion, kFormatVersion));
+                          fmt::format("'{}' is not an nmtzoo checkpoint of format version {} to {}",
+                                      path, kOldestReadableVersion, kFormatVersion));
   }
 }
 
@@ -179,7 +189,8 @@ void open_archive(torch::serialize::InputArchive& archive, const std::string& pa
 
 void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDecoder& model,
                      torch::optim::Optimizer* optimizer, const TrainingProgress& progress,
-                     const Tokenizers& tokenizers, const std::vector<at::Tensor>* training_weights) {
+                     const Tokenizers& tokenizers,
+                     const std::vector<at::Tensor>* training_weights) {
   for (const auto& item : model.named_parameters()) {
     if (!torch::isfinite(item.value()).all().item<bool>()) {
       throw std::runtime_error("refusing to save non-finite weights (" + item.key() + ") to '" +
@@ -190,9 +201,11 @@ void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDe
   archive.write("nmtzoo_checkpoint_version", c10::IValue(kFormatVersion));
   archive.write("config", c10::IValue(to_yaml(config, resolve_arch(config.model.arch))));
   archive.write("tokenizer_fingerprint", c10::IValue(tokenizer_fingerprint(tokenizers)));
-  archive.write("tokenizer.src_model", bytes_tensor(tokenizers.src->serialized()), /*is_buffer=*/true);
+  archive.write("tokenizer.src_model", bytes_tensor(tokenizers.src->serialized()),
+                /*is_buffer=*/true);
   if (!tokenizers.joint()) {
-    archive.write("tokenizer.tgt_model", bytes_tensor(tokenizers.tgt->serialized()), /*is_buffer=*/true);
+    archive.write("tokenizer.tgt_model", bytes_tensor(tokenizers.tgt->serialized()),
+                  /*is_buffer=*/true);
   }
   write_progress(archive, progress);
   torch::serialize::OutputArchive model_archive;
@@ -200,10 +213,12 @@ void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDe
   archive.write("model", model_archive);
   if (training_weights != nullptr) {
     const auto names = model.named_parameters().keys();
-    TORCH_CHECK(names.size() == training_weights->size(), "training weights: ", training_weights->size(),
-                " tensors for ", names.size(), " parameters");
+    TORCH_CHECK(names.size() == training_weights->size(),
+                "training weights: ", training_weights->size(), " tensors for ", names.size(),
+                " parameters");
     torch::serialize::OutputArchive weights_archive;
-    for (size_t i = 0; i < names.size(); ++i) weights_archive.write(names[i], (*training_weights)[i]);
+    for (size_t i = 0; i < names.size(); ++i)
+      weights_archive.write(names[i], (*training_weights)[i]);
     archive.write("training_weights", weights_archive);
   }
   if (optimizer != nullptr) {
@@ -261,8 +276,10 @@ void load_checkpoint_state(const std::string& path, EncoderDecoder& model,
       optimizer->load(optimizer_archive);
     }
   } catch (const c10::Error& e) {
-    throw std::runtime_error("checkpoint '" + path + "' does not fit the model built from its "
-                             "config: " + e.what_without_backtrace());
+    throw std::runtime_error("checkpoint '" + path +
+                             "' does not fit the model built from its "
+                             "config: " +
+                             e.what_without_backtrace());
   }
   if (restore_rng) {
     at::Tensor state;

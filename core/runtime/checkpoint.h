@@ -32,11 +32,11 @@ struct BudgetSession {
 };
 
 struct TrainingProgress {
-  int64_t step = 0;             // optimizer updates done
-  int64_t epoch = 0;            // the epoch in progress, 0-based
-  int64_t epoch_batch = 0;      // batches of that epoch already consumed
-  double train_seconds = 0;     // training time so far, validation excluded
-  double wall_seconds = 0;      // wall-clock time so far, validation included
+  int64_t step = 0;          // optimizer updates done
+  int64_t epoch = 0;         // the epoch in progress, 0-based
+  int64_t epoch_batch = 0;   // batches of that epoch already consumed
+  double train_seconds = 0;  // training time so far, validation excluded
+  double wall_seconds = 0;   // wall-clock time so far, validation included
   // What training.max_time is measured against: wall_seconds, or with training.reference_gflops
   // the reference machine's seconds (each session's wall-clock seconds times its scale).
   double budget_seconds = 0;
@@ -44,15 +44,15 @@ struct TrainingProgress {
   double best_score = std::numeric_limits<double>::quiet_NaN();  // by training.best_metric
   int64_t best_step = 0;
   int64_t validations_without_improvement = 0;
-  double lr_factor = 1.0;       // decay applied by the plateau schedule
-  int64_t tokens_seen = 0;      // target tokens trained on
+  double lr_factor = 1.0;   // decay applied by the plateau schedule
+  int64_t tokens_seen = 0;  // target tokens trained on
   // The learning-rate schedule is at step + schedule_offset (non-zero after a fine-tuning start
   // that resets the schedule but not the counts, or the other way round).
   int64_t schedule_offset = 0;
 };
 
 struct CheckpointInfo {
-  RunConfig config;             // as resolved when the checkpoint was written
+  RunConfig config;  // as resolved when the checkpoint was written
   TrainingProgress progress;
   std::string tokenizer_fingerprint;
   bool has_optimizer = false;
@@ -77,7 +77,8 @@ void save_checkpoint(const std::string& path, const RunConfig& config, EncoderDe
 // file from a bad one (the Python module raises FileNotFoundError, IsADirectoryError, ValueError).
 struct CheckpointError : std::runtime_error {
   enum class Kind { kMissing, kDirectory, kUnreadable };
-  CheckpointError(Kind kind_, const std::string& message) : std::runtime_error(message), kind(kind_) {}
+  CheckpointError(Kind kind_, const std::string& message)
+      : std::runtime_error(message), kind(kind_) {}
   Kind kind;
 };
 

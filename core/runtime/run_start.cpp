@@ -42,7 +42,8 @@ std::vector<std::string> preparation_lock_dirs(const RunConfig& config, const st
                                                bool tokenizer) {
   const fs::path prefix = config.tokenizer.prefix.empty() ? fs::path(config.run_dir()) / "spm"
                                                           : fs::path(config.tokenizer.prefix);
-  const fs::path tokenizer_lock = prefix.parent_path() / ("." + prefix.filename().string() + ".lock");
+  const fs::path tokenizer_lock =
+      prefix.parent_path() / ("." + prefix.filename().string() + ".lock");
   std::map<std::string, std::string> dirs;  // resolved -> as configured, for messages
   dirs.emplace(resolved(config.dataset_dir()), config.dataset_dir());
   if (tokenizer) dirs.emplace(resolved(tokenizer_lock.string()), tokenizer_lock.string());
@@ -61,7 +62,8 @@ std::unique_ptr<DirectoryLock> lock_waiting(const std::string& dir, const std::s
       return std::make_unique<DirectoryLock>(dir, what);
     } catch (const IoError& e) {
       // DirectoryLock's documented message for a folder held by another; any other error stands.
-      if (std::string_view(e.what()).find(" is in use by process ") == std::string_view::npos) throw;
+      if (std::string_view(e.what()).find(" is in use by process ") == std::string_view::npos)
+        throw;
       if (!told) log << fmt::format("waiting for another preparation to end: {}\n", e.what());
       told = true;
     }
@@ -71,7 +73,8 @@ std::unique_ptr<DirectoryLock> lock_waiting(const std::string& dir, const std::s
 
 std::vector<std::string> tokenizer_models(const RunConfig& config) {
   if (config.tokenizer.joint) return {config.tokenizer_model(config.data.src_lang)};
-  return {config.tokenizer_model(config.data.src_lang), config.tokenizer_model(config.data.tgt_lang)};
+  return {config.tokenizer_model(config.data.src_lang),
+          config.tokenizer_model(config.data.tgt_lang)};
 }
 
 // A run without tokenizer files takes those embedded in the checkpoint it starts from rather than
@@ -81,7 +84,8 @@ void adopt_checkpoint_tokenizer(const RunConfig& config, const CheckpointInfo& i
   const std::string src_model = config.tokenizer_model(config.data.src_lang);
   const std::string tgt_model = config.tokenizer_model(config.data.tgt_lang);
   if (fs::exists(src_model) && fs::exists(tgt_model)) return;
-  if (info.src_tokenizer_model.empty() || info.config.tokenizer.joint != config.tokenizer.joint) return;
+  if (info.src_tokenizer_model.empty() || info.config.tokenizer.joint != config.tokenizer.joint)
+    return;
   fs::create_directories(fs::absolute(src_model).parent_path());
   write_file_atomically(src_model, [&](std::ostream& out) { out << info.src_tokenizer_model; });
   if (!config.tokenizer.joint) {
@@ -141,10 +145,12 @@ StartCheckpoints check_start(const RunConfig& config, const std::string& resume_
     // Resuming needs the same data, tokenizer and model as the checkpoint was trained with.
     start.resume_path = resume_path;
     start.resumed = read_checkpoint_info(resume_path);
-    const auto changed = differing_keys(config, start.resumed->config, {"data", "tokenizer", "model"});
+    const auto changed =
+        differing_keys(config, start.resumed->config, {"data", "tokenizer", "model"});
     if (!changed.empty()) {
-      std::string message = "cannot resume: the config's data, tokenizer or model keys differ "
-                            "from the checkpoint's:";
+      std::string message =
+          "cannot resume: the config's data, tokenizer or model keys differ "
+          "from the checkpoint's:";
       for (const auto& key : changed) message += "\n  " + key;
       throw std::runtime_error(message);
     }
@@ -168,15 +174,18 @@ StartCheckpoints check_start(const RunConfig& config, const std::string& resume_
     if (key.find("dropout: ") == std::string::npos) message += "\n  " + key;
   }
   if (!message.empty()) {
-    throw std::runtime_error("training.init_from: '" + path + "' holds another model than this "
-                             "config describes:" + message);
+    throw std::runtime_error("training.init_from: '" + path +
+                             "' holds another model than this "
+                             "config describes:" +
+                             message);
   }
-  // A joint vocabulary and two never have one fingerprint: no tokenizer could be adopted or trained.
+  // A joint vocabulary and two never have one fingerprint: no tokenizer could be adopted or
+  // trained.
   if (start.init_from->config.tokenizer.joint != config.tokenizer.joint) {
     throw std::runtime_error(fmt::format(
         "training.init_from: '{}' was trained with tokenizer.joint: {}, this config has {}; "
-        "fine-tuning keeps the vocabulary", path, start.init_from->config.tokenizer.joint,
-        config.tokenizer.joint));
+        "fine-tuning keeps the vocabulary",
+        path, start.init_from->config.tokenizer.joint, config.tokenizer.joint));
   }
   return start;
 }
@@ -196,7 +205,8 @@ PreparedRun prepare_run(const RunConfig& config, const StartCheckpoints& start, 
     if (dataset_staleness(config, ready.tokenizer_fingerprint).empty()) return ready;
   }
   std::vector<std::unique_ptr<DirectoryLock>> locks;
-  for (const std::string& dir : preparation_lock_dirs(config, options.held_dir, !tokenizers_exist)) {
+  for (const std::string& dir :
+       preparation_lock_dirs(config, options.held_dir, !tokenizers_exist)) {
     locks.push_back(lock_waiting(dir, options.what, log));
   }
   if (start.resumed) {
@@ -214,7 +224,8 @@ PreparedRun prepare_run(const RunConfig& config, const StartCheckpoints& start, 
   prepared.tokenizers = prepare_tokenizers(config, log);
   prepared.tokenizer_fingerprint = tokenizer_fingerprint(prepared.tokenizers);
   check_tokenizers(config, start, prepared.tokenizer_fingerprint);
-  prepared.stale = options.force ? "--force" : dataset_staleness(config, prepared.tokenizer_fingerprint);
+  prepared.stale =
+      options.force ? "--force" : dataset_staleness(config, prepared.tokenizer_fingerprint);
   if (!prepared.stale.empty()) {
     log << fmt::format("preparing the binary dataset in {} ({})\n", config.dataset_dir(),
                        prepared.stale);

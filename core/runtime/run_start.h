@@ -30,9 +30,9 @@ std::vector<std::string> differing_keys(const RunConfig& now, const RunConfig& c
 
 // The checkpoint a run starts from, read (and checksummed) once, and checked against its config.
 struct StartCheckpoints {
-  std::string resume_path;                   // a resumed run's checkpoint_last.pt, else ""
-  std::optional<CheckpointInfo> resumed;     // read from resume_path
-  std::optional<CheckpointInfo> init_from;   // training.init_from of a run that is not resumed
+  std::string resume_path;                  // a resumed run's checkpoint_last.pt, else ""
+  std::optional<CheckpointInfo> resumed;    // read from resume_path
+  std::optional<CheckpointInfo> init_from;  // training.init_from of a run that is not resumed
 };
 
 // Every check of a start that needs neither tokenizer nor dataset, made before anything is written.

@@ -91,12 +91,14 @@ DeviceChoice parse_device_choice(const std::string& text) {
 
 c10::Device resolve_device(DeviceChoice choice, const std::string& where) {
   switch (choice) {
-    case DeviceChoice::kCpu: return c10::Device(c10::kCPU);
+    case DeviceChoice::kCpu:
+      return c10::Device(c10::kCPU);
     case DeviceChoice::kAuto:
       return torch::cuda::is_available() ? c10::Device(c10::kCUDA) : c10::Device(c10::kCPU);
     case DeviceChoice::kCuda:
       if (!torch::cuda::is_available()) {
-        throw std::runtime_error(where + " is cuda, but this LibTorch sees no CUDA device; use "
+        throw std::runtime_error(where +
+                                 " is cuda, but this LibTorch sees no CUDA device; use "
                                  "cpu or auto");
       }
       return c10::Device(c10::kCUDA);

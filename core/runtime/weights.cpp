@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "core/runtime/weights.h"
 
-#include <nlohmann/json.hpp>
 #include <torch/serialize.h>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <iterator>
@@ -79,7 +79,8 @@ void import_weights(torch::nn::Module& model, const std::string& path) {
   std::set<std::string> expected;
   for (const auto& [name, unused] : targets) expected.insert(name);
   for (const auto& [name, tensor] : loaded) {
-    if (expected.count(name) == 0) problems.push_back("unexpected " + name + " " + shape_text(tensor));
+    if (expected.count(name) == 0)
+      problems.push_back("unexpected " + name + " " + shape_text(tensor));
   }
   if (!problems.empty()) {
     std::string message = "weights in '" + path + "' do not fit the model:";

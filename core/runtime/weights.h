@@ -23,8 +23,8 @@ void export_weights(const torch::nn::Module& model, const std::string& path);
 void import_weights(torch::nn::Module& model, const std::string& path);
 
 // The model experiments/measure/python_peer.py rebuilds, as a JSON file at `path` (atomically):
-// the architecture (its preset applied), its layers and own options, the target vocabulary, the length limits and the
-// batch size in tokens.
+// the architecture (its preset applied), its layers and own options, the target vocabulary, the
+// length limits and the batch size in tokens.
 void export_model_spec(const RunConfig& config, int64_t target_vocab, const std::string& path);
 
 }  // namespace nmtzoo

@@ -26,13 +26,18 @@ WordAlignment hard_word_alignment(const at::Tensor& attention,
   if (T == 0 || S == 0) return {};
   TORCH_CHECK(attention.size(0) >= T && attention.size(1) >= S, "attention ", attention.sizes(),
               " does not cover ", T, " target and ", S, " source pieces");
-  at::Tensor best = attention.narrow(0, 0, T).narrow(1, 0, S).argmax(1).to(torch::kCPU, torch::kLong).contiguous();
+  at::Tensor best = attention.narrow(0, 0, T)
+                        .narrow(1, 0, S)
+                        .argmax(1)
+                        .to(torch::kCPU, torch::kLong)
+                        .contiguous();
   const std::vector<int64_t> source_words = word_of_piece(source_pieces);
   const std::vector<int64_t> target_words = word_of_piece(target_pieces);
   WordAlignment pairs;
   const int64_t* source = best.data_ptr<int64_t>();
   for (int64_t t = 0; t < T; ++t) {
-    pairs.emplace_back(source_words[static_cast<size_t>(source[t])], target_words[static_cast<size_t>(t)]);
+    pairs.emplace_back(source_words[static_cast<size_t>(source[t])],
+                       target_words[static_cast<size_t>(t)]);
   }
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());

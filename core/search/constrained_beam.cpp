@@ -65,7 +65,8 @@ ConstraintState ConstraintTracker::advance(const ConstraintState& state, int64_t
   const auto& phrases = constraints_[static_cast<size_t>(state.sentence)];
   std::vector<int32_t> continuing;
   for (int32_t c : state.under_way) {
-    if (phrases[static_cast<size_t>(c)][static_cast<size_t>(state.progress)] == token) continuing.push_back(c);
+    if (phrases[static_cast<size_t>(c)][static_cast<size_t>(state.progress)] == token)
+      continuing.push_back(c);
   }
   if (continuing.empty()) return start(state, token);  // the phrase under way is abandoned
   ConstraintState next = state;
@@ -133,14 +134,16 @@ StepCandidates ConstrainedBeamStrategy::step(int64_t, const at::Tensor& log_prob
   const int64_t N = log_probs.size(0);
   const int64_t K = beam_;
   const int64_t V = log_probs.size(2);
-  TORCH_CHECK(static_cast<int64_t>(rows_.size()) == N * K, "constrained search lost track of its rows");
+  TORCH_CHECK(static_cast<int64_t>(rows_.size()) == N * K,
+              "constrained search lost track of its rows");
   (void)sentences;  // each row's state carries its sentence
   // EOS only for hypotheses that met every constraint, or that can take nothing else.
   std::vector<uint8_t> unmet(static_cast<size_t>(N * K));
   for (size_t r = 0; r < rows_.size(); ++r) unmet[r] = tracker_.all_met(rows_[r]) ? 0 : 1;
   at::Tensor flat = log_probs.reshape({N * K, V}).clone();
   at::Tensor unmet_rows = torch::tensor(std::vector<int64_t>(unmet.begin(), unmet.end()))
-                              .to(flat.device()).to(torch::kBool);
+                              .to(flat.device())
+                              .to(torch::kBool);
   at::Tensor others_open = flat.narrow(1, kEosId + 1, V - kEosId - 1).isfinite().any(1) |
                            flat.narrow(1, 0, kEosId).isfinite().any(1);
   at::Tensor eos = flat.select(1, kEosId);
@@ -150,7 +153,7 @@ StepCandidates ConstrainedBeamStrategy::step(int64_t, const at::Tensor& log_prob
   auto [top_scores, top_indices] = total.topk(std::min(2 * K, K * V), 1);
   auto [best_scores, best_tokens] = total.view({N, K, V}).max(2);
   // Scores of the tokens that advance each row through its constraints.
-  std::vector<int64_t> advancing_index;  // flat index into total
+  std::vector<int64_t> advancing_index;                // flat index into total
   std::vector<std::pair<int64_t, int64_t>> advancing;  // (row, token)
   for (int64_t r = 0; r < N * K; ++r) {
     for (int64_t token : tracker_.next_tokens(rows_[static_cast<size_t>(r)])) {
@@ -159,9 +162,12 @@ StepCandidates ConstrainedBeamStrategy::step(int64_t, const at::Tensor& log_prob
     }
   }
   at::Tensor advancing_scores =
-      advancing.empty() ? torch::empty({0})
-                        : total.view({-1}).index_select(0, torch::tensor(advancing_index).to(total.device()));
-  auto cpu = [](const at::Tensor& t, c10::ScalarType type) { return t.to(torch::kCPU, type).contiguous(); };
+      advancing.empty()
+          ? torch::empty({0})
+          : total.view({-1}).index_select(0, torch::tensor(advancing_index).to(total.device()));
+  auto cpu = [](const at::Tensor& t, c10::ScalarType type) {
+    return t.to(torch::kCPU, type).contiguous();
+  };
   at::Tensor top_s = cpu(top_scores, torch::kDouble), top_i = cpu(top_indices, torch::kLong);
   at::Tensor best_s = cpu(best_scores, torch::kDouble), best_t = cpu(best_tokens, torch::kLong);
   at::Tensor adv_s = cpu(advancing_scores, torch::kDouble);
@@ -179,7 +185,8 @@ StepCandidates ConstrainedBeamStrategy::step(int64_t, const at::Tensor& log_prob
       if (c.beam == k && c.token == token) return;
     }
     const ConstraintState& state = rows_[static_cast<size_t>(n * K + k)];
-    const int64_t bank = tracker_.met_tokens(token == kEosId ? state : tracker_.advance(state, token));
+    const int64_t bank =
+        tracker_.met_tokens(token == kEosId ? state : tracker_.advance(state, token));
     list.push_back({k, token, score, bank});
   };
   for (int64_t n = 0; n < N; ++n) {

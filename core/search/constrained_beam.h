@@ -23,9 +23,9 @@ namespace nmtzoo {
 // Where one hypothesis stands in its sentence's constraints.
 struct ConstraintState {
   int64_t sentence = 0;
-  std::vector<char> met;             // per constraint
-  int64_t progress = 0;              // tokens of the phrase(s) under way matched so far
-  std::vector<int32_t> under_way;    // constraints whose first `progress` tokens end the output
+  std::vector<char> met;           // per constraint
+  int64_t progress = 0;            // tokens of the phrase(s) under way matched so far
+  std::vector<int32_t> under_way;  // constraints whose first `progress` tokens end the output
 };
 
 // The constraints of one batch and the rules to follow them.

@@ -32,9 +32,12 @@ double seconds_since(Clock::time_point start) {
 
 const char* dtype_suffix(DecodeDtype dtype) {
   switch (dtype) {
-    case DecodeDtype::kFloat32: return "";
-    case DecodeDtype::kBf16: return "_bf16";
-    case DecodeDtype::kInt8: return "_int8";
+    case DecodeDtype::kFloat32:
+      return "";
+    case DecodeDtype::kBf16:
+      return "_bf16";
+    case DecodeDtype::kInt8:
+      return "_int8";
   }
   return "";
 }
@@ -60,7 +63,8 @@ nlohmann::json benchmark_latency(const DecodingBenchmarkOptions& cli, Translator
     options.nbest = 1;
     options.dtype = dtype;
     options.shortlist = shortlisted ? cli.shortlist : "";
-    for (size_t i = 0; i < std::min(kWarmup, sources.size()); ++i) translator.translate_batch({sources[i]}, options);
+    for (size_t i = 0; i < std::min(kWarmup, sources.size()); ++i)
+      translator.translate_batch({sources[i]}, options);
     std::vector<double> ms;
     for (const auto& source : sources) {
       const auto start = Clock::now();
@@ -69,17 +73,25 @@ nlohmann::json benchmark_latency(const DecodingBenchmarkOptions& cli, Translator
     }
     std::vector<double> sorted = ms;
     std::sort(sorted.begin(), sorted.end());
-    auto quantile = [&](double q) { return sorted[static_cast<size_t>(q * static_cast<double>(sorted.size() - 1))]; };
+    auto quantile = [&](double q) {
+      return sorted[static_cast<size_t>(q * static_cast<double>(sorted.size() - 1))];
+    };
     double total = 0;
     for (double m : ms) total += m;
-    const std::string suffix = std::string(dtype_suffix(dtype)) + (shortlisted ? ", shortlist" : "");
+    const std::string suffix =
+        std::string(dtype_suffix(dtype)) + (shortlisted ? ", shortlist" : "");
     const std::string name = "latency, greedy, one sentence per call" + suffix;
-    results.push_back({{"mode", name}, {"sentences", ms.size()}, {"median_ms", quantile(0.5)},
-                       {"p90_ms", quantile(0.9)}, {"mean_ms", total / static_cast<double>(ms.size())},
+    results.push_back({{"mode", name},
+                       {"sentences", ms.size()},
+                       {"median_ms", quantile(0.5)},
+                       {"p90_ms", quantile(0.9)},
+                       {"mean_ms", total / static_cast<double>(ms.size())},
                        {"threads", torch::get_num_threads()}});
-    out << fmt::format("latency    {:<31} median {:6.2f} ms  p90 {:6.2f} ms  mean {:6.2f} ms ({} sentences, {} threads)\n",
-                             "greedy, 1 sentence/call" + suffix, quantile(0.5),
-                             quantile(0.9), total / static_cast<double>(ms.size()), ms.size(), torch::get_num_threads());
+    out << fmt::format(
+        "latency    {:<31} median {:6.2f} ms  p90 {:6.2f} ms  mean {:6.2f} ms ({} sentences, {} "
+        "threads)\n",
+        "greedy, 1 sentence/call" + suffix, quantile(0.5), quantile(0.9),
+        total / static_cast<double>(ms.size()), ms.size(), torch::get_num_threads());
   }
   return results;
 }
@@ -94,7 +106,8 @@ nlohmann::json benchmark_decoding(const DecodingBenchmarkOptions& cli, std::ostr
   ParallelText test = read_parallel(config.corpus_path(cli.test_split, config.data.src_lang),
                                     config.corpus_path(cli.test_split, config.data.tgt_lang));
   std::vector<std::string> sources = test.src;
-  if (cli.sentences > 0 && static_cast<size_t>(cli.sentences) < sources.size()) sources.resize(cli.sentences);
+  if (cli.sentences > 0 && static_cast<size_t>(cli.sentences) < sources.size())
+    sources.resize(cli.sentences);
   nlohmann::json results = nlohmann::json::array();
   nlohmann::json greedy_ids = nlohmann::json::array();  // for the Python peer's cross-check
   struct Mode {
@@ -113,23 +126,31 @@ nlohmann::json benchmark_decoding(const DecodingBenchmarkOptions& cli, std::ostr
     modes.push_back({"beam 5, batched, no cache", 5, false, config.decoding.batch_tokens});
   }
   if (cli.bf16_decoding) {
-    modes.push_back({"greedy, batched, cached, bf16", 1, true, config.decoding.batch_tokens, DecodeDtype::kBf16});
-    modes.push_back({"beam 5, batched, cached, bf16", 5, true, config.decoding.batch_tokens, DecodeDtype::kBf16});
+    modes.push_back({"greedy, batched, cached, bf16", 1, true, config.decoding.batch_tokens,
+                     DecodeDtype::kBf16});
+    modes.push_back({"beam 5, batched, cached, bf16", 5, true, config.decoding.batch_tokens,
+                     DecodeDtype::kBf16});
   }
   if (cli.int8_decoding) {
-    modes.push_back({"greedy, batched, cached, int8", 1, true, config.decoding.batch_tokens, DecodeDtype::kInt8});
-    modes.push_back({"beam 5, batched, cached, int8", 5, true, config.decoding.batch_tokens, DecodeDtype::kInt8});
+    modes.push_back({"greedy, batched, cached, int8", 1, true, config.decoding.batch_tokens,
+                     DecodeDtype::kInt8});
+    modes.push_back({"beam 5, batched, cached, int8", 5, true, config.decoding.batch_tokens,
+                     DecodeDtype::kInt8});
     modes.push_back({"greedy, batch size 1, cached, int8", 1, true, 1, DecodeDtype::kInt8});
   }
   if (!cli.shortlist.empty()) {
     const int64_t batch_tokens = config.decoding.batch_tokens;
-    modes.push_back({"beam 5, batched, cached, shortlist", 5, true, batch_tokens, DecodeDtype::kFloat32, true});
+    modes.push_back(
+        {"beam 5, batched, cached, shortlist", 5, true, batch_tokens, DecodeDtype::kFloat32, true});
     if (cli.int8_decoding) {
-      modes.push_back({"beam 5, batched, cached, int8, shortlist", 5, true, batch_tokens, DecodeDtype::kInt8, true});
-      modes.push_back({"greedy, batched, cached, int8, shortlist", 1, true, batch_tokens, DecodeDtype::kInt8, true});
+      modes.push_back({"beam 5, batched, cached, int8, shortlist", 5, true, batch_tokens,
+                       DecodeDtype::kInt8, true});
+      modes.push_back({"greedy, batched, cached, int8, shortlist", 1, true, batch_tokens,
+                       DecodeDtype::kInt8, true});
     }
   }
-  const Int8Linears& int8 = cached.int8();  // packed by the first int8 mode's first batch, timed apart
+  const Int8Linears& int8 =
+      cached.int8();  // packed by the first int8 mode's first batch, timed apart
   struct Packing {
     int64_t weights = 0;
     double seconds = 0;
@@ -137,7 +158,8 @@ nlohmann::json benchmark_decoding(const DecodingBenchmarkOptions& cli, std::ostr
   } model_packing;  // the model's own weights, before any shortlist's rows
   bool shortlist_ran = false;
   auto note_model_packing = [&] {
-    if (!shortlist_ran) model_packing = {int8.packed_weights(), int8.pack_seconds(), int8.int8_bytes()};
+    if (!shortlist_ran)
+      model_packing = {int8.packed_weights(), int8.pack_seconds(), int8.int8_bytes()};
   };
   for (const auto& mode : modes) {
     note_model_packing();
@@ -150,45 +172,57 @@ nlohmann::json benchmark_decoding(const DecodingBenchmarkOptions& cli, std::ostr
     options.shortlist = mode.shortlist ? cli.shortlist : "";
     Translator& translator = mode.cache ? cached : uncached;
     translator.prepare(options);  // loads the shortlist before the clock starts
-    ChromeTrace trace(cli.trace_dir, fmt::format("decode_beam{}_{}{}{}_batch{}.json", mode.beam,
-                                              mode.cache ? "cached" : "uncached", dtype_suffix(mode.dtype),
-                                              mode.shortlist ? "_shortlist" : "", mode.batch_tokens));
+    ChromeTrace trace(cli.trace_dir,
+                      fmt::format("decode_beam{}_{}{}{}_batch{}.json", mode.beam,
+                                  mode.cache ? "cached" : "uncached", dtype_suffix(mode.dtype),
+                                  mode.shortlist ? "_shortlist" : "", mode.batch_tokens));
     const double pack_seconds = int8.pack_seconds();
     auto start = Clock::now();
     auto translations = translator.translate_batch(sources, options);
     // Packing the model's weights happens once per process and is left out; a shortlist's rows
     // are packed anew for every batch, which is part of its cost (its modes run after the
     // model's weights were packed).
-    const double seconds = seconds_since(start) - (mode.shortlist ? 0.0 : int8.pack_seconds() - pack_seconds);
+    const double seconds =
+        seconds_since(start) - (mode.shortlist ? 0.0 : int8.pack_seconds() - pack_seconds);
     trace.stop();
     int64_t tokens = 0;
     for (const auto& t : translations) {
       if (!t.nbest.empty()) tokens += static_cast<int64_t>(t.nbest[0].tokens.size()) + 1;
     }
-    if (mode.beam == 1 && mode.cache && mode.batch_tokens > 1 && mode.dtype == DecodeDtype::kFloat32) {
-      for (const auto& t : translations) greedy_ids.push_back(t.nbest.empty() ? std::vector<int64_t>{} : t.nbest[0].tokens);
+    if (mode.beam == 1 && mode.cache && mode.batch_tokens > 1 &&
+        mode.dtype == DecodeDtype::kFloat32) {
+      for (const auto& t : translations)
+        greedy_ids.push_back(t.nbest.empty() ? std::vector<int64_t>{} : t.nbest[0].tokens);
     }
     const double sentences_per_second = static_cast<double>(sources.size()) / seconds;
-    results.push_back({{"mode", mode.name}, {"beam", mode.beam}, {"cache", mode.cache},
-                       {"sentences", sources.size()}, {"seconds", seconds},
-                       {"sentences_per_second", sentences_per_second},
-                       {"tokens_per_second", static_cast<double>(tokens) / seconds},
-                       {"ms_per_sentence", 1000.0 * seconds / static_cast<double>(sources.size())}});
-    out << fmt::format("decoding   {:<31} {:8.1f} sentences/s {:9.0f} tokens/s {:8.2f} ms/sentence\n",
-                             mode.name, sentences_per_second, static_cast<double>(tokens) / seconds,
-                             1000.0 * seconds / static_cast<double>(sources.size()));
+    results.push_back(
+        {{"mode", mode.name},
+         {"beam", mode.beam},
+         {"cache", mode.cache},
+         {"sentences", sources.size()},
+         {"seconds", seconds},
+         {"sentences_per_second", sentences_per_second},
+         {"tokens_per_second", static_cast<double>(tokens) / seconds},
+         {"ms_per_sentence", 1000.0 * seconds / static_cast<double>(sources.size())}});
+    out << fmt::format(
+        "decoding   {:<31} {:8.1f} sentences/s {:9.0f} tokens/s {:8.2f} ms/sentence\n", mode.name,
+        sentences_per_second, static_cast<double>(tokens) / seconds,
+        1000.0 * seconds / static_cast<double>(sources.size()));
   }
   note_model_packing();
   if (cli.latency) {
     for (auto& entry : benchmark_latency(cli, cached, sources, out)) results.push_back(entry);
   }
   if (model_packing.weights > 0) {
-    out << fmt::format("int8       {} weight matrices packed in {:.0f} ms: {:.1f} MB in int8 (the float32 "
-                             "model has {:.1f} MB of parameters); packing is left out of the times above\n",
-                             model_packing.weights, 1000 * model_packing.seconds, model_packing.bytes / 1e6,
-                             4.0 * static_cast<double>(count_parameters(*trained.model)) / 1e6);
-    results.push_back({{"mode", "int8 packing"}, {"weights", model_packing.weights},
-                       {"seconds", model_packing.seconds}, {"int8_bytes", model_packing.bytes}});
+    out << fmt::format(
+        "int8       {} weight matrices packed in {:.0f} ms: {:.1f} MB in int8 (the float32 "
+        "model has {:.1f} MB of parameters); packing is left out of the times above\n",
+        model_packing.weights, 1000 * model_packing.seconds, model_packing.bytes / 1e6,
+        4.0 * static_cast<double>(count_parameters(*trained.model)) / 1e6);
+    results.push_back({{"mode", "int8 packing"},
+                       {"weights", model_packing.weights},
+                       {"seconds", model_packing.seconds},
+                       {"int8_bytes", model_packing.bytes}});
   }
   if (!cli.export_dir.empty()) {
     // The trained weights and tokenized test sources, for the Python peer's decoder.
@@ -196,7 +230,8 @@ nlohmann::json benchmark_decoding(const DecodingBenchmarkOptions& cli, std::ostr
     export_weights(*trained.model, cli.export_dir + "/weights.pt");
     nlohmann::json ids = nlohmann::json::array();
     for (const auto& source : sources) {
-      ids.push_back(source_ids(trained.tokenizers, {source, {}, {}, {}}, trained.config.decoding.target_lang,
+      ids.push_back(source_ids(trained.tokenizers, {source, {}, {}, {}},
+                               trained.config.decoding.target_lang,
                                static_cast<int64_t>(ids.size()) + 1));
     }
     write_json(cli.export_dir + "/test_src.json", ids);

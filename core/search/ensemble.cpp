@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 
-
 namespace nmtzoo {
 
 EnsembleModel::EnsembleModel(std::vector<std::shared_ptr<EncoderDecoder>> models,
@@ -37,8 +36,10 @@ DecoderState EnsembleModel::encode(const Tensor& src_tokens, const Tensor& src_p
 
 Tensor EnsembleModel::combine(const std::vector<Tensor>& log_probs) const {
   for (const auto& each : log_probs) {
-    TORCH_CHECK(each.sizes() == log_probs.front().sizes(), "the ensemble's models disagree on the "
-                "target vocabulary: ", log_probs.front().sizes(), " vs ", each.sizes());
+    TORCH_CHECK(each.sizes() == log_probs.front().sizes(),
+                "the ensemble's models disagree on the "
+                "target vocabulary: ",
+                log_probs.front().sizes(), " vs ", each.sizes());
   }
   std::vector<Tensor> weighted;
   for (size_t i = 0; i < log_probs.size(); ++i) {

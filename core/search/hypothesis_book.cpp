@@ -13,7 +13,6 @@
 namespace nmtzoo {
 namespace {
 
-
 // GNMT's coverage penalty of one hypothesis: beta * sum over source positions of
 // log(min(total attention received, 1)). attention (T, S) may hold padding columns past
 // `source_length`.
@@ -26,8 +25,11 @@ double coverage_penalty(const at::Tensor& attention, int64_t source_length, doub
 
 HypothesisBook::HypothesisBook(int64_t batch, int64_t width, const SearchOptions& options,
                                std::vector<int64_t> source_lengths)
-    : width_(width), options_(options), source_lengths_(std::move(source_lengths)),
-      finished_(static_cast<size_t>(batch)), alive_(static_cast<size_t>(batch)),
+    : width_(width),
+      options_(options),
+      source_lengths_(std::move(source_lengths)),
+      finished_(static_cast<size_t>(batch)),
+      alive_(static_cast<size_t>(batch)),
       row_tokens_(static_cast<size_t>(batch * width)) {
   std::iota(alive_.begin(), alive_.end(), 0);
 }
@@ -106,9 +108,9 @@ Hypothesis HypothesisBook::finish(int64_t row, int64_t sentence, double log_prob
   if (history.defined()) {
     hypothesis.attention = history[row].to(torch::kCPU);
     if (options_.coverage_penalty > 0) {
-      hypothesis.score += coverage_penalty(hypothesis.attention,
-                                           source_lengths_[static_cast<size_t>(sentence)],
-                                           options_.coverage_penalty);
+      hypothesis.score +=
+          coverage_penalty(hypothesis.attention, source_lengths_[static_cast<size_t>(sentence)],
+                           options_.coverage_penalty);
     }
   }
   return hypothesis;

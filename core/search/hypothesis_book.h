@@ -39,7 +39,8 @@ class HypothesisBook {
   // A per-sentence value (a length limit, a minimum length) for each live row.
   std::vector<int64_t> per_row(const std::vector<int64_t>& per_sentence) const {
     std::vector<int64_t> values;
-    for (int64_t s : alive_) values.insert(values.end(), static_cast<size_t>(width_), per_sentence[s]);
+    for (int64_t s : alive_)
+      values.insert(values.end(), static_cast<size_t>(width_), per_sentence[s]);
     return values;
   }
 
@@ -54,13 +55,14 @@ class HypothesisBook {
   std::vector<std::vector<Hypothesis>> results(int64_t nbest);
 
  private:
-  Hypothesis finish(int64_t row, int64_t sentence, double log_prob, const at::Tensor& history) const;
+  Hypothesis finish(int64_t row, int64_t sentence, double log_prob,
+                    const at::Tensor& history) const;
 
   int64_t width_;
   const SearchOptions& options_;
   std::vector<int64_t> source_lengths_;
   std::vector<std::vector<Hypothesis>> finished_;
-  std::vector<int64_t> alive_;                   // the sentence of each block of K rows
+  std::vector<int64_t> alive_;  // the sentence of each block of K rows
   std::vector<std::vector<int64_t>> row_tokens_;
 };
 

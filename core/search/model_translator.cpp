@@ -20,31 +20,35 @@ namespace nmtzoo {
 void check_dtype_runs(DecodeDtype dtype, const c10::Device& device) {
   if (dtype != DecodeDtype::kInt8) return;
   if (!device.is_cpu()) {
-    throw std::runtime_error("decoding.dtype int8 runs on CPU only; use float32 or bf16 on " + device.str());
+    throw std::runtime_error("decoding.dtype int8 runs on CPU only; use float32 or bf16 on " +
+                             device.str());
   }
   Int8Linears::require_support();
 }
 
 std::string min_len_warning(const Translation& t) {
   if (!t.min_len_lowered) return "";
-  return fmt::format("decoding.min_len was lowered to {} tokens, this sentence's output length limit "
-                     "(max_len_a * source tokens + max_len_b, plus any prefix and constraints, at most "
-                     "the model's max_positions - 1)",
-                     t.length_limit);
+  return fmt::format(
+      "decoding.min_len was lowered to {} tokens, this sentence's output length limit "
+      "(max_len_a * source tokens + max_len_b, plus any prefix and constraints, at most "
+      "the model's max_positions - 1)",
+      t.length_limit);
 }
 
 std::string empty_output_warning(const Translation& t) {
   if (!t.empty_by_limit) return "";
-  return fmt::format("the output is empty: no hypothesis could end within this sentence's output "
-                     "length limit of {} tokens (every continuation was ruled out, e.g. the model "
-                     "gives the end of sentence no probability at the limit)",
-                     t.length_limit);
+  return fmt::format(
+      "the output is empty: no hypothesis could end within this sentence's output "
+      "length limit of {} tokens (every continuation was ruled out, e.g. the model "
+      "gives the end of sentence no probability at the limit)",
+      t.length_limit);
 }
 
 std::string LimitWarnings::of(const Translation& t, const std::string& where) {
   std::string lines;
   if (t.min_len_lowered && !min_len_said_) {
-    lines += fmt::format("warning: {}: {}; said once, later lines may be lowered too\n", where, min_len_warning(t));
+    lines += fmt::format("warning: {}: {}; said once, later lines may be lowered too\n", where,
+                         min_len_warning(t));
     min_len_said_ = true;
   }
   if (t.empty_by_limit) lines += fmt::format("warning: {}: {}\n", where, empty_output_warning(t));
@@ -53,15 +57,21 @@ std::string LimitWarnings::of(const Translation& t, const std::string& where) {
 
 UnusableGuide::UnusableGuide(int64_t line_number, std::string field_name, std::string what_is_wrong)
     : std::invalid_argument(fmt::format("line {}: {}", line_number, what_is_wrong)),
-      line(line_number), field(std::move(field_name)), problem(std::move(what_is_wrong)) {}
+      line(line_number),
+      field(std::move(field_name)),
+      problem(std::move(what_is_wrong)) {}
 
-ModelTranslator::ModelTranslator(EncoderDecoder& model, Tokenizers tokenizers, SearchOptions options,
-                                 c10::Device device, Int8Linears* int8,
+ModelTranslator::ModelTranslator(EncoderDecoder& model, Tokenizers tokenizers,
+                                 SearchOptions options, c10::Device device, Int8Linears* int8,
                                  std::shared_ptr<const Shortlist> shortlist)
-    : model_(model), tokenizers_(std::move(tokenizers)), options_(std::move(options)),
-      shortlist_(std::move(shortlist)), device_(device) {
+    : model_(model),
+      tokenizers_(std::move(tokenizers)),
+      options_(std::move(options)),
+      shortlist_(std::move(shortlist)),
+      device_(device) {
   if (!shortlist_ && !options_.shortlist.empty()) {
-    shortlist_ = std::make_shared<const Shortlist>(Shortlist::load(options_.shortlist, tokenizers_));
+    shortlist_ =
+        std::make_shared<const Shortlist>(Shortlist::load(options_.shortlist, tokenizers_));
   }
   check_dtype_runs(options_.dtype, device_);
   if (options_.dtype != DecodeDtype::kInt8) return;
@@ -77,7 +87,7 @@ ModelTranslator::~ModelTranslator() = default;
 int64_t ModelTranslator::max_source_tokens() const { return model_.max_positions() - 1; }
 
 std::vector<Translation> ModelTranslator::translate(const std::vector<std::string>& sentences,
-                                               int64_t first_line) {
+                                                    int64_t first_line) {
   std::vector<TranslationRequest> requests;
   requests.reserve(sentences.size());
   for (const auto& sentence : sentences) requests.push_back({sentence, {}, {}, {}});
@@ -97,10 +107,12 @@ std::vector<int32_t> source_ids(const Tokenizers& tokenizers, const TranslationR
                                 const std::string& default_target, int64_t line) {
   const std::string tag = control_tag_in(tokenizers, request.source);
   if (!tag.empty()) {
-    throw UnusableGuide(line, "source",
-                        fmt::format("the text holds {}, the model's target-language tag: the target comes from "
-                                    "the request (decoding.target_lang, a jsonl line's \"target\"), never from the text",
-                                    tag));
+    throw UnusableGuide(
+        line, "source",
+        fmt::format(
+            "the text holds {}, the model's target-language tag: the target comes from "
+            "the request (decoding.target_lang, a jsonl line's \"target\"), never from the text",
+            tag));
   }
   const std::string& target = request.target_lang.empty() ? default_target : request.target_lang;
   std::vector<int32_t> ids;
@@ -122,12 +134,13 @@ std::vector<int64_t> ModelTranslator::target_ids(const std::string& text) const 
 }
 
 at::Tensor ModelTranslator::batch_vocabulary(const std::vector<TokenSpan>& sources,
-                                        const std::vector<SentenceGuide>& guides) {
+                                             const std::vector<SentenceGuide>& guides) {
   if (!shortlist_ || options_.sampling || options_.constraints != ConstraintMode::kNone) return {};
   std::vector<int64_t> prefix_tokens;
-  for (const auto& guide : guides) prefix_tokens.insert(prefix_tokens.end(), guide.prefix.begin(), guide.prefix.end());
-  const std::vector<int64_t> ids =
-      shortlist_->vocabulary(sources, options_.shortlist_top_k, options_.shortlist_frequent, prefix_tokens);
+  for (const auto& guide : guides)
+    prefix_tokens.insert(prefix_tokens.end(), guide.prefix.begin(), guide.prefix.end());
+  const std::vector<int64_t> ids = shortlist_->vocabulary(
+      sources, options_.shortlist_top_k, options_.shortlist_frequent, prefix_tokens);
   ++shortlisted_batches_;
   shortlisted_tokens_ += static_cast<int64_t>(ids.size());
   return torch::tensor(ids, torch::kLong).to(device_);
@@ -141,10 +154,11 @@ SentenceGuide ModelTranslator::guide(const TranslationRequest& request, int64_t 
   // length limit grows by the prefix, so it always fits the limit.
   const int64_t output_positions = model_.max_positions() - 1;
   if (static_cast<int64_t>(guide.prefix.size()) > output_positions) {
-    throw UnusableGuide(line, "prefix",
-                        fmt::format("the prefix has {} tokens, more than the {} the model can output "
-                                    "(model.max_positions {}, one for BOS)",
-                                    guide.prefix.size(), output_positions, model_.max_positions()));
+    throw UnusableGuide(
+        line, "prefix",
+        fmt::format("the prefix has {} tokens, more than the {} the model can output "
+                    "(model.max_positions {}, one for BOS)",
+                    guide.prefix.size(), output_positions, model_.max_positions()));
   }
   if (!request.constraints.empty() && options_.constraints == ConstraintMode::kNone) {
     throw UnusableGuide(line, "constraints",
@@ -154,15 +168,16 @@ SentenceGuide ModelTranslator::guide(const TranslationRequest& request, int64_t 
   for (size_t c = 0; c < request.constraints.size(); ++c) {
     guide.constraints.push_back(target_ids(request.constraints[c]));
     if (guide.constraints.back().empty()) {
-      throw UnusableGuide(line, "constraints",
-                          fmt::format("constraint {} ('{}') has no tokens", c + 1, request.constraints[c]));
+      throw UnusableGuide(
+          line, "constraints",
+          fmt::format("constraint {} ('{}') has no tokens", c + 1, request.constraints[c]));
     }
   }
   return guide;
 }
 
 std::vector<Translation> ModelTranslator::translate(const std::vector<TranslationRequest>& requests,
-                                               int64_t first_line) {
+                                                    int64_t first_line) {
   std::vector<Translation> results(requests.size());
   std::vector<std::vector<int32_t>> sources(requests.size());
   std::vector<SentenceGuide> guides(requests.size());
@@ -170,7 +185,8 @@ std::vector<Translation> ModelTranslator::translate(const std::vector<Translatio
   std::vector<int64_t> to_translate;  // indices of non-empty sentences
   for (size_t i = 0; i < requests.size(); ++i) {
     guides[i] = guide(requests[i], first_line + static_cast<int64_t>(i));
-    sources[i] = source_ids(tokenizers_, requests[i], options_.target_lang, first_line + static_cast<int64_t>(i));
+    sources[i] = source_ids(tokenizers_, requests[i], options_.target_lang,
+                            first_line + static_cast<int64_t>(i));
     if (static_cast<int64_t>(sources[i].size()) > max_source_tokens()) {
       sources[i].resize(static_cast<size_t>(max_source_tokens()));
       results[i].truncated = true;
@@ -181,7 +197,8 @@ std::vector<Translation> ModelTranslator::translate(const std::vector<Translatio
     lengths.push_back(static_cast<int64_t>(sources[i].size()) + 1);
   }
   const int64_t budget = std::max<int64_t>(1, options_.batch_tokens / options_.width());
-  if (model_.is_training()) model_.eval();  // (a Translator's models are already: calls on them run at once)
+  if (model_.is_training())
+    model_.eval();  // (a Translator's models are already: calls on them run at once)
   CpuAutocast autocast(options_.dtype == DecodeDtype::kBf16 && device_.is_cpu());
   Int8Scope int8(int8_);
   int64_t done = static_cast<int64_t>(requests.size() - to_translate.size());  // empty lines

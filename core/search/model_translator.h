@@ -25,10 +25,10 @@ class Int8Linears;
 class Shortlist;
 
 struct Translation {
-  std::vector<Hypothesis> nbest;          // best first; empty for an empty input line
-  std::vector<std::string> texts;         // detokenized hypotheses, as nbest
-  std::vector<std::string> source_pieces; // the source as the model saw it (for plots)
-  bool truncated = false;                 // the source was cut to the model's length limit
+  std::vector<Hypothesis> nbest;           // best first; empty for an empty input line
+  std::vector<std::string> texts;          // detokenized hypotheses, as nbest
+  std::vector<std::string> source_pieces;  // the source as the model saw it (for plots)
+  bool truncated = false;                  // the source was cut to the model's length limit
   int64_t source_tokens = 0;
   // The search's output length limit for this sentence, in tokens (output_length_limits); 0 for
   // an empty input line, which is not searched.
@@ -98,7 +98,8 @@ class ModelTranslator {
   // One Translation per input sentence, in input order. Empty sentences give empty
   // translations; sentences longer than the model accepts are truncated (Translation::truncated).
   // `first_line`: the input line of the first sentence, which with the rest seeds sampling.
-  std::vector<Translation> translate(const std::vector<std::string>& sentences, int64_t first_line = 1);
+  std::vector<Translation> translate(const std::vector<std::string>& sentences,
+                                     int64_t first_line = 1);
   // Throws UnusableGuide (a std::invalid_argument) naming the line when a prefix or constraint is
   // unusable: a constraint without tokens, constraints while constrained decoding is off, or a
   // prefix longer than the model's output can be (max_positions - 1 tokens beside BOS). A prefix

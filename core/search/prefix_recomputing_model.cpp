@@ -18,7 +18,8 @@ DecoderState PrefixRecomputingModel::encode(const Tensor& src_tokens, const Tens
 
 Tensor PrefixRecomputingModel::decode_step(const Tensor& prev_tokens, DecoderState& state) {
   Tensor& prefix = state["prefix"];
-  prefix = prefix.defined() ? torch::cat({prefix, prev_tokens.unsqueeze(1)}, 1) : prev_tokens.unsqueeze(1);
+  prefix = prefix.defined() ? torch::cat({prefix, prev_tokens.unsqueeze(1)}, 1)
+                            : prev_tokens.unsqueeze(1);
   ++state.step;
   Tensor logits = model_->forward(state["src_tokens"], state["src_pad_mask"], prefix).select(1, -1);
   if (state.vocabulary.defined()) logits = logits.index_select(1, state.vocabulary);

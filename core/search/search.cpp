@@ -53,8 +53,8 @@ void apply_token_rules(at::Tensor& log_probs, int64_t step, const std::vector<in
   if (too_short.size() == row_limits.size()) {
     log_probs.select(1, kEosId).fill_(kMinusInf);
   } else if (!too_short.empty()) {
-    log_probs.select(1, kEosId).index_fill_(0, torch::tensor(too_short, log_probs.options().dtype(torch::kLong)),
-                                            kMinusInf);
+    log_probs.select(1, kEosId).index_fill_(
+        0, torch::tensor(too_short, log_probs.options().dtype(torch::kLong)), kMinusInf);
   }
   if (!at_limit.empty()) {
     // Only EOS remains, with the probability the model gives it (as fairseq does).
@@ -85,20 +85,23 @@ void force_prefixes(at::Tensor& log_probs, int64_t step, const std::vector<int64
   at::Tensor row_index = torch::tensor(rows, index_options);
   at::Tensor token_index = torch::tensor(tokens, index_options).unsqueeze(1);
   at::Tensor kept = log_probs.index_select(0, row_index).gather(1, token_index);
-  at::Tensor forced = torch::full({row_index.size(0), log_probs.size(1)}, kMinusInf, log_probs.options());
+  at::Tensor forced =
+      torch::full({row_index.size(0), log_probs.size(1)}, kMinusInf, log_probs.options());
   forced.scatter_(1, token_index, kept);
   log_probs.index_copy_(0, row_index, forced);
 }
 
 // The guides with their prefixes written as columns of the shortlist `vocabulary` (sorted ids).
-std::vector<SentenceGuide> prefixes_as_columns(std::vector<SentenceGuide> guides, const at::Tensor& vocabulary) {
+std::vector<SentenceGuide> prefixes_as_columns(std::vector<SentenceGuide> guides,
+                                               const at::Tensor& vocabulary) {
   at::Tensor ids = vocabulary.to(torch::kCPU, torch::kLong).contiguous();
   const int64_t* begin = ids.data_ptr<int64_t>();
   const int64_t* end = begin + ids.numel();
   for (auto& guide : guides) {
     for (int64_t& token : guide.prefix) {
       const int64_t* found = std::lower_bound(begin, end, token);
-      TORCH_CHECK(found != end && *found == token, "prefix token ", token, " is not in the shortlist");
+      TORCH_CHECK(found != end && *found == token, "prefix token ", token,
+                  " is not in the shortlist");
       token = found - begin;
     }
   }
@@ -106,13 +109,17 @@ std::vector<SentenceGuide> prefixes_as_columns(std::vector<SentenceGuide> guides
 }
 
 void check_shortlist(const at::Tensor& vocabulary) {
-  TORCH_CHECK(vocabulary.dim() == 1 && vocabulary.scalar_type() == torch::kLong && vocabulary.size(0) > kEosId,
-              "a shortlist is a 1-D long tensor of sorted target ids from 0, got ", vocabulary.sizes(), " ",
-              vocabulary.scalar_type());
-  TORCH_CHECK(vocabulary.narrow(0, 0, kEosId + 1).cpu().equal(torch::arange(kEosId + 1, torch::kLong)),
-              "a shortlist must start with the special ids 0..", kEosId);
+  TORCH_CHECK(vocabulary.dim() == 1 && vocabulary.scalar_type() == torch::kLong &&
+                  vocabulary.size(0) > kEosId,
+              "a shortlist is a 1-D long tensor of sorted target ids from 0, got ",
+              vocabulary.sizes(), " ", vocabulary.scalar_type());
+  TORCH_CHECK(
+      vocabulary.narrow(0, 0, kEosId + 1).cpu().equal(torch::arange(kEosId + 1, torch::kLong)),
+      "a shortlist must start with the special ids 0..", kEosId);
   TORCH_CHECK(vocabulary.size(0) == 1 || (vocabulary.narrow(0, 1, vocabulary.size(0) - 1) >
-                                          vocabulary.narrow(0, 0, vocabulary.size(0) - 1)).all().item<bool>(),
+                                          vocabulary.narrow(0, 0, vocabulary.size(0) - 1))
+                                             .all()
+                                             .item<bool>(),
               "a shortlist's ids must be sorted and distinct");
 }
 
@@ -155,12 +162,13 @@ at::Tensor selected_attention(const DecoderState& state, const AttentionChoice& 
                 all.size(1));
     return all.select(1, head);
   }
-  TORCH_CHECK(heads <= all.size(1), "cannot average the first ", heads, " attention heads; the layer has ",
-              all.size(1));
+  TORCH_CHECK(heads <= all.size(1), "cannot average the first ", heads,
+              " attention heads; the layer has ", all.size(1));
   return heads > 0 ? all.narrow(1, 0, heads).mean(1) : all.mean(1);
 }
 
-std::vector<int64_t> output_length_limits(int64_t max_positions, const std::vector<int64_t>& source_lengths,
+std::vector<int64_t> output_length_limits(int64_t max_positions,
+                                          const std::vector<int64_t>& source_lengths,
                                           const SearchOptions& options,
                                           const std::vector<SentenceGuide>& guides) {
   TORCH_CHECK(guides.empty() || guides.size() == source_lengths.size(), "output_length_limits got ",
@@ -170,7 +178,8 @@ std::vector<int64_t> output_length_limits(int64_t max_positions, const std::vect
   for (size_t b = 0; b < source_lengths.size(); ++b) {
     const double source_length = static_cast<double>(source_lengths[b] - 1);  // no EOS
     // In double: a huge max_len_b must clamp to the model's limit, not overflow.
-    const double limit = options.max_len_a * source_length + static_cast<double>(options.max_len_b) +
+    const double limit = options.max_len_a * source_length +
+                         static_cast<double>(options.max_len_b) +
                          static_cast<double>(guided_tokens(guides, b));
     limits.push_back(std::max<int64_t>(
         1, static_cast<int64_t>(std::min(limit, static_cast<double>(model_limit)))));
@@ -180,9 +189,12 @@ std::vector<int64_t> output_length_limits(int64_t max_positions, const std::vect
 
 double penalized_score(double log_prob, int64_t length, LengthPenalty penalty, double alpha) {
   switch (penalty) {
-    case LengthPenalty::kNone: return log_prob;
-    case LengthPenalty::kAverage: return log_prob / std::pow(static_cast<double>(length), alpha);
-    case LengthPenalty::kWu: return log_prob / std::pow((5.0 + static_cast<double>(length)) / 6.0, alpha);
+    case LengthPenalty::kNone:
+      return log_prob;
+    case LengthPenalty::kAverage:
+      return log_prob / std::pow(static_cast<double>(length), alpha);
+    case LengthPenalty::kWu:
+      return log_prob / std::pow((5.0 + static_cast<double>(length)) / 6.0, alpha);
   }
   return log_prob;
 }
@@ -213,7 +225,8 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
   const std::vector<SentenceGuide>& step_guides = vocabulary.defined() ? column_guides : guides;
   state.repeat_rows(K);
   const std::vector<int64_t> lengths = source_lengths(src_pad_mask);
-  const std::vector<int64_t> limits = output_length_limits(model.max_positions(), lengths, options, guides);
+  const std::vector<int64_t> limits =
+      output_length_limits(model.max_positions(), lengths, options, guides);
   std::vector<int64_t> min_lens;
   for (int64_t limit : limits) min_lens.push_back(effective_min_len(options.min_len, limit));
   HypothesisBook book(batch, K, options, lengths);
@@ -229,21 +242,24 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
   at::Tensor scores = torch::full({batch, K}, kMinusInf, torch::TensorOptions().device(device));
   scores.select(1, 0).fill_(0.0);
   scores = scores.view({-1});
-  at::Tensor prev = torch::full({batch * K}, kBosId, torch::TensorOptions(torch::kLong).device(device));
+  at::Tensor prev =
+      torch::full({batch * K}, kBosId, torch::TensorOptions(torch::kLong).device(device));
 
   for (int64_t step = 0; !book.empty(); ++step) {
     at::Tensor log_probs = model.decode_step(prev, state);  // (R, V)
     apply_token_rules(log_probs, step, book.per_row(limits), book.per_row(min_lens), options);
-    if (step < static_cast<int64_t>(longest_prefix)) force_prefixes(log_probs, step, book.row_sentences(), step_guides);
+    if (step < static_cast<int64_t>(longest_prefix))
+      force_prefixes(log_probs, step, book.row_sentences(), step_guides);
     if (state.record_attention && (state.attention.defined() || !state.layer_attention.empty())) {
       at::Tensor now = selected_attention(state, options.attention).unsqueeze(1);
       history = history.defined() ? torch::cat({history, now}, 1) : now;
     }
     const int64_t blocks = log_probs.size(0) / K;
-    StepCandidates candidates =
-        strategy.step(step, log_probs.view({blocks, K, -1}), scores.view({blocks, K}), book.sentences());
+    StepCandidates candidates = strategy.step(step, log_probs.view({blocks, K, -1}),
+                                              scores.view({blocks, K}), book.sentences());
     if (vocabulary.defined()) {
-      candidates.tokens = state.vocabulary.index_select(0, candidates.tokens.reshape({-1})).view_as(candidates.tokens);
+      candidates.tokens = state.vocabulary.index_select(0, candidates.tokens.reshape({-1}))
+                              .view_as(candidates.tokens);
     }
     NextRows next = book.advance(candidates, strategy, history);
     if (next.parents.empty()) break;
@@ -259,7 +275,8 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
   return book.results(options.nbest);
 }
 
-std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model, const at::Tensor& src_tokens,
+std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model,
+                                                 const at::Tensor& src_tokens,
                                                  const at::Tensor& src_pad_mask,
                                                  const SearchOptions& options) {
   BeamStrategy strategy(options.beam);
@@ -267,7 +284,8 @@ std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model, const at
 }
 
 std::vector<Hypothesis> greedy_search(EncoderDecoder& model, const at::Tensor& src_tokens,
-                                      const at::Tensor& src_pad_mask, const SearchOptions& options) {
+                                      const at::Tensor& src_pad_mask,
+                                      const SearchOptions& options) {
   SearchOptions one = options;
   one.nbest = 1;
   GreedyStrategy strategy;

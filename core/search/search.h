@@ -27,9 +27,9 @@ class SearchStrategy;
 // first N, or all) or the mean of all layers and heads.
 struct AttentionChoice {
   static constexpr int64_t kPenultimateLayer = -2;  // resolved per model (Translator)
-  int64_t layer = -1;  // -1 = the mean of all layers and heads
-  int64_t head = -1;   // one head of that layer; -1 = a mean of heads
-  int64_t heads = 0;   // with head -1: the mean of the first N heads; 0 = all
+  int64_t layer = -1;                               // -1 = the mean of all layers and heads
+  int64_t head = -1;                                // one head of that layer; -1 = a mean of heads
+  int64_t heads = 0;  // with head -1: the mean of the first N heads; 0 = all
   // For word alignments (--alignment-*): a model without cross-attention is then an error, not a
   // warning, and errors name those flags instead of the heatmap's --attention-*.
   bool alignment = false;
@@ -55,9 +55,10 @@ struct SearchOptions : DecodeConfig {
 
 // What a caller imposes on one sentence's output, in target token ids.
 struct SentenceGuide {
-  std::vector<int64_t> prefix;                    // forced first tokens, then the search goes on
-  std::vector<std::vector<int64_t>> constraints;  // phrases the output must contain (constrained search)
-  int64_t line = 0;                               // the sentence's input line: seeds its sampling
+  std::vector<int64_t> prefix;  // forced first tokens, then the search goes on
+  std::vector<std::vector<int64_t>>
+      constraints;   // phrases the output must contain (constrained search)
+  int64_t line = 0;  // the sentence's input line: seeds its sampling
 };
 
 struct Hypothesis {
@@ -89,7 +90,8 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
 at::Tensor selected_attention(const DecoderState& state, const AttentionChoice& choice);
 
 // search() with a BeamStrategy of options.beam.
-std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model, const at::Tensor& src_tokens,
+std::vector<std::vector<Hypothesis>> beam_search(EncoderDecoder& model,
+                                                 const at::Tensor& src_tokens,
                                                  const at::Tensor& src_pad_mask,
                                                  const SearchOptions& options);
 
@@ -102,14 +104,17 @@ std::vector<Hypothesis> greedy_search(EncoderDecoder& model, const at::Tensor& s
 // a * source length + b (decoding.max_len_a/b; `source_lengths` count EOS, which is not part of
 // the length), plus the guide's prefix and constraint tokens, at most what the model's positions
 // hold beside BOS (max_positions - 1), at least 1. `guides`: empty, or one per sentence.
-std::vector<int64_t> output_length_limits(int64_t max_positions, const std::vector<int64_t>& source_lengths,
+std::vector<int64_t> output_length_limits(int64_t max_positions,
+                                          const std::vector<int64_t>& source_lengths,
                                           const SearchOptions& options,
                                           const std::vector<SentenceGuide>& guides = {});
 
 // The shortest output search() asks of a sentence whose length limit is `limit`: decoding.min_len,
 // lowered to the limit when it is more (the limit ends every hypothesis, so a longer minimum
 // would forbid every ending and leave the output empty).
-inline int64_t effective_min_len(int64_t min_len, int64_t limit) { return min_len < limit ? min_len : limit; }
+inline int64_t effective_min_len(int64_t min_len, int64_t limit) {
+  return min_len < limit ? min_len : limit;
+}
 
 // Length-penalised score of a hypothesis of `length` tokens (EOS included).
 double penalized_score(double log_prob, int64_t length, LengthPenalty penalty, double alpha);

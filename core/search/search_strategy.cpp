@@ -22,8 +22,9 @@ StepCandidates BeamStrategy::step(int64_t, const at::Tensor& log_probs, const at
   const int64_t sentences = log_probs.size(0);
   const int64_t vocab = log_probs.size(2);
   const int64_t count = std::min(2 * beam_, beam_ * vocab);
-  if (fast_kernels_enabled() && log_probs.device().is_cpu() && log_probs.scalar_type() == torch::kFloat &&
-      log_probs.is_contiguous() && scores.scalar_type() == torch::kFloat) {
+  if (fast_kernels_enabled() && log_probs.device().is_cpu() &&
+      log_probs.scalar_type() == torch::kFloat && log_probs.is_contiguous() &&
+      scores.scalar_type() == torch::kFloat) {
     auto [top_scores, beams, tokens] = beam_candidates(log_probs, scores, count);
     return {top_scores, beams, tokens};
   }
@@ -53,7 +54,8 @@ at::Tensor outside_nucleus(const at::Tensor& weights, double p) {
     at::Tensor probs = (ranked_weights - row_total).exp();
     at::Tensor cumulative = probs.cumsum(-1);
     at::Tensor kept_ranked = (cumulative - probs) < p;
-    at::Tensor kept = torch::zeros({rows, vocab}, kept_ranked.options()).scatter(-1, order, kept_ranked);
+    at::Tensor kept =
+        torch::zeros({rows, vocab}, kept_ranked.options()).scatter(-1, order, kept_ranked);
     return std::pair{kept.logical_not(), cumulative.select(1, -1) >= p};
   };
   const int64_t head = std::min<int64_t>(vocab, 64);
@@ -63,8 +65,9 @@ at::Tensor outside_nucleus(const at::Tensor& weights, double p) {
   if (uncovered.numel() > 0 && head < vocab) {
     at::Tensor rows = weights.index_select(0, uncovered);
     auto [sorted, order] = rows.sort(-1, /*descending=*/true);
-    outside.index_copy_(0, uncovered,
-                        mask_from_ranked(sorted, order, total.index_select(0, uncovered), rows.size(0)).first);
+    outside.index_copy_(
+        0, uncovered,
+        mask_from_ranked(sorted, order, total.index_select(0, uncovered), rows.size(0)).first);
   }
   return outside;
 }
@@ -92,10 +95,11 @@ SamplingStrategy::SamplingStrategy(int64_t samples, double temperature, int64_t 
   // The log-probabilities (float32) are divided by it: T and 1/T must both be finite there, or
   // every weight becomes 0 or NaN and nothing can be sampled (decoding.temperature is in
   // [1e-6, 1e6]).
-  TORCH_CHECK(temperature > 0 && std::isfinite(static_cast<float>(temperature)) &&
-                  std::isfinite(static_cast<float>(1.0 / temperature)),
-              "the sampling temperature must be positive with T and 1/T finite in float32, but got ",
-              temperature);
+  TORCH_CHECK(
+      temperature > 0 && std::isfinite(static_cast<float>(temperature)) &&
+          std::isfinite(static_cast<float>(1.0 / temperature)),
+      "the sampling temperature must be positive with T and 1/T finite in float32, but got ",
+      temperature);
   TORCH_CHECK(top_k >= 0, "top-k must be >= 0 (0 = all tokens), but got ", top_k);
   TORCH_CHECK(top_p > 0 && top_p <= 1, "top-p must be in (0, 1], but got ", top_p);
   for (int64_t line : lines) generators_.push_back(line_generator(seed, line));
@@ -108,29 +112,37 @@ at::Tensor SamplingStrategy::filtered(const at::Tensor& log_probs) const {
     at::Tensor kth = std::get<0>(weights.topk(top_k_, -1)).narrow(-1, top_k_ - 1, 1);
     weights.masked_fill_(weights < kth, kMinusInf);
   }
-  if (top_p_ < 1.0) weights.masked_fill_(outside_nucleus(weights.reshape({-1, vocab}), top_p_).view_as(weights), kMinusInf);
+  if (top_p_ < 1.0)
+    weights.masked_fill_(outside_nucleus(weights.reshape({-1, vocab}), top_p_).view_as(weights),
+                         kMinusInf);
   return weights;
 }
 
 StepCandidates SamplingStrategy::step(int64_t step, const at::Tensor& log_probs,
-                                      const at::Tensor& scores, const std::vector<int64_t>& sentences) {
+                                      const at::Tensor& scores,
+                                      const std::vector<int64_t>& sentences) {
   const int64_t N = log_probs.size(0);
   const int64_t K = samples_;
   const int64_t V = log_probs.size(2);
   std::vector<double> draws;
   draws.reserve(static_cast<size_t>(N * K));
   for (int64_t sentence : sentences) {
-    TORCH_CHECK(sentence < static_cast<int64_t>(generators_.size()), "sampling has no generator for "
-                "sentence ", sentence, " of the batch");
-    for (int64_t k = 0; k < K; ++k) draws.push_back(uniform(generators_[static_cast<size_t>(sentence)]));
+    TORCH_CHECK(sentence < static_cast<int64_t>(generators_.size()),
+                "sampling has no generator for "
+                "sentence ",
+                sentence, " of the batch");
+    for (int64_t k = 0; k < K; ++k)
+      draws.push_back(uniform(generators_[static_cast<size_t>(sentence)]));
   }
   // Inverse CDF: the first token whose cumulative weight exceeds u * total.
   at::Tensor probs = filtered(log_probs).softmax(-1).nan_to_num(0.0);
   at::Tensor cdf = probs.cumsum(-1);
-  at::Tensor u = torch::tensor(draws, torch::kDouble).to(cdf.device(), cdf.scalar_type()).view({N, K, 1});
+  at::Tensor u =
+      torch::tensor(draws, torch::kDouble).to(cdf.device(), cdf.scalar_type()).view({N, K, 1});
   at::Tensor target = u * cdf.narrow(-1, V - 1, 1);
   at::Tensor tokens = torch::searchsorted(cdf, target, /*out_int32=*/false, /*right=*/true)
-                          .clamp_max(V - 1).squeeze(-1);  // (N, K)
+                          .clamp_max(V - 1)
+                          .squeeze(-1);  // (N, K)
   // At the first step all K hypotheses continue the same empty prefix.
   at::Tensor so_far = step == 0 ? torch::zeros_like(scores) : scores;
   at::Tensor sampled = so_far + log_probs.gather(2, tokens.unsqueeze(2)).squeeze(2);
@@ -145,15 +157,18 @@ std::unique_ptr<SearchStrategy> make_strategy(const SearchOptions& options,
     for (const auto& guide : guides) lines.push_back(guide.line);
     TORCH_CHECK(!lines.empty(), "sampling needs each sentence's line (a SentenceGuide) to seed it");
     return std::make_unique<SamplingStrategy>(options.nbest, options.temperature, options.top_k,
-                                              options.top_p, static_cast<uint64_t>(options.seed), lines);
+                                              options.top_p, static_cast<uint64_t>(options.seed),
+                                              lines);
   }
   if (options.constraints != ConstraintMode::kNone) {
-    TORCH_CHECK(!guides.empty(), "constrained search needs each sentence's constraints (a SentenceGuide)");
+    TORCH_CHECK(!guides.empty(),
+                "constrained search needs each sentence's constraints (a SentenceGuide)");
     std::vector<std::vector<std::vector<int64_t>>> constraints;
     for (const auto& guide : guides) constraints.push_back(guide.constraints);
     const auto sentences = static_cast<int64_t>(constraints.size());
     return std::make_unique<ConstrainedBeamStrategy>(
-        options.beam, ConstraintTracker(std::move(constraints), options.constraints == ConstraintMode::kOrdered),
+        options.beam,
+        ConstraintTracker(std::move(constraints), options.constraints == ConstraintMode::kOrdered),
         sentences);
   }
   if (options.beam == 1 && options.nbest == 1) return std::make_unique<GreedyStrategy>();

@@ -10,7 +10,8 @@
 // it cannot silently meet other tokenizers: the header carries their fingerprint):
 //   nmtzoo-shortlist <tab> 1 <tab> <tokenizer fingerprint>
 //   frequent <tab> <target piece> <tab> <count>                  (most frequent first)
-//   lexical <tab> <source piece> <tab> <target piece> <tab> <p>  (per source piece, most probable first)
+//   lexical <tab> <source piece> <tab> <target piece> <tab> <p>  (per source piece, most probable
+//   first)
 #pragma once
 
 #include <cstdint>
@@ -24,10 +25,10 @@
 namespace nmtzoo {
 
 struct ShortlistTraining {
-  int64_t iterations = 5;        // EM iterations of IBM Model 1
-  int64_t candidates = 100;      // target tokens kept per source token ...
-  double min_probability = 1e-3; // ... with at least this p(target | source)
-  int64_t frequent = 1000;       // most frequent target tokens kept
+  int64_t iterations = 5;         // EM iterations of IBM Model 1
+  int64_t candidates = 100;       // target tokens kept per source token ...
+  double min_probability = 1e-3;  // ... with at least this p(target | source)
+  int64_t frequent = 1000;        // most frequent target tokens kept
 };
 
 // Calls its argument once for every training pair (source and target ids, without BOS/EOS).
@@ -48,8 +49,8 @@ class Shortlist {
 
   // The shortlist of a batch, sorted ids: the special ids 0..3, the `frequent` most frequent
   // target tokens, each source token's `top_k` best candidates, and `extra` (prefix tokens).
-  std::vector<int64_t> vocabulary(const std::vector<TokenSpan>& sources, int64_t top_k, int64_t frequent,
-                                  const std::vector<int64_t>& extra = {}) const;
+  std::vector<int64_t> vocabulary(const std::vector<TokenSpan>& sources, int64_t top_k,
+                                  int64_t frequent, const std::vector<int64_t>& extra = {}) const;
   std::vector<int64_t> vocabulary(const std::vector<std::vector<int32_t>>& sources, int64_t top_k,
                                   int64_t frequent, const std::vector<int64_t>& extra = {}) const;
 

@@ -46,7 +46,8 @@ json hypothesis_json(const Translation& t, size_t k, const SentencePiece& target
   entry["log_prob"] = h.log_prob;
   if (options.tokens) entry["tokens"] = target_pieces(h, target);
   if (!h.complete) entry["constraints_met"] = false;  // the length limit ended it first
-  if (options.alignment == AlignmentOutput::kHard) entry["alignment"] = hard_alignment(t, k, target);
+  if (options.alignment == AlignmentOutput::kHard)
+    entry["alignment"] = hard_alignment(t, k, target);
   if (options.alignment == AlignmentOutput::kSoft && h.attention.defined()) {
     json matrix = json::array();
     for (const auto& row : attention_rows(t, k)) {
@@ -68,7 +69,8 @@ std::vector<std::vector<float>> attention_rows(const Translation& t, size_t k) {
   if (k >= t.nbest.size() || !t.nbest[k].attention.defined()) return {};
   const auto columns = static_cast<int64_t>(t.source_pieces.size());
   // Through double, so that the JSON matrix is rounded from the exact values.
-  const at::Tensor weights = t.nbest[k].attention.narrow(1, 0, columns).to(torch::kCPU, torch::kDouble).contiguous();
+  const at::Tensor weights =
+      t.nbest[k].attention.narrow(1, 0, columns).to(torch::kCPU, torch::kDouble).contiguous();
   std::vector<std::vector<float>> rows;
   for (int64_t r = 0; r < weights.size(0); ++r) {
     const double* values = weights[r].data_ptr<double>();
@@ -86,7 +88,8 @@ std::string attention_heatmap(const Translation& t, size_t k, const SentencePiec
   return heatmap_svg(rows, t.source_pieces, pieces, title);
 }
 
-json translation_json(const Translation& t, const SentencePiece& target, const TranslationJsonOptions& options) {
+json translation_json(const Translation& t, const SentencePiece& target,
+                      const TranslationJsonOptions& options) {
   json result = hypothesis_json(t, 0, target, options);
   if (t.truncated) result["truncated"] = true;
   json warnings = json::array();
@@ -96,7 +99,8 @@ json translation_json(const Translation& t, const SentencePiece& target, const T
   if (!warnings.empty()) result["warnings"] = std::move(warnings);
   if (options.nbest) {
     json list = json::array();
-    for (size_t k = 0; k < t.texts.size(); ++k) list.push_back(hypothesis_json(t, k, target, options));
+    for (size_t k = 0; k < t.texts.size(); ++k)
+      list.push_back(hypothesis_json(t, k, target, options));
     result["nbest"] = std::move(list);
   }
   return result;

@@ -24,10 +24,10 @@ enum class AlignmentOutput {
 };
 
 struct TranslationJsonOptions {
-  bool nbest = false;           // add "nbest": every hypothesis, best first
-  bool tokens = true;           // each hypothesis's target pieces
+  bool nbest = false;  // add "nbest": every hypothesis, best first
+  bool tokens = true;  // each hypothesis's target pieces
   AlignmentOutput alignment = AlignmentOutput::kNone;
-  bool attention_svg = false;   // each hypothesis's attention as an SVG heatmap (the web page)
+  bool attention_svg = false;  // each hypothesis's attention as an SVG heatmap (the web page)
 };
 
 // {"text", "score", "log_prob", "tokens", ["alignment" | "attention"], ["constraints_met": false],
@@ -53,7 +53,8 @@ class TranslationWriter {
  public:
   TranslationWriter(bool jsonl, TranslationJsonOptions options, const SentencePiece& target)
       : jsonl_(jsonl), options_(options), target_(target) {}
-  void write(std::ostream& out, const std::vector<Translation>& translations, int64_t first_line) const;
+  void write(std::ostream& out, const std::vector<Translation>& translations,
+             int64_t first_line) const;
 
  private:
   void write_plain(std::ostream& out, const Translation& t, int64_t line) const;

@@ -30,8 +30,10 @@ bool same_vocabulary(const SentencePiece& a, const SentencePiece& b) {
   return true;
 }
 
-std::vector<TrainedModel> load_members(const std::vector<std::string>& checkpoints, const c10::Device& device) {
-  if (checkpoints.empty()) throw std::invalid_argument("a Translator needs at least one checkpoint");
+std::vector<TrainedModel> load_members(const std::vector<std::string>& checkpoints,
+                                       const c10::Device& device) {
+  if (checkpoints.empty())
+    throw std::invalid_argument("a Translator needs at least one checkpoint");
   std::vector<TrainedModel> members;
   for (const auto& path : checkpoints) members.push_back(load_trained_model(path, device));
   return members;
@@ -43,8 +45,8 @@ std::vector<TrainedModel> load_members(const std::vector<std::string>& checkpoin
                                      const std::string& has, const std::string& give,
                                      const ModelConfig& model, const std::string& path) {
   throw std::invalid_argument(fmt::format("{} {}: {}model {} has {}; give {} ({})", flag, value,
-                                          per_layer ? "each layer of " : "", model.arch,
-                                          has, give, path));
+                                          per_layer ? "each layer of " : "", model.arch, has, give,
+                                          path));
 }
 
 }  // namespace
@@ -54,7 +56,9 @@ Translator::Translator(const std::vector<std::string>& checkpoints, TranslatorOp
 
 Translator::Translator(std::vector<TrainedModel> members, std::vector<std::string> paths,
                        TranslatorOptions options)
-    : members_(std::move(members)), paths_(std::move(paths)), options_(std::move(options)),
+    : members_(std::move(members)),
+      paths_(std::move(paths)),
+      options_(std::move(options)),
       int8_(std::make_unique<Int8Linears>()) {
   if (members_.empty() || members_.size() != paths_.size()) {
     throw std::invalid_argument("a Translator needs one path per loaded model, and at least one");
@@ -83,20 +87,21 @@ void Translator::check_members() const {
   const Tokenizers& first = members_.front().tokenizers;
   for (size_t i = 1; i < members_.size(); ++i) {
     const Tokenizers& other = members_[i].tokenizers;
-    for (const auto& [side, a, b] : {std::tuple{"target", first.tgt, other.tgt},
-                                     std::tuple{"source", first.src, other.src}}) {
+    for (const auto& [side, a, b] :
+         {std::tuple{"target", first.tgt, other.tgt}, std::tuple{"source", first.src, other.src}}) {
       if (!same_vocabulary(*a, *b)) {
         throw std::invalid_argument(fmt::format(
             "{} and {} have different {} vocabularies ({} and {} pieces, from {} and {}): an "
             "ensemble needs the models to share them",
-            paths_.front(), paths_[i], side, a->vocab_size(), b->vocab_size(), a->path(), b->path()));
+            paths_.front(), paths_[i], side, a->vocab_size(), b->vocab_size(), a->path(),
+            b->path()));
       }
     }
   }
   const std::vector<double>& weights = options_.weights();
   if (!weights.empty() && weights.size() != members_.size()) {
-    throw std::invalid_argument(fmt::format("--weights has {} values for {} checkpoints",
-                                            weights.size(), members_.size()));
+    throw std::invalid_argument(
+        fmt::format("--weights has {} values for {} checkpoints", weights.size(), members_.size()));
   }
   for (double weight : weights) {
     if (!(weight > 0) || !std::isfinite(weight)) {
@@ -118,18 +123,21 @@ SearchOptions Translator::search_options(const std::vector<KeyValue>& overrides)
   return SearchOptions(config.decoding);
 }
 
-std::optional<AttentionChoice> Translator::attention_choice(size_t i, const AttentionChoice& asked) const {
+std::optional<AttentionChoice> Translator::attention_choice(size_t i,
+                                                            const AttentionChoice& asked) const {
   const ModelConfig& model = members_[i].config.model;
   const std::string& path = paths_[i];
   const AttentionLayout layout = arch_spec(model.arch).cross_attention(model);
   if (layout.layers == 0) return std::nullopt;
   AttentionChoice choice = asked;
-  if (choice.layer == AttentionChoice::kPenultimateLayer) choice.layer = std::max<int64_t>(0, layout.layers - 2);
+  if (choice.layer == AttentionChoice::kPenultimateLayer)
+    choice.layer = std::max<int64_t>(0, layout.layers - 2);
   const std::string layers = fmt::format("{} decoder attention layer(s)", layout.layers);
   const std::string heads = fmt::format("{} head(s)", layout.heads);
   if (choice.layer < -1 || choice.layer >= layout.layers) {
-    bad_attention_flag(asked.alignment ? "--alignment-layer" : "--attention-layer", choice.layer, false,
-                       layers, fmt::format("0..{}, or -1 for their mean", layout.layers - 1), model, path);
+    bad_attention_flag(asked.alignment ? "--alignment-layer" : "--attention-layer", choice.layer,
+                       false, layers, fmt::format("0..{}, or -1 for their mean", layout.layers - 1),
+                       model, path);
   }
   if (choice.heads < 0 || choice.heads > layout.heads) {
     bad_attention_flag("--alignment-heads", choice.heads, true, heads,
@@ -145,7 +153,8 @@ std::optional<AttentionChoice> Translator::attention_choice(size_t i, const Atte
   return choice;
 }
 
-std::vector<std::optional<AttentionChoice>> Translator::attention_choices(const SearchOptions& options) const {
+std::vector<std::optional<AttentionChoice>> Translator::attention_choices(
+    const SearchOptions& options) const {
   std::vector<std::optional<AttentionChoice>> choices;
   bool any_attention = false;
   for (size_t i = 0; i < members_.size(); ++i) {
@@ -155,8 +164,8 @@ std::vector<std::optional<AttentionChoice>> Translator::attention_choices(const 
   // Heatmaps are skipped (the caller warns); alignments and the coverage penalty cannot be.
   if ((options.attention.alignment || options.coverage_penalty > 0) && !any_attention) {
     const std::string what = options.attention.alignment ? "--alignment" : "the coverage penalty";
-    throw std::invalid_argument(fmt::format("{} needs cross-attention, but model {} ({}) has none", what,
-                                            config().model.arch, paths_.front()));
+    throw std::invalid_argument(fmt::format("{} needs cross-attention, but model {} ({}) has none",
+                                            what, config().model.arch, paths_.front()));
   }
   return choices;
 }
@@ -171,8 +180,10 @@ std::shared_ptr<EncoderDecoder> Translator::search_model(SearchOptions& options)
   // the call (a few pointers), so calls with different choices run at once.
   std::vector<std::shared_ptr<EncoderDecoder>> models;
   for (const auto& member : members_) models.push_back(member.model);
-  auto ensemble = std::make_shared<EnsembleModel>(std::move(models), options_.weights(), options_.ensemble_mode());
-  for (size_t i = 0; i < choices.size(); ++i) ensemble->choose_attention(i, choices[i].value_or(AttentionChoice{}));
+  auto ensemble = std::make_shared<EnsembleModel>(std::move(models), options_.weights(),
+                                                  options_.ensemble_mode());
+  for (size_t i = 0; i < choices.size(); ++i)
+    ensemble->choose_attention(i, choices[i].value_or(AttentionChoice{}));
   // The search reads the ensemble's own recording, the mean of the members' choices: a layer
   // asked of it would be looked up in the ensemble's state, which has none (a c10::Error before).
   AttentionChoice combined;
@@ -202,9 +213,9 @@ std::shared_ptr<const Shortlist> Translator::shortlist(const std::string& path) 
   return shortlist_;
 }
 
-std::vector<Translation> Translator::translate_batch(const std::vector<TranslationRequest>& requests,
-                                                     const SearchOptions& options, int64_t first_line,
-                                                     const std::function<void(int64_t)>& progress) {
+std::vector<Translation> Translator::translate_batch(
+    const std::vector<TranslationRequest>& requests, const SearchOptions& options,
+    int64_t first_line, const std::function<void(int64_t)>& progress) {
   SearchOptions resolved = options;
   const std::shared_ptr<EncoderDecoder> model = search_model(resolved);
   ModelTranslator translator(*model, tokenizers(), resolved, options_.device(), int8_.get(),
@@ -218,7 +229,8 @@ std::vector<Translation> Translator::translate_batch(const std::vector<Translati
 }
 
 std::vector<Translation> Translator::translate_batch(const std::vector<std::string>& sources,
-                                                     const SearchOptions& options, int64_t first_line) {
+                                                     const SearchOptions& options,
+                                                     int64_t first_line) {
   std::vector<TranslationRequest> requests;
   requests.reserve(sources.size());
   for (const auto& source : sources) requests.push_back({source, {}, {}, {}});
@@ -229,17 +241,20 @@ std::vector<ScoredPair> Translator::score_batch(const std::vector<std::string>& 
                                                 const std::vector<std::string>& targets,
                                                 const SearchOptions& options) {
   if (sources.size() != targets.size()) {
-    throw std::invalid_argument(fmt::format("score_batch: {} sources for {} targets", sources.size(), targets.size()));
+    throw std::invalid_argument(
+        fmt::format("score_batch: {} sources for {} targets", sources.size(), targets.size()));
   }
   torch::NoGradGuard no_grad;
-  EncoderDecoder& model = ensemble_ ? static_cast<EncoderDecoder&>(*ensemble_) : *members_.front().model;
+  EncoderDecoder& model =
+      ensemble_ ? static_cast<EncoderDecoder&>(*ensemble_) : *members_.front().model;
   const int64_t limit = max_source_tokens();
   std::vector<ScoredPair> results(sources.size());
   std::vector<std::vector<int32_t>> src(sources.size());
   std::vector<std::vector<int32_t>> tgt(sources.size());
   std::vector<int64_t> lengths;
   for (size_t i = 0; i < sources.size(); ++i) {
-    src[i] = source_ids(tokenizers(), {sources[i], {}, {}, {}}, options.target_lang, static_cast<int64_t>(i) + 1);
+    src[i] = source_ids(tokenizers(), {sources[i], {}, {}, {}}, options.target_lang,
+                        static_cast<int64_t>(i) + 1);
     tgt[i] = tokenizers().tgt->encode(targets[i]);
     for (auto* tokens : {&src[i], &tgt[i]}) {
       if (static_cast<int64_t>(tokens->size()) > limit) {
@@ -250,19 +265,26 @@ std::vector<ScoredPair> Translator::score_batch(const std::vector<std::string>& 
     lengths.push_back(static_cast<int64_t>(std::max(src[i].size(), tgt[i].size())) + 1);
   }
   CpuAutocast autocast(options.dtype == DecodeDtype::kBf16 && options_.device().is_cpu());
-  for (const auto& batch : make_batches(lengths, BatchingOptions{std::max<int64_t>(1, options.batch_tokens), 0, false})) {
+  for (const auto& batch : make_batches(
+           lengths, BatchingOptions{std::max<int64_t>(1, options.batch_tokens), 0, false})) {
     std::vector<TokenSpan> src_rows;
     std::vector<TokenSpan> tgt_rows;
     for (int64_t j : batch) {
       src_rows.push_back({src[static_cast<size_t>(j)].data(), src[static_cast<size_t>(j)].size()});
       tgt_rows.push_back({tgt[static_cast<size_t>(j)].data(), tgt[static_cast<size_t>(j)].size()});
     }
-    const at::Tensor src_tokens = pad_sequences(src_rows, /*add_bos=*/false, /*add_eos=*/true).to(options_.device());
-    const at::Tensor tgt_in = pad_sequences(tgt_rows, /*add_bos=*/true, /*add_eos=*/false).to(options_.device());
-    const at::Tensor tgt_out = pad_sequences(tgt_rows, /*add_bos=*/false, /*add_eos=*/true).to(options_.device());
-    const at::Tensor log_probs =
-        torch::log_softmax(model.forward(src_tokens, src_tokens.eq(kPadId), tgt_in).to(torch::kFloat), -1);
-    const at::Tensor picked = log_probs.gather(2, tgt_out.unsqueeze(2)).squeeze(2).to(torch::kCPU, torch::kDouble).contiguous();
+    const at::Tensor src_tokens =
+        pad_sequences(src_rows, /*add_bos=*/false, /*add_eos=*/true).to(options_.device());
+    const at::Tensor tgt_in =
+        pad_sequences(tgt_rows, /*add_bos=*/true, /*add_eos=*/false).to(options_.device());
+    const at::Tensor tgt_out =
+        pad_sequences(tgt_rows, /*add_bos=*/false, /*add_eos=*/true).to(options_.device());
+    const at::Tensor log_probs = torch::log_softmax(
+        model.forward(src_tokens, src_tokens.eq(kPadId), tgt_in).to(torch::kFloat), -1);
+    const at::Tensor picked = log_probs.gather(2, tgt_out.unsqueeze(2))
+                                  .squeeze(2)
+                                  .to(torch::kCPU, torch::kDouble)
+                                  .contiguous();
     for (size_t r = 0; r < batch.size(); ++r) {
       ScoredPair& result = results[static_cast<size_t>(batch[r])];
       const auto& tokens = tgt[static_cast<size_t>(batch[r])];

@@ -35,10 +35,10 @@ struct TranslatorOptions {
 
 // Teacher-forced scores of one target given its source.
 struct ScoredPair {
-  double log_prob = 0;               // sum over the target tokens and EOS
+  double log_prob = 0;                  // sum over the target tokens and EOS
   std::vector<double> token_log_probs;  // one per target token, then EOS
   std::vector<std::string> tokens;      // the target pieces, then "</s>"
-  bool truncated = false;            // source or target cut to the model's length limit
+  bool truncated = false;               // source or target cut to the model's length limit
 };
 
 class Translator {
@@ -47,7 +47,8 @@ class Translator {
   // that the weights fit them. Throws std::invalid_argument naming the files otherwise.
   explicit Translator(const std::vector<std::string>& checkpoints, TranslatorOptions options = {});
   // Models already loaded (e.g. by another Translator: they are shared, not copied).
-  Translator(std::vector<TrainedModel> members, std::vector<std::string> paths, TranslatorOptions options);
+  Translator(std::vector<TrainedModel> members, std::vector<std::string> paths,
+             TranslatorOptions options);
   ~Translator();
 
   // The first checkpoint's config: its decoding section holds the default options.

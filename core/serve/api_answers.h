@@ -22,9 +22,11 @@ struct ServiceStats;
 // GET /v1/models: each model's name, directions, architecture and checkpoint file(s).
 nlohmann::json models_json(const TranslationService& service);
 // GET /metrics: the service's counters, the HTTP counters and the latency histogram.
-std::string metrics_text(const ServiceStats& stats, int64_t requests, int64_t errors, const Histogram& latency);
+std::string metrics_text(const ServiceStats& stats, int64_t requests, int64_t errors,
+                         const Histogram& latency);
 // What an error status means, for the answers without a message of their own.
-std::string error_message(int status, const HttpRequest& req, const ServeConfig& serve, const ConnectionLimits& limits);
+std::string error_message(int status, const HttpRequest& req, const ServeConfig& serve,
+                          const ConnectionLimits& limits);
 // A target-language tag in the text would choose the target itself (control_tag_in): a
 // RequestError naming field `field`, its item and line. `lines_of`: each item's count of `lines`.
 void refuse_control_tags(const ServedModel& model, const std::vector<std::string>& lines,

@@ -2,8 +2,8 @@
 #include "core/serve/http_api.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -60,8 +60,11 @@ struct TranslationServer::Impl {
   const RunConfig& config;
   HttpServer http{connection_limits(config.serve), handlers()};
   // Exact (method, path) routes; HEAD is answered as GET.
-  std::map<std::pair<std::string, std::string>, std::function<void(const HttpRequest&, HttpResponse&)>> routes;
-  const std::set<std::string> unread_posts{"/translate_file", "/suggest"};  // answered without reading their bodies
+  std::map<std::pair<std::string, std::string>,
+           std::function<void(const HttpRequest&, HttpResponse&)>>
+      routes;
+  const std::set<std::string> unread_posts{"/translate_file",
+                                           "/suggest"};  // answered without reading their bodies
   std::atomic<int64_t> requests{0};
   std::atomic<int64_t> errors{0};
   std::mutex latency_mutex;
@@ -87,12 +90,15 @@ struct TranslationServer::Impl {
     const auto& keys = config.serve.api_keys;
     if (keys.empty()) return;
     const std::string key = string_field(fields, "api_key", "");
-    if (key.empty()) throw RequestError(400, "missing field 'api_key': this server needs an API key");
-    if (std::find(keys.begin(), keys.end(), key) == keys.end()) throw RequestError(403, "field 'api_key': invalid API key");
+    if (key.empty())
+      throw RequestError(400, "missing field 'api_key': this server needs an API key");
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      throw RequestError(403, "field 'api_key': invalid API key");
   }
 
   // One request a line, each asking for `target` ("" = the model's default).
-  static std::vector<TranslationRequest> requests_of(const std::vector<std::string>& lines, const std::string& target) {
+  static std::vector<TranslationRequest> requests_of(const std::vector<std::string>& lines,
+                                                     const std::string& target) {
     std::vector<TranslationRequest> sentences;
     for (const auto& line : lines) sentences.push_back({line, {}, {}, target});
     return sentences;
@@ -106,7 +112,8 @@ struct TranslationServer::Impl {
     const std::string target = string_field(fields, "target", "");
     if (target.empty()) throw RequestError(400, "missing field 'target'");
     const std::string format = string_field(fields, "format", "text");
-    if (format != "text") throw RequestError(400, "format '" + format + "' is not supported: send text");
+    if (format != "text")
+      throw RequestError(400, "format '" + format + "' is not supported: send text");
     const int64_t alternatives = alternatives_field(fields, config.serve.max_alternatives);
     const auto [model, src] = model_for_languages(service, source, target);
     SearchOptions options = model.defaults;
@@ -115,7 +122,8 @@ struct TranslationServer::Impl {
     std::vector<size_t> lines_of;
     const auto lines = split_lines(texts, config.serve, "q", lines_of);
     refuse_control_tags(model, lines, lines_of, "q");
-    const auto translations = wait_for(req, service.submit(model, options, requests_of(lines, target)));
+    const auto translations =
+        wait_for(req, service.submit(model, options, requests_of(lines, target)));
     const json body = libretranslate_answer(fields, lines_of, translations, alternatives, src);
     send_json(res, 200, body);
   }
@@ -133,8 +141,8 @@ struct TranslationServer::Impl {
     } else {
       model = &service.models().front();
     }
-    check_field_names(fields, {"model", "source", "target", "text", "prefix", "constraints", "return_tokens",
-                               "return_attention", "api_key"});
+    check_field_names(fields, {"model", "source", "target", "text", "prefix", "constraints",
+                               "return_tokens", "return_attention", "api_key"});
     SearchOptions options = decoding_options(*model, fields);
     const bool want_tokens = bool_field(fields, "return_tokens", false);
     const bool want_attention = bool_field(fields, "return_attention", false);
@@ -142,12 +150,13 @@ struct TranslationServer::Impl {
     std::vector<size_t> lines_of;
     const auto lines = split_lines(texts_of(fields, "text"), config.serve, "text", lines_of);
     refuse_control_tags(*model, lines, lines_of, "text");
-    std::vector<TranslationRequest> sentences = requests_of(lines, string_field(fields, "target", ""));
+    std::vector<TranslationRequest> sentences =
+        requests_of(lines, string_field(fields, "target", ""));
     add_prefixes_and_constraints(fields, sentences, options);
     const auto translations = wait_for(req, service.submit(*model, options, std::move(sentences)));
-    const TranslationJsonOptions shape{true, want_tokens,
-                                       want_attention ? AlignmentOutput::kSoft : AlignmentOutput::kNone,
-                                       want_attention};
+    const TranslationJsonOptions shape{
+        true, want_tokens, want_attention ? AlignmentOutput::kSoft : AlignmentOutput::kNone,
+        want_attention};
     json out = json::array();
     for (const Translation& t : translations) {
       out.push_back(translation_json(t, *model->translator->tokenizers().tgt, shape));
@@ -183,7 +192,8 @@ struct TranslationServer::Impl {
   // The routes whose body is read: any other POST is answered without reading it (a file upload
   // to a disabled endpoint), and its connection closed.
   bool reads_body(const HttpRequest& head) const {
-    return head.method == "POST" && routes.count({"POST", head.path}) != 0 && unread_posts.count(head.path) == 0;
+    return head.method == "POST" && routes.count({"POST", head.path}) != 0 &&
+           unread_posts.count(head.path) == 0;
   }
 
   void handle(const HttpRequest& req, HttpResponse& res) {
@@ -206,8 +216,11 @@ struct TranslationServer::Impl {
     h.handle = [this](const HttpRequest& req, HttpResponse& res) { handle(req, res); };
     h.reads_body = [this](const HttpRequest& head) { return reads_body(head); };
     h.refuse = [this](const HttpRequest& head, std::string_view problem, HttpResponse& res) {
-      const std::string message = problem.empty() ? error_message(res.status, head, config.serve, http.limits()) : std::string(problem);
-      res.body = "{\"error\": " + json(message).dump() + "}";  // as the answers of earlier versions of this layer
+      const std::string message = problem.empty()
+                                      ? error_message(res.status, head, config.serve, http.limits())
+                                      : std::string(problem);
+      res.body = "{\"error\": " + json(message).dump() +
+                 "}";  // as the answers of earlier versions of this layer
     };
     h.on_response = [](const HttpRequest&, HttpResponse& res) {
       res.set_header("Access-Control-Allow-Origin", "*");
@@ -243,9 +256,12 @@ struct TranslationServer::Impl {
     post("/detect", [this](const HttpRequest& req, HttpResponse& res) {
       const json fields = request_fields(req);
       check_key(fields);
-      texts_of(fields, "q");  // required, as by LibreTranslate, though the answer does not depend on it
+      texts_of(fields,
+               "q");  // required, as by LibreTranslate, though the answer does not depend on it
       const std::vector<std::string> sources = source_languages(service);
-      if (sources.size() != 1) throw RequestError(501, "language detection is not available: the server's models read several languages");
+      if (sources.size() != 1)
+        throw RequestError(
+            501, "language detection is not available: the server's models read several languages");
       send_json(res, 200, json::array({{{"confidence", 100.0}, {"language", sources[0]}}}));
     });
     // It names the checkpoints' files: on a keyed server, for key holders only (?api_key=).
@@ -254,8 +270,10 @@ struct TranslationServer::Impl {
       send_json(res, 200, models_json(service));
     });
     get("/health", [this](const HttpRequest&, HttpResponse& res) {
-      send_json(res, 200, {{"status", "ok"}, {"models", service.models().size()},
-                           {"queued_sentences", service.stats().queued_sentences}});
+      send_json(res, 200,
+                {{"status", "ok"},
+                 {"models", service.models().size()},
+                 {"queued_sentences", service.stats().queued_sentences}});
     });
     get("/metrics", [this](const HttpRequest&, HttpResponse& res) {
       res.content_type = "text/plain; version=0.0.4";
@@ -287,7 +305,9 @@ TranslationServer::~TranslationServer() = default;
 int TranslationServer::bind() {
   const ServeConfig& s = impl_->config.serve;
   const int port = impl_->http.bind(s.host, static_cast<int>(s.port));
-  if (port < 0) throw std::runtime_error(fmt::format("cannot listen on {}:{} (in use, or not an address of this machine?)", s.host, s.port));
+  if (port < 0)
+    throw std::runtime_error(fmt::format(
+        "cannot listen on {}:{} (in use, or not an address of this machine?)", s.host, s.port));
   return port;
 }
 

@@ -21,7 +21,8 @@ std::string form_decode(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '+') {
       out += ' ';
-    } else if (text[i] == '%' && i + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+    } else if (text[i] == '%' && i + 2 < text.size() &&
+               std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
                std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
       out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
       i += 2;
@@ -69,7 +70,8 @@ int decode_brotli(std::string& body, size_t max) {
   while (result == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) {
     size_t available_out = sizeof chunk;
     uint8_t* next_out = chunk;
-    result = ::BrotliDecoderDecompressStream(state, &available_in, &next_in, &available_out, &next_out, nullptr);
+    result = ::BrotliDecoderDecompressStream(state, &available_in, &next_in, &available_out,
+                                             &next_out, nullptr);
     const size_t produced = sizeof chunk - available_out;
     if (out.size() + produced > max) {
       ::BrotliDecoderDestroyInstance(state);
@@ -104,7 +106,8 @@ bool split_target(std::string_view target, std::string& path, std::string& query
     if (target.size() >= scheme.size() && iequals(target.substr(0, scheme.size()), scheme)) {
       const size_t end_of_authority = target.find_first_of("/?", scheme.size());
       if (end_of_authority == scheme.size()) return false;  // no host
-      target = end_of_authority == std::string_view::npos ? std::string_view("/") : target.substr(end_of_authority);
+      target = end_of_authority == std::string_view::npos ? std::string_view("/")
+                                                          : target.substr(end_of_authority);
       if (target.front() == '?') {
         path = "/";
         query = std::string(target.substr(1));
@@ -120,14 +123,13 @@ bool split_target(std::string_view target, std::string& path, std::string& query
   return true;
 }
 
-
 }  // namespace http_layer
 
-using http_layer::iequals;
-using http_layer::trimmed;
-using http_layer::form_decode;
-using http_layer::inflate_zlib;
 using http_layer::decode_brotli;
+using http_layer::form_decode;
+using http_layer::iequals;
+using http_layer::inflate_zlib;
+using http_layer::trimmed;
 HangUp::Watch::~Watch() {
   std::lock_guard<std::mutex> lock(owner_->mutex_);
   owner_->on_hang_up_ = nullptr;
@@ -165,7 +167,8 @@ std::string HttpRequest::header(std::string_view name) const {
 }
 
 bool HttpRequest::has_header(std::string_view name) const {
-  return std::any_of(headers.begin(), headers.end(), [&](const auto& h) { return iequals(h.first, name); });
+  return std::any_of(headers.begin(), headers.end(),
+                     [&](const auto& h) { return iequals(h.first, name); });
 }
 
 void parse_form(std::string_view text, std::multimap<std::string, std::string>& params) {
@@ -173,7 +176,9 @@ void parse_form(std::string_view text, std::multimap<std::string, std::string>& 
     const size_t end = std::min(text.find('&', start), text.size());
     const std::string_view pair = text.substr(start, end - start);
     const size_t equals = std::min(pair.find('='), pair.size());
-    if (equals > 0) params.emplace(form_decode(pair.substr(0, equals)), form_decode(pair.substr(std::min(equals + 1, pair.size()))));
+    if (equals > 0)
+      params.emplace(form_decode(pair.substr(0, equals)),
+                     form_decode(pair.substr(std::min(equals + 1, pair.size()))));
     start = end + 1;
   }
 }
@@ -181,7 +186,8 @@ void parse_form(std::string_view text, std::multimap<std::string, std::string>& 
 int decode_content(std::string_view coding, std::string& body, size_t max) {
   coding = trimmed(coding);
   if (coding.empty() || iequals(coding, "identity")) return 0;
-  if (iequals(coding, "gzip") || iequals(coding, "x-gzip") || iequals(coding, "deflate")) return inflate_zlib(body, max);
+  if (iequals(coding, "gzip") || iequals(coding, "x-gzip") || iequals(coding, "deflate"))
+    return inflate_zlib(body, max);
   if (iequals(coding, "br")) return decode_brotli(body, max);
   return 415;
 }

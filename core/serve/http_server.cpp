@@ -75,7 +75,8 @@ HttpServer::HttpServer(const ConnectionLimits& limits, HttpHandlers handlers)
       ::setrlimit(RLIMIT_NOFILE, &files);
       ::getrlimit(RLIMIT_NOFILE, &files);
     }
-    const size_t room = files.rlim_cur == RLIM_INFINITY ? SIZE_MAX : static_cast<size_t>(files.rlim_cur);
+    const size_t room =
+        files.rlim_cur == RLIM_INFINITY ? SIZE_MAX : static_cast<size_t>(files.rlim_cur);
     auto& max = impl_->limits.max_connections;
     max = std::max<size_t>(1, std::min(max, room > 256 ? room - 128 : room / 2));
   }
@@ -94,7 +95,9 @@ int HttpServer::bind(const std::string& host, int port) {
   const tcp::endpoint endpoint(address, static_cast<uint16_t>(port));
   auto& acceptor = impl_->acceptor;
   acceptor.open(endpoint.protocol(), ec);
-  if (!ec) acceptor.set_option(tcp::acceptor::reuse_address(true), ec);  // not SO_REUSEPORT: a second server would share it
+  if (!ec)
+    acceptor.set_option(tcp::acceptor::reuse_address(true),
+                        ec);  // not SO_REUSEPORT: a second server would share it
   if (!ec) acceptor.bind(endpoint, ec);
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {

@@ -70,9 +70,9 @@ struct HttpRequest {
   std::string path;    // without the query; the path of an absolute-form target (RFC 9112 3.2.2)
   std::string query;   // after '?', undecoded
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;    // decoded (Content-Encoding undone)
+  std::string body;                                // decoded (Content-Encoding undone)
   std::multimap<std::string, std::string> params;  // the query's fields, then a form body's
-  std::string client;  // the peer's address
+  std::string client;                              // the peer's address
   std::shared_ptr<HangUp> hang_up = std::make_shared<HangUp>();
 
   // The first header `name` (any case), or "".
@@ -86,7 +86,9 @@ struct HttpResponse {
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // beyond Content-Type and -Length
 
-  void set_header(std::string name, std::string value) { headers.emplace_back(std::move(name), std::move(value)); }
+  void set_header(std::string name, std::string value) {
+    headers.emplace_back(std::move(name), std::move(value));
+  }
 };
 
 // What the server asks of its application.

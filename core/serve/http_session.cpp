@@ -44,7 +44,8 @@ void Session::disarm() {
 
 void Session::next_request() {
   parser_.emplace();
-  parser_->header_limit(static_cast<uint32_t>(std::min<size_t>(limits_.max_head_bytes, UINT32_MAX)));
+  parser_->header_limit(
+      static_cast<uint32_t>(std::min<size_t>(limits_.max_head_bytes, UINT32_MAX)));
   parser_->body_limit(limits_.max_body_bytes);
   head_ = HttpRequest();
   head_.client = client_;
@@ -53,7 +54,7 @@ void Session::next_request() {
   close_after_ = timed_out_ = client_gone_ = false;
   if (server_.stopping && buffer_.size() == 0) return close();
   if (buffer_.size() > 0) return read_head();  // pipelined: its first byte is here
-  buffer_.shrink_to_fit();  // an idle connection holds no buffer
+  buffer_.shrink_to_fit();                     // an idle connection holds no buffer
   phase_ = Phase::kIdle;
   arm(seconds_of(limits_.idle_timeout_s), [this] { close(); });
   socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](const error_code& ec) {
@@ -66,21 +67,25 @@ void Session::next_request() {
 void Session::read_head() {
   phase_ = Phase::kReading;
   arm(seconds_of(limits_.request_timeout_s), [this] { time_out(); });
-  http::async_read_header(socket_, buffer_, *parser_, [self = shared_from_this()](const error_code& ec, size_t) {
-    if (self->phase_ == Phase::kClosed) return;
-    if (self->timed_out_) return self->refuse(408);
-    if (ec == http::error::header_limit) return self->refuse(431);
-    if (ec == http::error::body_limit) return self->refuse(413);  // its Content-Length, refused before a byte is read
-    if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::error::eof ||
-        ec == asio::error::connection_reset) {
-      return self->close();  // the client left; nobody to answer
-    }
-    if (ec == http::error::bad_content_length || ec == http::error::bad_transfer_encoding) {
-      return self->refuse(400, "Content-Length with Transfer-Encoding, or two different Content-Lengths (RFC 9112 6.3)");
-    }
-    if (ec) return self->refuse(400, "malformed HTTP request");
-    self->on_head();
-  });
+  http::async_read_header(
+      socket_, buffer_, *parser_, [self = shared_from_this()](const error_code& ec, size_t) {
+        if (self->phase_ == Phase::kClosed) return;
+        if (self->timed_out_) return self->refuse(408);
+        if (ec == http::error::header_limit) return self->refuse(431);
+        if (ec == http::error::body_limit)
+          return self->refuse(413);  // its Content-Length, refused before a byte is read
+        if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
+            ec == asio::error::eof || ec == asio::error::connection_reset) {
+          return self->close();  // the client left; nobody to answer
+        }
+        if (ec == http::error::bad_content_length || ec == http::error::bad_transfer_encoding) {
+          return self->refuse(400,
+                              "Content-Length with Transfer-Encoding, or two different "
+                              "Content-Lengths (RFC 9112 6.3)");
+        }
+        if (ec) return self->refuse(400, "malformed HTTP request");
+        self->on_head();
+      });
 }
 
 void Session::time_out() {
@@ -96,16 +101,19 @@ void Session::on_head() {
   }
   head_.method = std::string(text_of(message.method_string()));
   for (const auto& field : message) {
-    head_.headers.emplace_back(std::string(text_of(field.name_string())), std::string(text_of(field.value())));
+    head_.headers.emplace_back(std::string(text_of(field.name_string())),
+                               std::string(text_of(field.value())));
   }
   parse_form(head_.query, head_.params);
   keep_alive_ = message.keep_alive();
   http10_ = message.version() < 11;
   const bool has_body = parser_->chunked() || parser_->content_length().value_or(0) > 0;
-  if (head_.method != "GET" && head_.method != "HEAD" && head_.method != "POST" && head_.method != "OPTIONS") {
+  if (head_.method != "GET" && head_.method != "HEAD" && head_.method != "POST" &&
+      head_.method != "OPTIONS") {
     return refuse(405);
   }
-  if (head_.has_header("Transfer-Encoding") && !iequals(trimmed(head_.header("Transfer-Encoding")), "chunked")) {
+  if (head_.has_header("Transfer-Encoding") &&
+      !iequals(trimmed(head_.header("Transfer-Encoding")), "chunked")) {
     return refuse(501);
   }
   if (!has_body) return dispatch();
@@ -117,28 +125,33 @@ void Session::on_head() {
   if (parser_->content_length().value_or(0) > limits_.max_body_bytes) return refuse(413);
   if (iequals(trimmed(head_.header("Expect")), "100-continue")) {
     static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-    asio::async_write(socket_, asio::buffer(kContinue), [self = shared_from_this()](const error_code& ec, size_t) {
-      if (self->phase_ == Phase::kClosed) return;
-      if (ec) return self->timed_out_ ? self->refuse(408) : self->close();
-      self->read_body();
-    });
+    asio::async_write(socket_, asio::buffer(kContinue),
+                      [self = shared_from_this()](const error_code& ec, size_t) {
+                        if (self->phase_ == Phase::kClosed) return;
+                        if (ec) return self->timed_out_ ? self->refuse(408) : self->close();
+                        self->read_body();
+                      });
     return;
   }
   read_body();
 }
 
 void Session::read_body() {
-  http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](const error_code& ec, size_t) {
-    if (self->phase_ == Phase::kClosed) return;
-    if (self->timed_out_) return self->refuse(408);
-    if (ec == http::error::body_limit) return self->refuse(413);
-    if (ec == http::error::partial_message || ec == asio::error::eof || ec == asio::error::connection_reset) {
-      return self->close();
-    }
-    if (ec) return self->refuse(400, "malformed request body (its Content-Length, chunks or compressed data)");
-    self->head_.body = std::move(self->parser_->get().body());
-    self->dispatch();
-  });
+  http::async_read(
+      socket_, buffer_, *parser_, [self = shared_from_this()](const error_code& ec, size_t) {
+        if (self->phase_ == Phase::kClosed) return;
+        if (self->timed_out_) return self->refuse(408);
+        if (ec == http::error::body_limit) return self->refuse(413);
+        if (ec == http::error::partial_message || ec == asio::error::eof ||
+            ec == asio::error::connection_reset) {
+          return self->close();
+        }
+        if (ec)
+          return self->refuse(
+              400, "malformed request body (its Content-Length, chunks or compressed data)");
+        self->head_.body = std::move(self->parser_->get().body());
+        self->dispatch();
+      });
 }
 
 void Session::dispatch() {
@@ -151,19 +164,26 @@ void Session::dispatch() {
                                 guard = asio::make_work_guard(server_.io)]() mutable {
     HttpResponse res;
     self->handle(request, res);
-    asio::post(self->server_.io, [self, res = std::move(res)]() mutable { self->on_answer(std::move(res)); });
+    asio::post(self->server_.io,
+               [self, res = std::move(res)]() mutable { self->on_answer(std::move(res)); });
   });
 }
 
 void Session::handle(HttpRequest& request, HttpResponse& res) {
   const auto& handlers = server_.handlers;
   try {
-    const int status = decode_content(request.header("Content-Encoding"), request.body, limits_.max_body_bytes);
+    const int status =
+        decode_content(request.header("Content-Encoding"), request.body, limits_.max_body_bytes);
     if (status != 0) {
       res.status = status;
-      handlers.refuse(request, status == 400 ? "malformed request body (its Content-Length, chunks or compressed data)" : "", res);
+      handlers.refuse(request,
+                      status == 400
+                          ? "malformed request body (its Content-Length, chunks or compressed data)"
+                          : "",
+                      res);
     } else {
-      if (request.header("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0) parse_form(request.body, request.params);
+      if (request.header("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0)
+        parse_form(request.body, request.params);
       handlers.handle(request, res);
     }
   } catch (const std::exception& e) {
@@ -176,22 +196,24 @@ void Session::handle(HttpRequest& request, HttpResponse& res) {
 
 void Session::watch() {
   if (peer_shut_) return;
-  if (buffer_.size() >= limits_.max_head_bytes + limits_.max_body_bytes) return;  // read on after the answer
+  if (buffer_.size() >= limits_.max_head_bytes + limits_.max_body_bytes)
+    return;  // read on after the answer
   ++watch_ops_;
-  socket_.async_read_some(buffer_.prepare(kReadChunk), [self = shared_from_this()](const error_code& ec, size_t n) {
-    --self->watch_ops_;
-    if (self->phase_ == Phase::kClosed) return;
-    if (!ec && n > 0) {
-      self->buffer_.commit(n);
-      if (!self->answer_) self->watch();
-    } else if (ec == asio::error::eof) {
-      self->peer_shut_ = true;
-      if (!self->answer_) self->probe();
-    } else if (ec != asio::error::operation_aborted) {
-      self->hang_up();
-    }
-    self->write_answer();
-  });
+  socket_.async_read_some(buffer_.prepare(kReadChunk),
+                          [self = shared_from_this()](const error_code& ec, size_t n) {
+                            --self->watch_ops_;
+                            if (self->phase_ == Phase::kClosed) return;
+                            if (!ec && n > 0) {
+                              self->buffer_.commit(n);
+                              if (!self->answer_) self->watch();
+                            } else if (ec == asio::error::eof) {
+                              self->peer_shut_ = true;
+                              if (!self->answer_) self->probe();
+                            } else if (ec != asio::error::operation_aborted) {
+                              self->hang_up();
+                            }
+                            self->write_answer();
+                          });
 }
 
 void Session::probe() {
@@ -205,12 +227,13 @@ void Session::probe() {
                         self->hang_up();
                       } else if (!self->answer_) {
                         ++self->watch_ops_;  // a reset, if it comes, is an error on the socket
-                        self->socket_.async_wait(tcp::socket::wait_error, [self](const error_code& wait_ec) {
-                          --self->watch_ops_;
-                          if (self->phase_ == Phase::kClosed) return;
-                          if (!wait_ec) self->hang_up();
-                          self->write_answer();
-                        });
+                        self->socket_.async_wait(tcp::socket::wait_error,
+                                                 [self](const error_code& wait_ec) {
+                                                   --self->watch_ops_;
+                                                   if (self->phase_ == Phase::kClosed) return;
+                                                   if (!wait_ec) self->hang_up();
+                                                   self->write_answer();
+                                                 });
                       }
                       self->write_answer();
                     });
@@ -252,13 +275,14 @@ void Session::write_answer() {
   out_.erase(0, probe_sent_);
   phase_ = Phase::kWriting;
   arm(seconds_of(limits_.request_timeout_s), [this] { close(); });  // a client that does not read
-  asio::async_write(socket_, asio::buffer(out_), [self = shared_from_this(), closing](const error_code& ec, size_t) {
-    if (self->phase_ == Phase::kClosed) return;
-    self->disarm();
-    if (ec) return self->close();
-    if (closing) return self->linger();
-    self->next_request();
-  });
+  asio::async_write(socket_, asio::buffer(out_),
+                    [self = shared_from_this(), closing](const error_code& ec, size_t) {
+                      if (self->phase_ == Phase::kClosed) return;
+                      self->disarm();
+                      if (ec) return self->close();
+                      if (closing) return self->linger();
+                      self->next_request();
+                    });
 }
 
 void Session::linger() {
@@ -270,12 +294,14 @@ void Session::linger() {
 }
 
 void Session::drain() {
-  socket_.async_read_some(asio::buffer(scratch_), [self = shared_from_this()](const error_code& ec, size_t n) {
-    if (self->phase_ == Phase::kClosed) return;
-    self->drained_ += n;
-    if (ec || n == 0 || self->drained_ > kMaxLingerBytes) return self->close();
-    self->drain();
-  });
+  socket_.async_read_some(asio::buffer(scratch_),
+                          [self = shared_from_this()](const error_code& ec, size_t n) {
+                            if (self->phase_ == Phase::kClosed) return;
+                            self->drained_ += n;
+                            if (ec || n == 0 || self->drained_ > kMaxLingerBytes)
+                              return self->close();
+                            self->drain();
+                          });
 }
 
 void Session::close() {

@@ -31,8 +31,10 @@ using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
 using Clock = std::chrono::steady_clock;
 
-inline constexpr auto kLinger = std::chrono::seconds(1);  // reading a closed connection's input, at most
-inline constexpr size_t kMaxLingerBytes = 64 << 20;  // a client sending a large body whole before it reads
+inline constexpr auto kLinger =
+    std::chrono::seconds(1);  // reading a closed connection's input, at most
+inline constexpr size_t kMaxLingerBytes =
+    64 << 20;  // a client sending a large body whole before it reads
 inline constexpr size_t kReadChunk = 16384;
 // The start of every answer: sent early to a client that closed its sending side while its
 // request was handled, to learn whether it still reads (a half-close) or is gone (its kernel
@@ -51,7 +53,8 @@ std::string_view trimmed(std::string_view s);
 // ("http://host/p?q", which a server must accept, RFC 9112 3.2.2) or "*" (OPTIONS). False for
 // anything else.
 bool split_target(std::string_view target, std::string& path, std::string& query);
-// An answer as sent: status line, headers (Connection: close when `close`), body unless `head_only`.
+// An answer as sent: status line, headers (Connection: close when `close`), body unless
+// `head_only`.
 std::string serialize(const HttpResponse& res, bool head_only, bool close, bool keep_alive_said);
 
 class Session;
@@ -76,18 +79,23 @@ struct ServerCore {
   bool stopping = false;
 };
 
-
 // One connection, on the I/O thread (a request's handler runs on a handler thread, and its answer
 // comes back here).
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(ServerCore& server, tcp::socket socket, std::string client)
-      : server_(server), limits_(server.limits), socket_(std::move(socket)), timer_(server.io), client_(std::move(client)) {}
+      : server_(server),
+        limits_(server.limits),
+        socket_(std::move(socket)),
+        timer_(server.io),
+        client_(std::move(client)) {}
 
   void start() { next_request(); }
 
   // Refused at admission: 503, then closed.
-  void refuse_at_once() { refuse(503, "too many connections (from this address, or in all): retry later"); }
+  void refuse_at_once() {
+    refuse(503, "too many connections (from this address, or in all): retry later");
+  }
 
   // The server stops: an idle connection closes now, one with a request under way after its answer.
   void on_server_stop();
@@ -139,7 +147,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void write_answer();
 
   // A lingering close: our side ends, and what the client still sends is read and dropped for a
-  // while (closing with unread input would reset the connection, and the client could lose the answer).
+  // while (closing with unread input would reset the connection, and the client could lose the
+  // answer).
   void linger();
   void drain();
 

@@ -22,7 +22,8 @@ std::string language_name(const std::string& code);
 // LibreTranslate's GET /languages for models translating each (source, target) pair: every
 // language read or written, ordered by code, as {code, name, targets}, `targets` being the sorted
 // codes it translates to (empty for a language that is only written).
-nlohmann::json libretranslate_languages(const std::vector<std::pair<std::string, std::string>>& pairs);
+nlohmann::json libretranslate_languages(
+    const std::vector<std::pair<std::string, std::string>>& pairs);
 
 // LibreTranslate's GET /frontend/settings, which its web page and several clients read first, for
 // a server whose first model translates `source` to `target`. charLimit is serve.max_line_chars:
@@ -41,8 +42,9 @@ int64_t alternatives_field(const nlohmann::json& fields, int64_t max);
 // lines joined again (`lines_of[i]` lines for text i, in order in `translations`), `alternatives`
 // when asked (each text once, in n-best order, without the translation or an empty text), and
 // detectedLanguage (`detected_source`) when the request's source was "auto".
-nlohmann::json libretranslate_answer(const nlohmann::json& fields, const std::vector<size_t>& lines_of,
-                                     const std::vector<Translation>& translations, int64_t alternatives,
-                                     const std::string& detected_source);
+nlohmann::json libretranslate_answer(const nlohmann::json& fields,
+                                     const std::vector<size_t>& lines_of,
+                                     const std::vector<Translation>& translations,
+                                     int64_t alternatives, const std::string& detected_source);
 
 }  // namespace nmtzoo

@@ -21,12 +21,13 @@ std::string Histogram::exposition(const std::string& name, const std::string& he
   for (size_t i = 0; i < bounds.size(); ++i) {
     text += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, bounds[i], counts[i]);
   }
-  text += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n{}_sum {}\n{}_count {}\n", name, count, name, sum,
-                      name, count);
+  text += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n{}_sum {}\n{}_count {}\n", name, count, name,
+                      sum, name, count);
   return text;
 }
 
-std::string metric_line(const std::string& name, const char* type, const std::string& help, double value) {
+std::string metric_line(const std::string& name, const char* type, const std::string& help,
+                        double value) {
   return fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, type, name, value);
 }
 

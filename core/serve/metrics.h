@@ -22,6 +22,7 @@ struct Histogram {
 };
 
 // "# HELP", "# TYPE" and the line of a counter or gauge.
-std::string metric_line(const std::string& name, const char* type, const std::string& help, double value);
+std::string metric_line(const std::string& name, const char* type, const std::string& help,
+                        double value);
 
 }  // namespace nmtzoo

@@ -17,21 +17,24 @@ std::pair<const ServedModel&, std::string> model_for_languages(const Translation
     std::vector<std::string> sources;
     for (const auto& m : service.models()) {
       for (const auto& pair : m.pairs()) {
-        if (pair.tgt == target && std::find(sources.begin(), sources.end(), pair.src) == sources.end()) {
+        if (pair.tgt == target &&
+            std::find(sources.begin(), sources.end(), pair.src) == sources.end()) {
           sources.push_back(pair.src);
         }
       }
     }
     if (sources.size() > 1) {
-      throw RequestError(400, "source 'auto' is ambiguous: several source languages translate to '" + target + "'");
+      throw RequestError(
+          400,
+          "source 'auto' is ambiguous: several source languages translate to '" + target + "'");
     }
     if (sources.size() == 1) src = sources.front();
   }
   if (const ServedModel* model = service.find(src, target)) return {*model, src};
   std::string pairs;
   for (const auto& m : service.models()) pairs += (pairs.empty() ? "" : ", ") + m.directions();
-  throw RequestError(400, fmt::format("no model translates '{}' to '{}' (this server has {})", source,
-                                      target, pairs));
+  throw RequestError(400, fmt::format("no model translates '{}' to '{}' (this server has {})",
+                                      source, target, pairs));
 }
 
 const ServedModel& model_named(const TranslationService& service, const std::string& name) {
@@ -45,7 +48,8 @@ std::vector<std::string> source_languages(const TranslationService& service) {
   std::vector<std::string> sources;
   for (const auto& m : service.models()) {
     for (const auto& pair : m.pairs()) {
-      if (std::find(sources.begin(), sources.end(), pair.src) == sources.end()) sources.push_back(pair.src);
+      if (std::find(sources.begin(), sources.end(), pair.src) == sources.end())
+        sources.push_back(pair.src);
     }
   }
   return sources;

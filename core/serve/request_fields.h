@@ -41,7 +41,8 @@ nlohmann::json parse_request_fields(const std::string& type, const std::string& 
 std::vector<std::string> texts_of(const nlohmann::json& fields, const char* name);
 
 // A string field, or `fallback` when absent or null.
-std::string string_field(const nlohmann::json& fields, const char* name, const std::string& fallback);
+std::string string_field(const nlohmann::json& fields, const char* name,
+                         const std::string& fallback);
 
 // The rule of every text that enters (text_file.h's find_text_problem: UTF-8, no NUL), for
 // fields not split into lines; `what` names the field in the error.
@@ -51,12 +52,14 @@ void check_text(const std::string& text, const std::string& what);
 bool bool_field(const nlohmann::json& fields, const char* name, bool fallback);
 
 // Every line of every text, checked against the limits; `lines_of[i]` counts text i's lines.
-std::vector<std::string> split_lines(const std::vector<std::string>& texts, const ServeConfig& limits,
-                                     const char* field, std::vector<size_t>& lines_of);
+std::vector<std::string> split_lines(const std::vector<std::string>& texts,
+                                     const ServeConfig& limits, const char* field,
+                                     std::vector<size_t>& lines_of);
 
 // Each sentence's `prefix` (a list, one per sentence) and `constraints` (a list of phrase lists,
 // one per sentence), checked; constraints without a `constraint_order` are met in order.
-void add_prefixes_and_constraints(const nlohmann::json& fields, std::vector<TranslationRequest>& sentences,
+void add_prefixes_and_constraints(const nlohmann::json& fields,
+                                  std::vector<TranslationRequest>& sentences,
                                   SearchOptions& options);
 
 // The model's decoding options with the request's overrides: every decoding key the schema lets a

@@ -53,20 +53,24 @@ struct TranslationService::Job {
 
 std::string ServedModel::arch() const {
   std::string archs;
-  for (const auto& member : translator->members()) archs += (archs.empty() ? "" : "+") + member.config.model.arch;
+  for (const auto& member : translator->members())
+    archs += (archs.empty() ? "" : "+") + member.config.model.arch;
   return archs;
 }
 
 TranslationService::TranslationService(std::vector<ServedModel> models,
                                        std::chrono::duration<double, std::milli> max_wait,
                                        int64_t max_queue, DecodeWorkers workers)
-    : models_(std::move(models)), max_wait_(max_wait), max_queue_(max_queue),
+    : models_(std::move(models)),
+      max_wait_(max_wait),
+      max_queue_(max_queue),
       worker_count_(std::max<int64_t>(1, workers.count)) {
   for (int64_t i = 0; i < worker_count_; ++i) {
     workers_.emplace_back([this, threads = workers.threads_each] {
       if (threads > 0) {
         at::init_num_threads();
-        at::set_num_threads(static_cast<int>(threads));  // this thread's decoding, in OpenMP's per-thread setting
+        at::set_num_threads(
+            static_cast<int>(threads));  // this thread's decoding, in OpenMP's per-thread setting
       }
       decode_loop();
     });
@@ -102,14 +106,16 @@ std::string ServedModel::directions() const {
   return text;
 }
 
-const ServedModel* TranslationService::find(const std::string& src_lang, const std::string& tgt_lang) const {
+const ServedModel* TranslationService::find(const std::string& src_lang,
+                                            const std::string& tgt_lang) const {
   for (const auto& model : models_) {
     if (model.translates(src_lang, tgt_lang)) return &model;
   }
   return nullptr;
 }
 
-PendingTranslation TranslationService::submit(const ServedModel& model, const SearchOptions& options,
+PendingTranslation TranslationService::submit(const ServedModel& model,
+                                              const SearchOptions& options,
                                               std::vector<TranslationRequest> sentences) {
   auto job = std::make_shared<Job>();
   job->model = &model;
@@ -124,9 +130,10 @@ PendingTranslation TranslationService::submit(const ServedModel& model, const Se
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) throw QueueFull("the server is shutting down");
     if (queued_sentences_ + count > max_queue_) {
-      throw QueueFull(fmt::format("the decoding queue is full ({} sentences waiting, serve.max_queue "
-                                  "is {}); retry later",
-                                  queued_sentences_, max_queue_));
+      throw QueueFull(
+          fmt::format("the decoding queue is full ({} sentences waiting, serve.max_queue "
+                      "is {}); retry later",
+                      queued_sentences_, max_queue_));
     }
     queued_sentences_ += count;
     job->id = pending.id = next_id_++;
@@ -140,7 +147,8 @@ bool TranslationService::withdraw(uint64_t id) {
   std::shared_ptr<Job> job;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = std::find_if(queue_.begin(), queue_.end(), [id](const auto& queued) { return queued->id == id; });
+    auto it = std::find_if(queue_.begin(), queue_.end(),
+                           [id](const auto& queued) { return queued->id == id; });
     if (it == queue_.end()) return false;
     job = *it;
     queue_.erase(it);
@@ -160,10 +168,10 @@ std::vector<std::shared_ptr<TranslationService::Job>> TranslationService::take_b
   int64_t tokens = 0;
   for (auto it = queue_.begin(); it != queue_.end();) {
     const Job& job = **it;
-    const bool joins = *it == first ||
-                       (!alone && !first->options.sampling && job.model == first->model &&
-                        job.key == first->key &&
-                        tokens + job.tokens <= kBatchesPerCall * first->options.batch_tokens);
+    const bool joins =
+        *it == first ||
+        (!alone && !first->options.sampling && job.model == first->model && job.key == first->key &&
+         tokens + job.tokens <= kBatchesPerCall * first->options.batch_tokens);
     if (joins) {
       tokens += job.tokens;
       batch.push_back(*it);
@@ -184,10 +192,12 @@ void TranslationService::decode_loop() {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       const auto unclaimed = [&] {
-        return std::find_if(queue_.begin(), queue_.end(), [](const auto& job) { return !job->claimed; });
+        return std::find_if(queue_.begin(), queue_.end(),
+                            [](const auto& job) { return !job->claimed; });
       };
       ++idle_workers_;
-      wake_.wait(lock, [&] { return (stopping_ && queue_.empty()) || unclaimed() != queue_.end(); });
+      wake_.wait(lock,
+                 [&] { return (stopping_ && queue_.empty()) || unclaimed() != queue_.end(); });
       --idle_workers_;
       if (unclaimed() == queue_.end()) return;  // stopping, nothing left
       const std::shared_ptr<Job> first = *unclaimed();
@@ -198,10 +208,13 @@ void TranslationService::decode_loop() {
       // workers giving the parallelism).
       const bool alone = idle_workers_ > 0;
       const bool wait_for_company = worker_count_ == 1;
-      const auto still_queued = [&] { return std::find(queue_.begin(), queue_.end(), first) != queue_.end(); };
+      const auto still_queued = [&] {
+        return std::find(queue_.begin(), queue_.end(), first) != queue_.end();
+      };
       // The wait for company counts from when this worker could first take the request: requests
       // that queued during its previous call are joined by the clients that call just answered.
-      const auto deadline = std::max(first->queued, free_since) + std::chrono::duration_cast<Clock::duration>(max_wait_);
+      const auto deadline = std::max(first->queued, free_since) +
+                            std::chrono::duration_cast<Clock::duration>(max_wait_);
       // Wait for company until the oldest request's deadline or a full batch.
       while (wait_for_company && !stopping_ && Clock::now() < deadline && still_queued()) {
         int64_t compatible = 0;
@@ -220,12 +233,14 @@ void TranslationService::decode_loop() {
     }
     wake_.notify_all();  // another worker may take what this one left
     std::vector<TranslationRequest> sentences;
-    for (const auto& job : batch) sentences.insert(sentences.end(), job->sentences.begin(), job->sentences.end());
+    for (const auto& job : batch)
+      sentences.insert(sentences.end(), job->sentences.begin(), job->sentences.end());
     std::vector<std::vector<Translation>> answers(batch.size());
     std::vector<std::exception_ptr> failures(batch.size());
     try {
       const ServedModel& model = *batch.front()->model;
-      std::vector<Translation> translations = model.translator->translate_batch(sentences, batch.front()->options);
+      std::vector<Translation> translations =
+          model.translator->translate_batch(sentences, batch.front()->options);
       warn_about_limits(model, translations);
       auto next = translations.begin();
       for (size_t i = 0; i < batch.size(); ++i) {
@@ -242,8 +257,8 @@ void TranslationService::decode_loop() {
           warn_about_limits(*job.model, answers[i]);
         } catch (const UnusableGuide& e) {
           // Decoded alone, its line is the sentence's number in the request: name the field.
-          failures[i] = std::make_exception_ptr(
-              std::invalid_argument(fmt::format("field '{}' item {}: {}", e.field, e.line, e.problem)));
+          failures[i] = std::make_exception_ptr(std::invalid_argument(
+              fmt::format("field '{}' item {}: {}", e.field, e.line, e.problem)));
         } catch (...) {
           failures[i] = std::current_exception();
         }
@@ -268,15 +283,17 @@ void TranslationService::decode_loop() {
   }
 }
 
-void TranslationService::warn_about_limits(const ServedModel& model, const std::vector<Translation>& translations) {
+void TranslationService::warn_about_limits(const ServedModel& model,
+                                           const std::vector<Translation>& translations) {
   if (warned_about_limits_.load()) return;
   for (const Translation& t : translations) {
     std::string warning = min_len_warning(t);
     if (warning.empty()) warning = empty_output_warning(t);
     if (warning.empty()) continue;
     if (!warned_about_limits_.exchange(true)) {
-      std::cerr << fmt::format("warning: model {}: {} (said once; each answer lists its own in \"warnings\")\n",
-                               model.name, warning);
+      std::cerr << fmt::format(
+          "warning: model {}: {} (said once; each answer lists its own in \"warnings\")\n",
+          model.name, warning);
     }
     return;
   }

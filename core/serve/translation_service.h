@@ -22,8 +22,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/serve/metrics.h"
 #include "core/search/translator.h"
+#include "core/serve/metrics.h"
 
 namespace nmtzoo {
 
@@ -77,8 +77,9 @@ struct DecodeWorkers {
 
 class TranslationService {
  public:
-  TranslationService(std::vector<ServedModel> models, std::chrono::duration<double, std::milli> max_wait,
-                     int64_t max_queue, DecodeWorkers workers = {});
+  TranslationService(std::vector<ServedModel> models,
+                     std::chrono::duration<double, std::milli> max_wait, int64_t max_queue,
+                     DecodeWorkers workers = {});
   ~TranslationService();  // finishes what is queued, then stops
   TranslationService(const TranslationService&) = delete;
   TranslationService& operator=(const TranslationService&) = delete;
@@ -101,7 +102,8 @@ class TranslationService {
  private:
   struct Job;
   void decode_loop();
-  // Jobs decodable with `first` in one call, oldest first (first included); `first` only when `alone`.
+  // Jobs decodable with `first` in one call, oldest first (first included); `first` only when
+  // `alone`.
   std::vector<std::shared_ptr<Job>> take_batch(const std::shared_ptr<Job>& first, bool alone);
   // Tells stderr, once per service, that a length limit lowered min_len or left an output empty
   // (every answer carries its own in the JSON's "warnings").

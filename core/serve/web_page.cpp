@@ -325,11 +325,13 @@ function languagesOfModels() {
 }  // namespace
 
 const std::string& web_page_html() {
-  static const std::string page = std::string(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>nmtzoo translate</title>\n<style>") + kStyle + "</style>\n</head>\n<body>" + kBody +
-      "<script>" + kScript + "</script>\n</body>\n</html>\n";
+  static const std::string page =
+      std::string(
+          "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+          "<title>nmtzoo translate</title>\n<style>") +
+      kStyle + "</style>\n</head>\n<body>" + kBody + "<script>" + kScript +
+      "</script>\n</body>\n</html>\n";
   return page;
 }
 

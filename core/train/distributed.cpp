@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "core/train/distributed.h"
 
+#include <torch/torch.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#include <torch/torch.h>
 
-#include <csignal>
-#include <thread>
-#include <cstdlib>
 #include <fmt/format.h>
+#include <csignal>
+#include <cstdlib>
+#include <thread>
 
 namespace nmtzoo {
 namespace {
@@ -50,9 +50,9 @@ class GlooCommunicator : public Communicator {
       options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(address));
       group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, rank, world_size, options);
     } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format(
-          "rank {} of {} could not join the process group at {}:{} within {} ms: {}", rank,
-          world_size, address, port, timeout.count(), e.what()));
+      throw std::runtime_error(
+          fmt::format("rank {} of {} could not join the process group at {}:{} within {} ms: {}",
+                      rank, world_size, address, port, timeout.count(), e.what()));
     }
   }
 
@@ -72,7 +72,8 @@ class GlooCommunicator : public Communicator {
         store_->set(key, std::vector<uint8_t>(outcome.begin(), outcome.end()));
         // The store lives in this process: let the others read the error before it exits.
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-        while (store_->add(key + "/read", 0) < world_size_ - 1 && std::chrono::steady_clock::now() < deadline) {
+        while (store_->add(key + "/read", 0) < world_size_ - 1 &&
+               std::chrono::steady_clock::now() < deadline) {
           std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
         throw;
@@ -83,7 +84,8 @@ class GlooCommunicator : public Communicator {
     try {
       while (!store_->check({key})) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("rank {}: rank 0 died while it {}: {}", rank_, what, e.what()));
+      throw std::runtime_error(
+          fmt::format("rank {}: rank 0 died while it {}: {}", rank_, what, e.what()));
     }
     const std::vector<uint8_t> value = store_->get(key);
     const std::string outcome(value.begin(), value.end());
@@ -119,7 +121,8 @@ class GlooCommunicator : public Communicator {
     while (begin < grads.size()) {
       size_t end = begin;
       int64_t elements = 0;
-      while (end < grads.size() && (end == begin || elements + grads[end].numel() <= kBucketElements)) {
+      while (end < grads.size() &&
+             (end == begin || elements + grads[end].numel() <= kBucketElements)) {
         elements += grads[end].numel();
         ++end;
       }
@@ -134,9 +137,9 @@ class GlooCommunicator : public Communicator {
       }
       begin = end;
     }
-    std::vector<at::Tensor> totals{torch::stack({loss_sum.to(torch::kDouble).cpu(),
-                                                 nll_sum.to(torch::kDouble).cpu(),
-                                                 torch::tensor(static_cast<double>(tokens), torch::kDouble)})};
+    std::vector<at::Tensor> totals{
+        torch::stack({loss_sum.to(torch::kDouble).cpu(), nll_sum.to(torch::kDouble).cpu(),
+                      torch::tensor(static_cast<double>(tokens), torch::kDouble)})};
     wait(group_->allreduce(totals), "loss all-reduce");
     loss_sum = totals[0][0].to(loss_sum.device(), loss_sum.scalar_type());
     nll_sum = totals[0][1].to(nll_sum.device(), nll_sum.scalar_type());
@@ -185,9 +188,10 @@ class GlooCommunicator : public Communicator {
     try {
       work->wait();
     } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("rank {}: {} failed (did another rank die or time "
-                                           "out?): {}",
-                                           rank_, what, e.what()));
+      throw std::runtime_error(
+          fmt::format("rank {}: {} failed (did another rank die or time "
+                      "out?): {}",
+                      rank_, what, e.what()));
     }
   }
 
@@ -207,7 +211,8 @@ std::shared_ptr<Communicator> Communicator::from_environment(std::chrono::millis
   const int world_size = env_int("WORLD_SIZE");
   const int rank = env_int("RANK");
   if (world_size < 1 || rank < 0 || rank >= world_size) {
-    throw std::runtime_error(fmt::format("RANK ({}) must be in [0, WORLD_SIZE = {})", rank, world_size));
+    throw std::runtime_error(
+        fmt::format("RANK ({}) must be in [0, WORLD_SIZE = {})", rank, world_size));
   }
   const int port = env_int("MASTER_PORT");
   // A peer that dies mid-transfer must surface as Gloo's exception (and our error message), not
@@ -221,7 +226,8 @@ std::vector<std::vector<int64_t>> Communicator::shard(
     const std::vector<std::vector<int64_t>>& batches) const {
   std::vector<std::vector<int64_t>> mine;
   const auto world = static_cast<size_t>(world_size());
-  for (size_t i = static_cast<size_t>(rank()); i < batches.size(); i += world) mine.push_back(batches[i]);
+  for (size_t i = static_cast<size_t>(rank()); i < batches.size(); i += world)
+    mine.push_back(batches[i]);
   const size_t per_rank = (batches.size() + world - 1) / world;
   while (mine.size() < per_rank) mine.emplace_back();
   return mine;

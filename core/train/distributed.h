@@ -9,8 +9,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace torch::nn {

@@ -33,9 +33,10 @@ using Clock = std::chrono::steady_clock;
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const TrainConfig& c,
                                                         std::vector<at::Tensor> parameters) {
   const std::tuple<double, double> betas{c.betas[0], c.betas[1]};
-  return make_adam(std::move(parameters),
-                   torch::optim::AdamOptions(1e-3).betas(betas).eps(c.eps).weight_decay(c.weight_decay),
-                   /*decoupled_weight_decay=*/c.optimizer == OptimizerKind::kAdamW);
+  return make_adam(
+      std::move(parameters),
+      torch::optim::AdamOptions(1e-3).betas(betas).eps(c.eps).weight_decay(c.weight_decay),
+      /*decoupled_weight_decay=*/c.optimizer == OptimizerKind::kAdamW);
 }
 
 // Teacher-forced loss of one batch, projecting only the real (non-pad) target positions.
@@ -49,7 +50,8 @@ LossSums batch_loss(EncoderDecoder& model, const Batch& batch, double epsilon, b
   }
   EncoderDecoder::OutputProjection projection = model.output_projection();
   if (projection.weight.defined()) {
-    return projected_label_smoothed_nll(features, projection.weight, projection.bias, target, epsilon, bf16);
+    return projected_label_smoothed_nll(features, projection.weight, projection.bias, target,
+                                        epsilon, bf16);
   }
   at::Tensor logits;
   {
@@ -68,8 +70,9 @@ void drop_gradients(torch::nn::Module& model) {
 
 }  // namespace
 
-TrainingEngine::TrainingEngine(const RunConfig& config, const TrainingData& data, c10::Device device,
-                               std::shared_ptr<Communicator> communicator, std::ostream& log)
+TrainingEngine::TrainingEngine(const RunConfig& config, const TrainingData& data,
+                               c10::Device device, std::shared_ptr<Communicator> communicator,
+                               std::ostream& log)
     : config_(config),
       data_(data),
       device_(device),
@@ -85,8 +88,8 @@ TrainingEngine::TrainingEngine(const RunConfig& config, const TrainingData& data
   model_ = build_model(config_.model, vocab_sizes(data_.tokenizers));
   model_->to(device_);
   optimizer_ = make_optimizer(config_.training, model_->parameters());
-  schedule_ = std::make_unique<LearningRateSchedule>(config_.training,
-                                                     arch_spec(config_.model.arch).model_dim(config_.model));
+  schedule_ = std::make_unique<LearningRateSchedule>(
+      config_.training, arch_spec(config_.model.arch).model_dim(config_.model));
   if (config_.training.ema_decay > 0) {
     ema_ = std::make_unique<WeightEma>(model_->parameters(), config_.training.ema_decay);
   }
@@ -105,14 +108,16 @@ StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& ba
   at::Tensor nll_sum = torch::zeros({}, torch::TensorOptions().device(device_));
   for (const auto& indices : batches) {
     if (indices.empty()) continue;  // a padding batch of a distributed shard
-    SampledPairs pairs = data_.sampler ? data_.sampler->pairs(*data_.train, indices, progress_.epoch)
-                                       : SampledPairs{data_.train->pairs(indices), {}, 0};
+    SampledPairs pairs = data_.sampler
+                             ? data_.sampler->pairs(*data_.train, indices, progress_.epoch)
+                             : SampledPairs{data_.train->pairs(indices), {}, 0};
     Batch batch = make_batch(pairs.pairs, indices).to(device_);
     if (hooks.on_batch) {
       hooks.on_batch({batch.src_tokens.size(0), batch.src_tokens.size(1), batch.tgt_in.size(1),
                       batch.src_token_count, batch.tgt_token_count});
     }
-    LossSums sums = batch_loss(*model_, batch, config_.training.label_smoothing, config_.training.bf16);
+    LossSums sums =
+        batch_loss(*model_, batch, config_.training.label_smoothing, config_.training.bf16);
     if (hooks.on_batch_loss) hooks.on_batch_loss(sums.loss, progress_.step + 1);
     sums.loss.backward();
     loss_sum += sums.loss.detach();
@@ -135,9 +140,10 @@ StepStats TrainingEngine::train_step(const std::vector<std::vector<int64_t>>& ba
   if (!stats.finite) {
     drop_gradients(*model_);
     ++bad_steps_in_row_;
-    log_ << fmt::format("warning: non-finite loss or gradient at step {}; update skipped ({} in a "
-                        "row)\n",
-                        progress_.step + 1, bad_steps_in_row_);
+    log_ << fmt::format(
+        "warning: non-finite loss or gradient at step {}; update skipped ({} in a "
+        "row)\n",
+        progress_.step + 1, bad_steps_in_row_);
     if (bad_steps_in_row_ >= config_.training.max_bad_steps) {
       throw std::runtime_error(fmt::format(
           "{} consecutive updates had a non-finite loss or gradient (training.max_bad_steps); "
@@ -176,13 +182,15 @@ ValidationResult TrainingEngine::validate() {
   ValidationResult result;
   std::vector<int64_t> lengths;
   for (size_t i = 0; i < data_.valid.size(); ++i) {
-    lengths.push_back(static_cast<int64_t>(std::max(data_.valid.src[i].size(), data_.valid.tgt[i].size()) + 1));
+    lengths.push_back(
+        static_cast<int64_t>(std::max(data_.valid.src[i].size(), data_.valid.tgt[i].size()) + 1));
   }
   double loss = 0, nll = 0;
   int64_t tokens = 0;
   for (const auto& indices : make_batches(lengths, {config_.training.max_tokens, 0, false})) {
     Batch batch = make_batch(data_.valid, indices).to(device_);
-    LossSums sums = batch_loss(*model_, batch, config_.training.label_smoothing, config_.training.bf16);
+    LossSums sums =
+        batch_loss(*model_, batch, config_.training.label_smoothing, config_.training.bf16);
     loss += sums.loss.item<double>();
     nll += sums.nll.item<double>();
     tokens += sums.tokens;
@@ -249,7 +257,8 @@ void TrainingEngine::initialize_from(const std::string& path, const CheckpointIn
     start.tokens_seen = info.progress.tokens_seen;
   }
   if (!t.reset_schedule) start.lr_factor = info.progress.lr_factor;
-  const int64_t schedule_step = t.reset_schedule ? 0 : info.progress.step + info.progress.schedule_offset;
+  const int64_t schedule_step =
+      t.reset_schedule ? 0 : info.progress.step + info.progress.schedule_offset;
   start.schedule_offset = schedule_step - start.step;
   progress_ = start;
 }

@@ -21,6 +21,7 @@ struct GradientScaling {
   double norm = 0;
   double factor = 1;
 };
-GradientScaling gradient_scaling(const std::vector<at::Tensor>& parameters, double scale, double max_norm);
+GradientScaling gradient_scaling(const std::vector<at::Tensor>& parameters, double scale,
+                                 double max_norm);
 
 }  // namespace nmtzoo

@@ -131,7 +131,8 @@ ChunkedLoss chunked_projected_loss(const at::Tensor& h, const at::Tensor& w, con
   if (gradients_here) {
     block_grad = at::empty({std::min(block_rows, n), vocab}, float_options);
     if (needs_features_grad) out.grad_features = at::empty_like(h);
-    if (needs_weight_grad) out.grad_weight = at::empty_like(w);  // the first block's product overwrites it
+    if (needs_weight_grad)
+      out.grad_weight = at::empty_like(w);  // the first block's product overwrites it
   } else if (keep_gradient) {
     out.grad_logits = at::empty({n, vocab}, h.options());
   }
@@ -150,7 +151,8 @@ ChunkedLoss chunked_projected_loss(const at::Tensor& h, const at::Tensor& w, con
         grad = logits;  // bf16 products: p - q in place, then cast
       }
       smoothed_cross_entropy_rows(logits, target.narrow(0, r0, c), s.on_target, s.other,
-                                  row_loss.narrow(0, r0, c), row_nll.narrow(0, r0, c), grad, out.grad_bias);
+                                  row_loss.narrow(0, r0, c), row_nll.narrow(0, r0, c), grad,
+                                  out.grad_bias);
       if (keep_gradient && !float_products) out.grad_logits.narrow(0, r0, c).copy_(grad);
     }
     if (!gradients_here) continue;
@@ -159,7 +161,8 @@ ChunkedLoss chunked_projected_loss(const at::Tensor& h, const at::Tensor& w, con
       at::Tensor grad_features_block = out.grad_features.narrow(0, b0, block);
       at::mm_out(grad_features_block, g, w);
     }
-    if (needs_weight_grad) out.grad_weight.addmm_(g.t(), h.narrow(0, b0, block), /*beta=*/b0 == 0 ? 0 : 1);
+    if (needs_weight_grad)
+      out.grad_weight.addmm_(g.t(), h.narrow(0, b0, block), /*beta=*/b0 == 0 ? 0 : 1);
   }
   out.loss = row_loss.sum().to(at::kFloat);
   out.nll = row_nll.sum().to(at::kFloat);
@@ -168,9 +171,13 @@ ChunkedLoss chunked_projected_loss(const at::Tensor& h, const at::Tensor& w, con
 
 // The products' dtype of the fused loss: bf16 under training.bf16 (as CPU autocast would run the
 // output layer), else the weight's.
-at::ScalarType products_dtype(const at::Tensor& weight, bool bf16) { return bf16 ? at::kBFloat16 : weight.scalar_type(); }
+at::ScalarType products_dtype(const at::Tensor& weight, bool bf16) {
+  return bf16 ? at::kBFloat16 : weight.scalar_type();
+}
 
-at::Tensor cast_or_undefined(const at::Tensor& t, at::ScalarType dtype) { return t.defined() ? t.to(dtype) : t; }
+at::Tensor cast_or_undefined(const at::Tensor& t, at::ScalarType dtype) {
+  return t.defined() ? t.to(dtype) : t;
+}
 
 // The vocabulary projection and the label-smoothed cross-entropy in one autograd node
 // (Liger-Kernel's and Cut Cross-Entropy's "fused linear cross-entropy", done for CPU caches):
@@ -178,18 +185,21 @@ at::Tensor cast_or_undefined(const at::Tensor& t, at::ScalarType dtype) { return
 // gradient p - q, which the backward pass multiplies into the two products of the layer's
 // gradient. Replaces the unfused path's writes and reads of the logits, its log_softmax, sums and
 // the backward's exp, subtraction and scaling (each a pass over 100+ MB at 3,000-token batches).
-class ProjectedSmoothedCrossEntropy : public torch::autograd::Function<ProjectedSmoothedCrossEntropy> {
+class ProjectedSmoothedCrossEntropy
+    : public torch::autograd::Function<ProjectedSmoothedCrossEntropy> {
  public:
   static torch::autograd::variable_list forward(torch::autograd::AutogradContext* ctx,
-                                                const at::Tensor& features, const at::Tensor& weight,
-                                                const at::Tensor& bias, const at::Tensor& target,
-                                                double epsilon, bool bf16) {
+                                                const at::Tensor& features,
+                                                const at::Tensor& weight, const at::Tensor& bias,
+                                                const at::Tensor& target, double epsilon,
+                                                bool bf16) {
     const at::ScalarType dtype = products_dtype(weight, bf16);
     const at::Tensor h = features.to(dtype).contiguous();
     const at::Tensor w = weight.to(dtype);
     const at::Tensor b = bias.numel() > 0 ? bias.to(dtype) : at::Tensor();  // empty: no bias
     ChunkedLoss r = chunked_projected_loss(h, w, b, target, smoothing(weight.size(0), epsilon),
-                                           /*keep_gradient=*/true, features.requires_grad(), weight.requires_grad());
+                                           /*keep_gradient=*/true, features.requires_grad(),
+                                           weight.requires_grad());
     if (r.grad_logits.defined()) {
       ctx->save_for_backward({r.grad_logits, h, w, r.grad_bias});
     } else {
@@ -205,11 +215,13 @@ class ProjectedSmoothedCrossEntropy : public torch::autograd::Function<Projected
                                                  torch::autograd::variable_list grads) {
     auto saved = ctx->get_saved_variables();
     const at::Tensor& grad_loss = grads[0];
-    const auto features_dtype = static_cast<at::ScalarType>(ctx->saved_data["features_dtype"].toInt());
+    const auto features_dtype =
+        static_cast<at::ScalarType>(ctx->saved_data["features_dtype"].toInt());
     const auto weight_dtype = static_cast<at::ScalarType>(ctx->saved_data["weight_dtype"].toInt());
     at::Tensor grad_features, grad_weight, grad_bias;
     if (saved.size() == 3) {  // computed in the forward pass (float32)
-      if (ctx->needs_input_grad(0) && saved[0].defined()) grad_features = scaled(saved[0], grad_loss);
+      if (ctx->needs_input_grad(0) && saved[0].defined())
+        grad_features = scaled(saved[0], grad_loss);
       if (ctx->needs_input_grad(1) && saved[1].defined()) grad_weight = scaled(saved[1], grad_loss);
     } else {
       const at::Tensor& grad_logits = saved[0];
@@ -221,15 +233,19 @@ class ProjectedSmoothedCrossEntropy : public torch::autograd::Function<Projected
       }
     }
     const at::Tensor& saved_grad_bias = saved.back();
-    if (ctx->needs_input_grad(2) && saved_grad_bias.defined()) grad_bias = scaled(saved_grad_bias, grad_loss);
+    if (ctx->needs_input_grad(2) && saved_grad_bias.defined())
+      grad_bias = scaled(saved_grad_bias, grad_loss);
     return {grad_features, grad_weight, grad_bias, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
-bool fused_projection_applies(const at::Tensor& features, const at::Tensor& weight, const at::Tensor& bias) {
-  auto cpu_float = [](const at::Tensor& t) { return t.device().is_cpu() && t.scalar_type() == at::kFloat; };
-  return fast_kernels_enabled() && features.dim() == 2 && cpu_float(features) && cpu_float(weight) &&
-         (!bias.defined() || cpu_float(bias));
+bool fused_projection_applies(const at::Tensor& features, const at::Tensor& weight,
+                              const at::Tensor& bias) {
+  auto cpu_float = [](const at::Tensor& t) {
+    return t.device().is_cpu() && t.scalar_type() == at::kFloat;
+  };
+  return fast_kernels_enabled() && features.dim() == 2 && cpu_float(features) &&
+         cpu_float(weight) && (!bias.defined() || cpu_float(bias));
 }
 
 }  // namespace
@@ -248,13 +264,14 @@ LossSums label_smoothed_nll(const at::Tensor& logits, const at::Tensor& target, 
 }
 
 LossSums projected_label_smoothed_nll(const at::Tensor& features, const at::Tensor& weight,
-                                      const at::Tensor& bias, const at::Tensor& target, double epsilon,
-                                      bool bf16) {
+                                      const at::Tensor& bias, const at::Tensor& target,
+                                      double epsilon, bool bf16) {
   TORCH_CHECK(features.dim() == 2 && weight.dim() == 2 && target.dim() == 1 &&
                   features.size(0) == target.size(0) && features.size(1) == weight.size(1) &&
                   (!bias.defined() || (bias.dim() == 1 && bias.size(0) == weight.size(0))),
-              "features must be (N, F), weight (V, F), bias (V) and target (N), but got ", features.sizes(),
-              ", ", weight.sizes(), ", ", bias.defined() ? bias.sizes() : at::IntArrayRef{}, " and ", target.sizes());
+              "features must be (N, F), weight (V, F), bias (V) and target (N), but got ",
+              features.sizes(), ", ", weight.sizes(), ", ",
+              bias.defined() ? bias.sizes() : at::IntArrayRef{}, " and ", target.sizes());
   if (!fused_projection_applies(features, weight, bias)) {
     at::Tensor logits;
     {
@@ -273,7 +290,8 @@ LossSums projected_label_smoothed_nll(const at::Tensor& features, const at::Tens
   if (!needs_gradient) {  // validation: no (N, V) gradient kept
     const at::ScalarType dtype = products_dtype(weight, bf16);
     ChunkedLoss r = chunked_projected_loss(features.to(dtype).contiguous(), weight.to(dtype),
-                                           cast_or_undefined(bias, dtype), target, smoothing(weight.size(0), epsilon),
+                                           cast_or_undefined(bias, dtype), target,
+                                           smoothing(weight.size(0), epsilon),
                                            /*keep_gradient=*/false, false, false);
     sums.loss = r.loss;
     sums.nll = r.nll;
@@ -282,7 +300,8 @@ LossSums projected_label_smoothed_nll(const at::Tensor& features, const at::Tens
   // An undefined tensor cannot be an input of a custom autograd function in LibTorch 1.13: no
   // bias is passed as an empty one.
   const at::Tensor bias_or_empty = bias.defined() ? bias : at::empty({0}, weight.options());
-  auto outputs = ProjectedSmoothedCrossEntropy::apply(features, weight, bias_or_empty, target, epsilon, bf16);
+  auto outputs =
+      ProjectedSmoothedCrossEntropy::apply(features, weight, bias_or_empty, target, epsilon, bf16);
   sums.loss = outputs[0];
   sums.nll = outputs[1];
   return sums;

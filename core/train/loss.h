@@ -24,7 +24,7 @@ LossSums label_smoothed_nll(const at::Tensor& logits, const at::Tensor& target, 
 // that computes the logits a chunk of rows at a time and never holds all of them; elsewhere it is
 // label_smoothed_nll(linear(features, weight, bias)). The two agree to float32 rounding.
 LossSums projected_label_smoothed_nll(const at::Tensor& features, const at::Tensor& weight,
-                                      const at::Tensor& bias, const at::Tensor& target, double epsilon,
-                                      bool bf16);
+                                      const at::Tensor& bias, const at::Tensor& target,
+                                      double epsilon, bool bf16);
 
 }  // namespace nmtzoo

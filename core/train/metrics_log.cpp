@@ -59,8 +59,8 @@ void render_learning_curves(const std::string& metrics_path, const std::string& 
   };
   save("curve_train_loss.svg", line_chart_svg({train_loss, valid_loss}, "Loss (label-smoothed)",
                                               "update step", "loss per target token"));
-  save("curve_valid_bleu.svg", line_chart_svg({valid_bleu}, "Validation BLEU", "wall time (min)",
-                                              "BLEU"));
+  save("curve_valid_bleu.svg",
+       line_chart_svg({valid_bleu}, "Validation BLEU", "wall time (min)", "BLEU"));
 }
 
 }  // namespace nmtzoo

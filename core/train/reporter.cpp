@@ -45,7 +45,8 @@ void TrainingReporter::update(const StepStats& stats, double step_seconds,
     const double per_token = 1.0 / static_cast<double>(std::max<int64_t>(1, window_.tokens));
     const double tokens_per_second =
         static_cast<double>(window_.tokens) / std::max(1e-9, window_seconds_);
-    std::string eta = fraction > 0 ? format_duration(progress.wall_seconds * (1 - fraction) / fraction) : "?";
+    std::string eta =
+        fraction > 0 ? format_duration(progress.wall_seconds * (1 - fraction) / fraction) : "?";
     clear_line();
     // Distributed: the all-reduce's share of each update (waiting for the slowest rank
     // included), the figure that decides how well more processes scale.
@@ -55,17 +56,23 @@ void TrainingReporter::update(const StepStats& stats, double step_seconds,
                       static_cast<double>(std::max<int64_t>(1, window_steps_));
       window_all_reduce_start_ = all_reduce_seconds;
     }
-    log_ << fmt::format("train | epoch {} | step {} | loss {:.3f} | ppl {:.2f} | lr {:.3e} | "
-                        "{:.0f} tok/s{} | {} | ETA {}\n",
-                        progress.epoch + 1, progress.step, window_.loss * per_token,
-                        std::exp(window_.nll * per_token), lr, tokens_per_second,
-                        all_reduce_ms >= 0 ? fmt::format(" | all-reduce {:.1f} ms/update", all_reduce_ms) : "",
-                        format_duration(progress.wall_seconds), eta);
+    log_ << fmt::format(
+        "train | epoch {} | step {} | loss {:.3f} | ppl {:.2f} | lr {:.3e} | "
+        "{:.0f} tok/s{} | {} | ETA {}\n",
+        progress.epoch + 1, progress.step, window_.loss * per_token,
+        std::exp(window_.nll * per_token), lr, tokens_per_second,
+        all_reduce_ms >= 0 ? fmt::format(" | all-reduce {:.1f} ms/update", all_reduce_ms) : "",
+        format_duration(progress.wall_seconds), eta);
     if (is_main_) {
-      const double grad_norm = window_.grad_norm / static_cast<double>(std::max<int64_t>(1, window_steps_));
-      nlohmann::json record{{"type", "train"}, {"step", progress.step}, {"epoch", progress.epoch},
-                            {"loss", window_.loss * per_token}, {"nll", window_.nll * per_token},
-                            {"lr", lr}, {"tokens_per_second", tokens_per_second},
+      const double grad_norm =
+          window_.grad_norm / static_cast<double>(std::max<int64_t>(1, window_steps_));
+      nlohmann::json record{{"type", "train"},
+                            {"step", progress.step},
+                            {"epoch", progress.epoch},
+                            {"loss", window_.loss * per_token},
+                            {"nll", window_.nll * per_token},
+                            {"lr", lr},
+                            {"tokens_per_second", tokens_per_second},
                             {"grad_norm", grad_norm},
                             {"wall_seconds", progress.wall_seconds},
                             {"train_seconds", progress.train_seconds}};
@@ -98,14 +105,19 @@ void TrainingReporter::validation(const ValidationResult& v, const TrainingProgr
   clear_line();
   // At an epoch's end the epoch counter has already moved on.
   const int64_t epoch = progress.epoch_batch == 0 ? progress.epoch : progress.epoch + 1;
-  log_ << fmt::format("valid | epoch {} | step {} | loss {:.3f} | nll {:.3f} | ppl {:.2f}{} | "
-                      "best {:.2f} at step {} | {:.1f}s\n",
-                      epoch, progress.step, v.loss, v.nll, v.ppl,
-                      v.bleu >= 0 ? fmt::format(" | BLEU {:.2f} | chrF2 {:.2f}", v.bleu, v.chrf) : "",
-                      progress.best_score, progress.best_step, v.seconds);
+  log_ << fmt::format(
+      "valid | epoch {} | step {} | loss {:.3f} | nll {:.3f} | ppl {:.2f}{} | "
+      "best {:.2f} at step {} | {:.1f}s\n",
+      epoch, progress.step, v.loss, v.nll, v.ppl,
+      v.bleu >= 0 ? fmt::format(" | BLEU {:.2f} | chrF2 {:.2f}", v.bleu, v.chrf) : "",
+      progress.best_score, progress.best_step, v.seconds);
   if (!is_main_) return;
-  nlohmann::json record{{"type", "valid"}, {"step", progress.step}, {"epoch", progress.epoch},
-                        {"loss", v.loss}, {"nll", v.nll}, {"ppl", v.ppl},
+  nlohmann::json record{{"type", "valid"},
+                        {"step", progress.step},
+                        {"epoch", progress.epoch},
+                        {"loss", v.loss},
+                        {"nll", v.nll},
+                        {"ppl", v.ppl},
                         {"wall_seconds", progress.wall_seconds},
                         {"train_seconds", progress.train_seconds}};
   if (v.bleu >= 0) record["bleu"] = v.bleu;

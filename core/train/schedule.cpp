@@ -20,7 +20,8 @@ LearningRateSchedule::LearningRateSchedule(const TrainConfig& config, int64_t d_
       throw std::runtime_error(
           "training.lr must be set (> 0) for the constant, plateau, linear and cosine schedules");
     }
-    peak_ = 1.0 / std::sqrt(static_cast<double>(d_model) * static_cast<double>(std::max<int64_t>(1, warmup_)));
+    peak_ = 1.0 / std::sqrt(static_cast<double>(d_model) *
+                            static_cast<double>(std::max<int64_t>(1, warmup_)));
   }
 }
 

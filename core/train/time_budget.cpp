@@ -34,9 +34,9 @@ void TimeBudget::start(const TrainConfig& config, TrainingProgress& progress, st
   if (!scaled()) return;
   const double gflops = measure_session(progress, communicator);
   const double remaining = std::max(0.0, max_time_ - budget_offset_);
-  const std::string processes =
-      communicator != nullptr ? fmt::format(" (summed over {} processes)", communicator->world_size())
-                              : "";
+  const std::string processes = communicator != nullptr ? fmt::format(" (summed over {} processes)",
+                                                                      communicator->world_size())
+                                                        : "";
   log << fmt::format(
       "time budget: float32 matmul ceiling {:.0f} GFLOP/s here{} against "
       "training.reference_gflops {:.0f}: a second here counts {:.3f} s of training.max_time, so "
@@ -45,7 +45,8 @@ void TimeBudget::start(const TrainConfig& config, TrainingProgress& progress, st
       format_duration(remaining / scale_));
 }
 
-void TimeBudget::remeasure(TrainingProgress& progress, std::ostream& log, Communicator* communicator) {
+void TimeBudget::remeasure(TrainingProgress& progress, std::ostream& log,
+                           Communicator* communicator) {
   update(progress);  // the stretch so far counts at the scale it was measured with
   if (!scaled()) return;
   wall_offset_ = progress.wall_seconds;

@@ -37,7 +37,8 @@ class TimeBudget {
              Communicator* communicator = nullptr);
   // Measures the ceiling again (all processes at once, like start) and counts the time from now
   // on at the new scale; logs the change when it exceeds 5%. Nothing without a reference.
-  void remeasure(TrainingProgress& progress, std::ostream& log, Communicator* communicator = nullptr);
+  void remeasure(TrainingProgress& progress, std::ostream& log,
+                 Communicator* communicator = nullptr);
   // Brings progress.wall_seconds and progress.budget_seconds up to now.
   void update(TrainingProgress& progress) const;
   double scale() const { return scale_; }

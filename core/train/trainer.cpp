@@ -77,8 +77,9 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
   }
   const std::string last = folder_.last();
   if (!resume && fs::exists(last)) {
-    throw std::runtime_error("run folder '" + config_.run_dir() + "' already holds checkpoints; " +
-                             "continue it with --resume, or set training.output_dir to a new folder");
+    throw std::runtime_error(
+        "run folder '" + config_.run_dir() + "' already holds checkpoints; " +
+        "continue it with --resume, or set training.output_dir to a new folder");
   }
   if (resume && !fs::exists(last)) {
     throw std::runtime_error("--resume: no checkpoint at '" + last + "'");
@@ -102,9 +103,10 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
     if (start.init_from) {
       engine_->initialize_from(t.init_from, *start.init_from);
       auto fresh = [](bool reset) { return reset ? "fresh" : "kept"; };
-      log_ << fmt::format("fine-tuning from {} at step {} ({} optimizer, {} schedule, {} progress)\n",
-                          t.init_from, progress.step, fresh(t.reset_optimizer),
-                          fresh(t.reset_schedule), fresh(t.reset_progress));
+      log_ << fmt::format(
+          "fine-tuning from {} at step {} ({} optimizer, {} schedule, {} progress)\n", t.init_from,
+          progress.step, fresh(t.reset_optimizer), fresh(t.reset_schedule),
+          fresh(t.reset_progress));
     }
     if (communicator_) communicator_->broadcast_parameters(model());
   }
@@ -116,7 +118,8 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
     torch::manual_seed(static_cast<uint64_t>(config_.training.seed) * 1000003ULL +
                        static_cast<uint64_t>(communicator_->rank() + progress.step));
   }
-  if (is_main()) save_config(config_, resolve_arch(config_.model.arch), config_.run_dir() + "/config.yaml");
+  if (is_main())
+    save_config(config_, resolve_arch(config_.model.arch), config_.run_dir() + "/config.yaml");
 
   log_ << fmt::format(
       "model {} ({}): {:.2f}M parameters | {} on {} with {} threads{} | train: {} | valid: {} "
@@ -172,7 +175,8 @@ double Trainer::progress_fraction(double batches_in_epoch) const {
   const TrainingProgress& progress = engine_->progress();
   double fraction = 0;
   if (t.max_steps > 0) {
-    fraction = std::max(fraction, static_cast<double>(progress.step) / static_cast<double>(t.max_steps));
+    fraction =
+        std::max(fraction, static_cast<double>(progress.step) / static_cast<double>(t.max_steps));
   }
   fraction = std::max(fraction, budget_.fraction(progress));
   if (t.max_epochs > 0 && batches_in_epoch > 0) {
@@ -251,15 +255,17 @@ TrainResult Trainer::train() {
       budget_.update(progress);
       if (result.first_update_seconds < 0) {
         result.first_update_seconds = seconds_since_process_start();
-        log_ << fmt::format("first update {:.1f} s after the process started ({:.0f} MB resident "
-                            "before it)\n",
-                            result.first_update_seconds, result.setup_rss_mb);
+        log_ << fmt::format(
+            "first update {:.1f} s after the process started ({:.0f} MB resident "
+            "before it)\n",
+            result.first_update_seconds, result.setup_rss_mb);
       }
       if (stats.finite) {
         reporter_->update(stats, step_seconds, progress, engine_->current_lr(),
                           progress_fraction(static_cast<double>(n)),
                           communicator_ ? communicator_->all_reduce_seconds() : -1.0);
-        if (t.valid_every > 0 && progress.step % t.valid_every == 0 && progress.step != last_validated_) {
+        if (t.valid_every > 0 && progress.step % t.valid_every == 0 &&
+            progress.step != last_validated_) {
           result.last_validation = validate_and_save("validation");
           stop = patience_exhausted(result);
         }

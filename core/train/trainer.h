@@ -28,7 +28,7 @@ class TrainingReporter;
 struct TrainResult {
   TrainingProgress progress;
   std::string stop_reason;
-  bool interrupted = false;  // stopped by SIGINT / SIGTERM
+  bool interrupted = false;          // stopped by SIGINT / SIGTERM
   double first_update_seconds = -1;  // from the process's start to this session's first update
   double setup_rss_mb = -1;          // resident set before the first update: model and data
   ValidationResult last_validation;

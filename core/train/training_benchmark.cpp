@@ -25,7 +25,8 @@ namespace nmtzoo {
 
 namespace fs = std::filesystem;
 
-nlohmann::json benchmark_training(const TrainingBenchmarkOptions& cli, MatmulCeiling& ceiling, std::ostream& out) {
+nlohmann::json benchmark_training(const TrainingBenchmarkOptions& cli, MatmulCeiling& ceiling,
+                                  std::ostream& out) {
   RunConfig config = load_config(cli.config, cli.overrides);
   check_run_config(config);
   if (config.tokenizer.prefix.empty()) config.tokenizer.prefix = config.run_dir() + "/spm";
@@ -80,27 +81,35 @@ nlohmann::json benchmark_training(const TrainingBenchmarkOptions& cli, MatmulCei
       "training   {} ({}, {:.2f}M parameters, {}{} threads): {} updates of ~{} tokens in "
       "{:.1f} s (fastest of {} passes)\n"
       "           {:.0f} target tokens/s, {:.0f} source+target tokens/s\n"
-      "           {:.1f} GFLOP/update, {:.1f} GFLOP/s = {:.0f}% of the float32 matmul ceiling ({:.1f} "
+      "           {:.1f} GFLOP/update, {:.1f} GFLOP/s = {:.0f}% of the float32 matmul ceiling "
+      "({:.1f} "
       "GFLOP/s, best of before and after), {:.0f}% of LibTorch's BLAS ({:.1f})\n",
       config.model.arch, arch, static_cast<double>(parameters) / 1e6,
       config.training.bf16 ? "bf16 autocast, " : "", torch::get_num_threads(), timing.updates,
-      config.training.max_tokens, timing.seconds, cli.repeats, result["tgt_tokens_per_second"].get<double>(),
+      config.training.max_tokens, timing.seconds, cli.repeats,
+      result["tgt_tokens_per_second"].get<double>(),
       result["src_tgt_tokens_per_second"].get<double>(), result["gflop_per_update"].get<double>(),
-      gflops, 100 * gflops / ceiling.best(), ceiling.best(), 100 * gflops / ceiling.blas, ceiling.blas);
+      gflops, 100 * gflops / ceiling.best(), ceiling.best(), 100 * gflops / ceiling.blas,
+      ceiling.blas);
   out << fmt::format(
       "           per update: {:.0f} ms in matrix products ({:.1f} GFLOP/s there, {:.0f}% of the "
       "ceiling), {:.0f} ms in everything else\n",
-      1000 * timing.product_seconds / updates, product_gflops, 100 * product_gflops / ceiling.best(),
+      1000 * timing.product_seconds / updates, product_gflops,
+      100 * product_gflops / ceiling.best(),
       1000 * (timing.seconds - timing.product_seconds) / updates);
   if (!cli.export_dir.empty()) {
     // The batches just timed, for experiments/measure/python_peer.py to train on the same data.
     fs::create_directories(cli.export_dir);
     nlohmann::json shapes = nlohmann::json::array();
     for (const auto& s : timing.shapes) {
-      shapes.push_back({{"rows", s.rows}, {"src_len", s.src_len}, {"tgt_len", s.tgt_len},
-                        {"src_tokens", s.src_tokens}, {"tgt_tokens", s.tgt_tokens}});
+      shapes.push_back({{"rows", s.rows},
+                        {"src_len", s.src_len},
+                        {"tgt_len", s.tgt_len},
+                        {"src_tokens", s.src_tokens},
+                        {"tgt_tokens", s.tgt_tokens}});
     }
-    write_file_atomically(cli.export_dir + "/train_shapes.json", [&](std::ostream& stream) { stream << shapes.dump(); });
+    write_file_atomically(cli.export_dir + "/train_shapes.json",
+                          [&](std::ostream& stream) { stream << shapes.dump(); });
     export_model_spec(config, data.tokenizers.tgt->vocab_size(), cli.export_dir + "/model.json");
   }
   std::error_code ignored;

@@ -28,24 +28,27 @@ void prepare_on_main(const RunConfig& config, std::ostream& log, bool terminal,
   const PreparedRun prepared = prepare_run(config, start, log, options);
   if (!prepared.made) return;
   const DatasetManifest& manifest = *prepared.made;
-  log << fmt::format("prepared {} training pairs ({} tokens) and {} validation pairs in {:.1f} s "
-                     "({:.0f} pairs/s)\n",
-                     manifest.train_pairs, manifest.train_tokens, manifest.valid_pairs,
-                     manifest.seconds,
-                     static_cast<double>(manifest.train_pairs + manifest.valid_pairs) /
-                         std::max(1e-9, manifest.seconds));
+  log << fmt::format(
+      "prepared {} training pairs ({} tokens) and {} validation pairs in {:.1f} s "
+      "({:.0f} pairs/s)\n",
+      manifest.train_pairs, manifest.train_tokens, manifest.valid_pairs, manifest.seconds,
+      static_cast<double>(manifest.train_pairs + manifest.valid_pairs) /
+          std::max(1e-9, manifest.seconds));
 }
 
 // The language whose tag a validation pair's source starts with: the target its reference is in
 // ("" for a bilingual run, which tags nothing).
-std::string tagged_target(const TargetTags& tags, const TokenSpan& src, const std::string& dataset, int64_t index) {
+std::string tagged_target(const TargetTags& tags, const TokenSpan& src, const std::string& dataset,
+                          int64_t index) {
   if (!tags.tagged) return "";
   for (const auto& [lang, prefix] : tags.prefixes) {
-    if (src.size >= prefix.size() && std::equal(prefix.begin(), prefix.end(), src.begin())) return lang;
+    if (src.size >= prefix.size() && std::equal(prefix.begin(), prefix.end(), src.begin()))
+      return lang;
   }
-  throw DataError(fmt::format("validation pair {} of '{}' starts with none of the target tags of {}: "
-                              "delete the dataset to prepare it again",
-                              index + 1, dataset, tags.targets()));
+  throw DataError(
+      fmt::format("validation pair {} of '{}' starts with none of the target tags of {}: "
+                  "delete the dataset to prepare it again",
+                  index + 1, dataset, tags.targets()));
 }
 
 }  // namespace
@@ -84,20 +87,24 @@ TrainingData prepare_training_data(const RunConfig& config, std::ostream& log,
   const size_t directions = config.language_pairs().size();
   for (size_t i = 0; i < d.train.size() * directions; ++i) {
     const PreparedCorpus& prepared = manifest.corpora.at(i);
-    data.train->check_pair_range(prepared.begin, prepared.end,
-                                 fmt::format("corpus '{}' of {}/dataset.json", prepared.split, dir));
-    data.corpora.push_back({prepared.split, prepared.begin, prepared.end, d.train[i / directions].weight});
+    data.train->check_pair_range(
+        prepared.begin, prepared.end,
+        fmt::format("corpus '{}' of {}/dataset.json", prepared.split, dir));
+    data.corpora.push_back(
+        {prepared.split, prepared.begin, prepared.end, d.train[i / directions].weight});
     data.filtered += prepared.filtered;
   }
   if (data.train->size() == 0) {
-    throw DataError(fmt::format("no training pairs left after filtering the training corpora in "
-                                "'{}' (data.max_len {}, data.max_len_ratio {})",
-                                d.dir, d.max_len, d.max_len_ratio));
+    throw DataError(
+        fmt::format("no training pairs left after filtering the training corpora in "
+                    "'{}' (data.max_len {}, data.max_len_ratio {})",
+                    d.dir, d.max_len, d.max_len_ratio));
   }
 
   BinaryDataset valid(dir, "valid", src_vocab, tgt_vocab);
   if (valid.size() == 0) {
-    throw DataError("the validation set '" + config.corpus_path(d.valid, d.src_lang) + "' is empty");
+    throw DataError("the validation set '" + config.corpus_path(d.valid, d.src_lang) +
+                    "' is empty");
   }
   const auto max_tokens = static_cast<size_t>(config.model.max_positions - 1);
   std::vector<int64_t> all(static_cast<size_t>(valid.size()));
@@ -105,15 +112,19 @@ TrainingData prepare_training_data(const RunConfig& config, std::ostream& log,
   std::vector<PairTokens> pairs = valid.pairs(all);
   for (int64_t i = 0; i < valid.size(); ++i) {
     const PairTokens& pair = pairs[static_cast<size_t>(i)];
-    data.valid.src.emplace_back(pair.src.begin(), pair.src.begin() + std::min(pair.src.size, max_tokens));
-    data.valid.tgt.emplace_back(pair.tgt.begin(), pair.tgt.begin() + std::min(pair.tgt.size, max_tokens));
-    data.valid_requests.push_back({valid.src_text(i), {}, {}, tagged_target(data.tokenizers.tags, pair.src, dir, i)});
+    data.valid.src.emplace_back(pair.src.begin(),
+                                pair.src.begin() + std::min(pair.src.size, max_tokens));
+    data.valid.tgt.emplace_back(pair.tgt.begin(),
+                                pair.tgt.begin() + std::min(pair.tgt.size, max_tokens));
+    data.valid_requests.push_back(
+        {valid.src_text(i), {}, {}, tagged_target(data.tokenizers.tags, pair.src, dir, i)});
     data.valid_references.push_back(valid.tgt_text(i));
   }
   return data;
 }
 
-std::vector<int64_t> epoch_pairs(const std::vector<CorpusShare>& corpora, uint64_t seed, uint64_t epoch) {
+std::vector<int64_t> epoch_pairs(const std::vector<CorpusShare>& corpora, uint64_t seed,
+                                 uint64_t epoch) {
   std::vector<int64_t> pairs;
   for (size_t c = 0; c < corpora.size(); ++c) {
     const CorpusShare& corpus = corpora[c];
@@ -147,8 +158,8 @@ std::vector<std::vector<int64_t>> epoch_batches(const TrainingData& data, int64_
   }
   const auto& src = sampled_src.empty() ? data.train->src_lengths() : sampled_src;
   const auto& tgt = sampled_tgt.empty() ? data.train->tgt_lengths() : sampled_tgt;
-  const bool every_pair_once =
-      std::all_of(data.corpora.begin(), data.corpora.end(), [](const CorpusShare& c) { return c.weight == 1.0; });
+  const bool every_pair_once = std::all_of(data.corpora.begin(), data.corpora.end(),
+                                           [](const CorpusShare& c) { return c.weight == 1.0; });
   std::vector<int64_t> pairs;
   if (!every_pair_once) pairs = epoch_pairs(data.corpora, seed, epoch);
   const size_t n = every_pair_once ? src.size() : pairs.size();

@@ -33,12 +33,13 @@ struct CorpusShare {
 struct TrainingData {
   Tokenizers tokenizers;
   std::string tokenizer_fingerprint;
-  std::shared_ptr<const BinaryDataset> train;  // tokens on disk, lengths in memory
+  std::shared_ptr<const BinaryDataset> train;     // tokens on disk, lengths in memory
   std::shared_ptr<const SubwordSampler> sampler;  // how each epoch segments `train`
   std::vector<CorpusShare> corpora;
-  FilterStats filtered;                        // over every training corpus
-  TokenizedCorpus valid;                       // cut to the model's length limit
-  std::vector<TranslationRequest> valid_requests;  // sources with their target language (multilingual)
+  FilterStats filtered;   // over every training corpus
+  TokenizedCorpus valid;  // cut to the model's length limit
+  std::vector<TranslationRequest>
+      valid_requests;  // sources with their target language (multilingual)
   std::vector<std::string> valid_references;
 };
 
@@ -54,7 +55,8 @@ TrainingData prepare_training_data(const RunConfig& config, std::ostream& log,
 
 // The pairs an epoch trains on: each corpus `weight` times (a fraction: that share of it, drawn
 // anew each epoch from (seed, epoch)), in dataset order before batching shuffles them.
-std::vector<int64_t> epoch_pairs(const std::vector<CorpusShare>& corpora, uint64_t seed, uint64_t epoch);
+std::vector<int64_t> epoch_pairs(const std::vector<CorpusShare>& corpora, uint64_t seed,
+                                 uint64_t epoch);
 
 // The epoch's length-bucketed, shuffled batches of dataset pair indices (see make_batches), by
 // the lengths the epoch trains on (data.sampler's, when subword sampling is on).

@@ -30,7 +30,8 @@ UpdateTiming time_updates(TrainingEngine& engine, const TrainingData& data, cons
     engine.hooks.on_batch = [&](const BatchShape& shape) { shapes.push_back(shape); };
     const double products_before = matmul_seconds();
     auto start = Clock::now();
-    for (int64_t update = warmup; update < warmup + count; ++update) engine.train_step(group_at(update));
+    for (int64_t update = warmup; update < warmup + count; ++update)
+      engine.train_step(group_at(update));
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     engine.hooks.on_batch = previous_hook;
     if (pass == 0 || seconds < timing.seconds) {

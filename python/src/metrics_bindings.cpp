@@ -7,9 +7,10 @@
 //   Metric.bleu(...) / Metric.chrf(...) / Metric.ter(...)   a metric with sacreBLEU's options
 //   Metric.segment_statistics(hyps, refs_per_segment)        -> Statistics (one row per segment)
 //   Metric.score(statistics)                                 -> dict of the summed rows' score
-//   Metric.bootstrap(statistics, n, seed)                    -> (mean, ci), corpus_score's n_bootstrap
-//   Metric.signature(num_refs, short)                        -> "nrefs:1|case:mixed|..."
-//   paired_test(systems, reference_streams, metric, ...)     -> sacreBLEU's PairedTest results
+//   Metric.bootstrap(statistics, n, seed)                    -> (mean, ci), corpus_score's
+//   n_bootstrap Metric.signature(num_refs, short)                        ->
+//   "nrefs:1|case:mixed|..." paired_test(systems, reference_streams, metric, ...)     ->
+//   sacreBLEU's PairedTest results
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -147,8 +148,8 @@ class PyMetric {
     }
     const std::vector<int64_t> indices = generator.choice_with_replacement(
         static_cast<int64_t>(stats.segments), static_cast<size_t>(n_samples) * stats.segments);
-    const ConfidenceInterval interval = numpy_estimate_ci(resampled_scores(
-        *tested_, to_float32(stats.rows), stats.segments, indices, n_samples));
+    const ConfidenceInterval interval = numpy_estimate_ci(
+        resampled_scores(*tested_, to_float32(stats.rows), stats.segments, indices, n_samples));
     return {interval.mean, interval.ci};
   }
 
@@ -278,12 +279,14 @@ void bind_metrics(py::module_& parent) {
       [](const std::string& line, const std::string& tokenizer) {
         return tokenize_bleu(line, parse_bleu_tokenizer(tokenizer));
       },
-      py::arg("line"), py::arg("tokenizer"), "one of sacreBLEU's BLEU tokenizers (none, 13a, intl, char, zh)");
+      py::arg("line"), py::arg("tokenizer"),
+      "one of sacreBLEU's BLEU tokenizers (none, 13a, intl, char, zh)");
   m.def(
       "tokenize_tercom",
       [](const std::string& line, bool normalized, bool no_punct, bool asian_support,
          bool case_sensitive) {
-        return tokenize_tercom(line, TerOptions{normalized, no_punct, asian_support, case_sensitive});
+        return tokenize_tercom(line,
+                               TerOptions{normalized, no_punct, asian_support, case_sensitive});
       },
       py::arg("line"), py::arg("normalized") = false, py::arg("no_punct") = false,
       py::arg("asian_support") = false, py::arg("case_sensitive") = false,

@@ -9,9 +9,9 @@
 // while they run: no signal handler may interrupt oneDNN's sgemm (kernels/onednn_matmul.h).
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
+#include <pthread.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-#include <pthread.h>
 
 #include <algorithm>
 #include <cmath>
@@ -115,8 +115,10 @@ std::string decoding_key(const std::string& name, const std::string& method) {
   }
   std::string message = fmt::format("{}() got an unexpected keyword argument '{}'", method, name);
   const std::string closest = suggest_key(key);
-  if (closest.rfind("decoding.", 0) == 0) message += fmt::format(" (did you mean '{}'?)", closest.substr(9));
-  throw py::type_error(message + "; the decoding options are the decoding.* keys of nmtzoo-config --reference");
+  if (closest.rfind("decoding.", 0) == 0)
+    message += fmt::format(" (did you mean '{}'?)", closest.substr(9));
+  throw py::type_error(
+      message + "; the decoding options are the decoding.* keys of nmtzoo-config --reference");
 }
 
 // Keywords as overrides, in the order given; None leaves the checkpoint's value. Each is `where`
@@ -131,7 +133,8 @@ std::vector<KeyValue> key_values(const py::dict& options, const std::string& met
     const std::string& type = find_option(key)->type;
     const bool numeric = type.rfind("int", 0) == 0 || type.rfind("float", 0) == 0 || type == "bool";
     if (numeric && PyUnicode_Check(item.second.ptr())) {
-      throw py::type_error(fmt::format("{}: expected {} ({}), not str", name, type.rfind("bool", 0) == 0 ? "a bool" : "a number", type));
+      throw py::type_error(fmt::format("{}: expected {} ({}), not str", name,
+                                       type.rfind("bool", 0) == 0 ? "a bool" : "a number", type));
     }
     values.push_back({key, yaml_text(item.second, name), name});
   }
@@ -149,11 +152,16 @@ void check_texts(const std::vector<std::string>& texts, const std::string& what)
 py::object to_python(const nlohmann::json& value) {
   using Type = nlohmann::json::value_t;
   switch (value.type()) {
-    case Type::boolean: return py::bool_(value.get<bool>());
-    case Type::number_integer: return py::int_(value.get<int64_t>());
-    case Type::number_unsigned: return py::int_(value.get<uint64_t>());
-    case Type::number_float: return py::float_(value.get<double>());
-    case Type::string: return py::str(value.get_ref<const std::string&>());
+    case Type::boolean:
+      return py::bool_(value.get<bool>());
+    case Type::number_integer:
+      return py::int_(value.get<int64_t>());
+    case Type::number_unsigned:
+      return py::int_(value.get<uint64_t>());
+    case Type::number_float:
+      return py::float_(value.get<double>());
+    case Type::string:
+      return py::str(value.get_ref<const std::string&>());
     case Type::array: {
       py::list list;
       for (const auto& element : value) list.append(to_python(element));
@@ -164,7 +172,8 @@ py::object to_python(const nlohmann::json& value) {
       for (const auto& [key, element] : value.items()) dict[py::str(key)] = to_python(element);
       return std::move(dict);
     }
-    default: return py::none();
+    default:
+      return py::none();
   }
 }
 
@@ -176,10 +185,12 @@ class PyTranslator {
     // Beyond the cores, threads only wait for each other (10**6 of them never finished starting).
     const int64_t cores = available_cores();
     if (threads && (*threads < 0 || *threads > cores)) {
-      throw py::value_error(fmt::format("threads must be 0 (every core) to {} (this machine's cores), got {}", cores, *threads));
+      throw py::value_error(fmt::format(
+          "threads must be 0 (every core) to {} (this machine's cores), got {}", cores, *threads));
     }
     if (ensemble_mode != "prob" && ensemble_mode != "logprob") {
-      throw py::value_error("ensemble_mode must be prob or logprob, but got '" + ensemble_mode + "'");
+      throw py::value_error("ensemble_mode must be prob or logprob, but got '" + ensemble_mode +
+                            "'");
     }
     DeviceChoice choice;
     try {
@@ -201,10 +212,8 @@ class PyTranslator {
     }
     install_onednn_matmul();
     const TranslatorOptions options =
-        TranslatorOptions()
-            .device(resolved)
-            .weights(weights)
-            .ensemble_mode(ensemble_mode == "logprob" ? EnsembleMode::kLogProb : EnsembleMode::kProb);
+        TranslatorOptions().device(resolved).weights(weights).ensemble_mode(
+            ensemble_mode == "logprob" ? EnsembleMode::kLogProb : EnsembleMode::kProb);
     translator_ = std::make_unique<Translator>(checkpoints, options);
     translator_->prepare(translator_->search_options(defaults_));  // a dtype this device cannot run
   }
@@ -236,7 +245,8 @@ class PyTranslator {
       StopSignalsBlocked blocked;
       SearchOptions search = translator_->search_options(values);
       search.record_attention = return_alignment || return_attention;
-      if (search.record_attention) search.attention = AttentionChoice{alignment_layer, -1, alignment_heads, true};
+      if (search.record_attention)
+        search.attention = AttentionChoice{alignment_layer, -1, alignment_heads, true};
       try {
         translations = translator_->translate_batch(requests, search);
       } catch (const UnusableGuide& e) {
@@ -248,7 +258,8 @@ class PyTranslator {
       const TranslationJsonOptions json_options{
           true, true, return_alignment ? AlignmentOutput::kHard : AlignmentOutput::kNone, false};
       for (size_t i = 0; i < translations.size(); ++i) {
-        objects.push_back(translation_json(translations[i], *translator_->tokenizers().tgt, json_options));
+        objects.push_back(
+            translation_json(translations[i], *translator_->tokenizers().tgt, json_options));
         if (!return_attention) continue;
         for (size_t k = 0; k < translations[i].texts.size(); ++k) {
           attention[i].push_back(attention_rows(translations[i], k));
@@ -270,8 +281,8 @@ class PyTranslator {
     return results;
   }
 
-  py::list score_batch(const std::vector<std::string>& sources, const std::vector<std::string>& targets,
-                       const py::dict& options) {
+  py::list score_batch(const std::vector<std::string>& sources,
+                       const std::vector<std::string>& targets, const py::dict& options) {
     const std::vector<KeyValue> values = with_defaults(key_values(options, "score_batch"));
     check_texts(sources, "sources");
     check_texts(targets, "targets");
@@ -296,7 +307,8 @@ class PyTranslator {
   // Every decoding key's value (YAML text) that a call with these keywords would decode with.
   py::dict decoding_options(const py::dict& options) const {
     RunConfig config = translator_->config();
-    config.decoding = translator_->search_options(with_defaults(key_values(options, "decoding_options")));
+    config.decoding =
+        translator_->search_options(with_defaults(key_values(options, "decoding_options")));
     py::dict result;
     for (const OptionSpec* option : section_options("decoding")) {
       result[py::str(option->key.substr(option->key.find('.') + 1))] = option->format(config);
@@ -342,9 +354,10 @@ void bind_translator(py::module_& m) {
     } catch (const std::invalid_argument& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const nmtzoo::CheckpointError& e) {  // as Python's own open() would, or ValueError
-      PyErr_SetString(e.kind == nmtzoo::CheckpointError::Kind::kMissing     ? PyExc_FileNotFoundError
-                      : e.kind == nmtzoo::CheckpointError::Kind::kDirectory ? PyExc_IsADirectoryError
-                                                                            : PyExc_ValueError,
+      PyErr_SetString(e.kind == nmtzoo::CheckpointError::Kind::kMissing ? PyExc_FileNotFoundError
+                      : e.kind == nmtzoo::CheckpointError::Kind::kDirectory
+                          ? PyExc_IsADirectoryError
+                          : PyExc_ValueError,
                       e.what());
     } catch (const nmtzoo::IoError& e) {
       PyErr_SetString(PyExc_OSError, e.what());
@@ -370,9 +383,13 @@ void bind_translator(py::module_& m) {
       .def("score_batch", &PyTranslator::score_batch, py::arg("sources"), py::arg("targets"),
            py::arg("options") = py::dict())
       .def("decoding_options", &PyTranslator::decoding_options, py::arg("options") = py::dict())
-      .def_property_readonly("checkpoints", [](const PyTranslator& t) { return t.translator().paths(); })
-      .def_property_readonly("arch", [](const PyTranslator& t) { return t.translator().config().model.arch; })
-      .def_property_readonly("device", [](const PyTranslator& t) { return t.translator().options().device().str(); })
-      .def_property_readonly("max_source_tokens",
-                             [](const PyTranslator& t) { return t.translator().max_source_tokens(); });
+      .def_property_readonly("checkpoints",
+                             [](const PyTranslator& t) { return t.translator().paths(); })
+      .def_property_readonly(
+          "arch", [](const PyTranslator& t) { return t.translator().config().model.arch; })
+      .def_property_readonly(
+          "device", [](const PyTranslator& t) { return t.translator().options().device().str(); })
+      .def_property_readonly("max_source_tokens", [](const PyTranslator& t) {
+        return t.translator().max_source_tokens();
+      });
 }

@@ -14,7 +14,8 @@ class EvaluateApp : public ::testing::Test {
     testing::write_text(dir_.path("stdin.txt"), stdin_text);
     std::vector<std::string> command{testing::bin("nmtzoo-evaluate")};
     command.insert(command.end(), args.begin(), args.end());
-    return testing::run(command, dir_.path("stdin.txt"), dir_.path("out.txt"), dir_.path("err.txt"));
+    return testing::run(command, dir_.path("stdin.txt"), dir_.path("out.txt"),
+                        dir_.path("err.txt"));
   }
   std::string out() const { return testing::read_text(dir_.path("out.txt")); }
   std::string err() const { return testing::read_text(dir_.path("err.txt")); }
@@ -29,8 +30,9 @@ TEST_F(EvaluateApp, PerfectHypothesesFromStdinScoreHundred) {
   std::string ref = file("ref.txt", "A dog runs on the grass .\nTwo men talk .\n");
   ASSERT_EQ(evaluate({ref, "-m", "bleu", "chrf"}, "A dog runs on the grass .\nTwo men talk .\n"), 0)
       << err();
-  EXPECT_NE(out().find("BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0+nmtzoo = 100.0"),
-            std::string::npos)
+  EXPECT_NE(
+      out().find("BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0+nmtzoo = 100.0"),
+      std::string::npos)
       << out();
   EXPECT_NE(out().find("chrF2|"), std::string::npos) << out();
 }
@@ -67,7 +69,8 @@ TEST_F(EvaluateApp, ChineseTargetSelectsTheZhTokenizer) {
 
 TEST_F(EvaluateApp, TabsOnStdinAreSystemsAsInSacrebleu) {
   std::string ref = file("ref.txt", "a dog runs .\ntwo men talk .\n");
-  ASSERT_EQ(evaluate({ref, "-m", "bleu", "ter"}, "a dog runs .\ta cat runs .\ntwo men talk .\tmen talk\n"),
+  ASSERT_EQ(evaluate({ref, "-m", "bleu", "ter"},
+                     "a dog runs .\ta cat runs .\ntwo men talk .\tmen talk\n"),
             0)
       << err();
   EXPECT_NE(out().find("│ System 1 │"), std::string::npos) << out();
@@ -97,15 +100,18 @@ TEST_F(EvaluateApp, StatisticalTestsRefuseWhatSacrebleuRefuses) {
   EXPECT_EQ(evaluate({ref, "-i", a, b, "--confidence"}), 1);
   EXPECT_NE(err().find("--confidence is for one system"), std::string::npos) << err();
   EXPECT_EQ(evaluate({ref, "-i", a, b, "--sentence-level"}), 1);
-  EXPECT_NE(err().find("only one system can be evaluated in sentence-level mode"), std::string::npos)
+  EXPECT_NE(err().find("only one system can be evaluated in sentence-level mode"),
+            std::string::npos)
       << err();
   EXPECT_EQ(evaluate({ref, "-i", a, "--sentence-level", "--confidence"}), 1);
-  EXPECT_NE(err().find("statistical tests are unavailable in sentence-level mode"), std::string::npos)
+  EXPECT_NE(err().find("statistical tests are unavailable in sentence-level mode"),
+            std::string::npos)
       << err();
   EXPECT_NE(evaluate({ref, "-i", a, b, "--paired-bs", "--paired-ar"}), 0);
   EXPECT_NE(err().find("excludes"), std::string::npos) << err();
   EXPECT_EQ(evaluate({ref, "-i", a, short_system, "--paired-bs"}), 1);
-  EXPECT_NE(err().find("hypotheses '" + short_system + "' have 1 lines"), std::string::npos) << err();
+  EXPECT_NE(err().find("hypotheses '" + short_system + "' have 1 lines"), std::string::npos)
+      << err();
   EXPECT_EQ(evaluate({ref, "-i", a, b, a}), 1);
   EXPECT_NE(err().find("is given twice"), std::string::npos) << err();
   // As in sacreBLEU, a paired test drops a repeat of the baseline.
@@ -123,8 +129,9 @@ TEST_F(EvaluateApp, ABadSacrebleuSeedIsAnErrorNamingTheVariable) {
                               dir_.path("stdin.txt"), dir_.path("out.txt"), dir_.path("err.txt"),
                               {"SACREBLEU_SEED=-3"});
   EXPECT_EQ(process.wait(), 1);
-  EXPECT_NE(err().find("SACREBLEU_SEED='-3': expected a non-negative integer below 2^64, or 'none'"),
-            std::string::npos)
+  EXPECT_NE(
+      err().find("SACREBLEU_SEED='-3': expected a non-negative integer below 2^64, or 'none'"),
+      std::string::npos)
       << err();
 }
 
@@ -163,7 +170,8 @@ TEST_F(EvaluateApp, NumericFlagsRefuseNanAndInfinity) {
   for (const std::string value : {"nan", "inf", "-1"}) {
     EXPECT_NE(evaluate({ref, "-s", "floor", "-sv", value}, "A dog .\n"), 0) << value;
     EXPECT_NE(err().find("--smooth-value: expected a finite number >= 0, got '" + value + "'"),
-              std::string::npos) << err();
+              std::string::npos)
+        << err();
     EXPECT_NE(evaluate({ref, "-m", "chrf", "--chrf-beta", value}, "A dog .\n"), 0) << value;
     EXPECT_NE(err().find("--chrf-beta: expected a finite number >= 0"), std::string::npos) << err();
   }
@@ -173,8 +181,8 @@ TEST_F(EvaluateApp, NumericFlagsRefuseNanAndInfinity) {
 TEST_F(EvaluateApp, AFailingStdoutIsAnError) {
   std::string ref = file("ref.txt", "A dog .\n");
   testing::write_text(dir_.path("stdin.txt"), "A dog .\n");
-  EXPECT_EQ(testing::run({testing::bin("nmtzoo-evaluate"), ref}, dir_.path("stdin.txt"), "/dev/full",
-                         dir_.path("err.txt")),
+  EXPECT_EQ(testing::run({testing::bin("nmtzoo-evaluate"), ref}, dir_.path("stdin.txt"),
+                         "/dev/full", dir_.path("err.txt")),
             1);
   EXPECT_NE(err().find("error: writing to stdout failed"), std::string::npos) << err();
 }

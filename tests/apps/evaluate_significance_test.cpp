@@ -22,7 +22,8 @@ std::string marked_version(std::string text) {
   for (const std::string from : {"version:2.6.0\n", "version:2.6.0 =", "version:2.6.0\""}) {
     std::string to = from;
     to.insert(13, "+nmtzoo");
-    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    for (size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size())) {
       text.replace(at, from.size(), to);
     }
   }
@@ -68,7 +69,8 @@ class SacrebleuSignificanceGolden : public ::testing::TestWithParam<nlohmann::js
 TEST_P(SacrebleuSignificanceGolden, OutputMatchesSacrebleu) {
   const nlohmann::json& golden = GetParam();
   const std::string name = golden.at("name");
-  std::string command = "cd " + shell_quoted(kGoldens) + " && env -u SACREBLEU_FORMAT -u SACREBLEU_SEED";
+  std::string command =
+      "cd " + shell_quoted(kGoldens) + " && env -u SACREBLEU_FORMAT -u SACREBLEU_SEED";
   for (const auto& [key, value] : golden.at("env").items()) {
     command += " " + key + "=" + shell_quoted(value.get<std::string>());
   }

@@ -31,7 +31,8 @@ class ReportApp : public ::testing::Test {
   }
 
   // A complete model folder, as experiments/compare.sh leaves it.
-  static constexpr char kSummary[] = R"({"arch": "rnn_luong", "parameters": 7170000, "updates": 2400,
+  static constexpr char kSummary[] =
+      R"({"arch": "rnn_luong", "parameters": 7170000, "updates": 2400,
                                           "wall_seconds": 3600.0, "target_tokens_per_second": 2100.4})";
 
   void add_model(const std::string& name, const std::string& hypotheses, double bleu,
@@ -39,10 +40,11 @@ class ReportApp : public ::testing::Test {
     const std::string dir = dir_.path("report/" + name);
     std::filesystem::create_directories(dir);
     testing::write_text(dir + "/training_summary.json", summary);
-    testing::write_text(dir + "/metrics.jsonl",
-                        "{\"type\": \"train\", \"step\": 100, \"loss\": 5.5}\n"
-                        "{\"type\": \"valid\", \"step\": 500, \"wall_seconds\": 300.0, \"bleu\": 20.0}\n"
-                        "{\"type\": \"train\", \"step\": 600, \"loss\": 3.5}\n");
+    testing::write_text(
+        dir + "/metrics.jsonl",
+        "{\"type\": \"train\", \"step\": 100, \"loss\": 5.5}\n"
+        "{\"type\": \"valid\", \"step\": 500, \"wall_seconds\": 300.0, \"bleu\": 20.0}\n"
+        "{\"type\": \"train\", \"step\": 600, \"loss\": 3.5}\n");
     testing::write_text(dir + "/test.hyp", hypotheses);
     testing::write_text(dir + "/test.scores.json",
                         "[{\"name\": \"BLEU\", \"score\": " + std::to_string(bleu) +
@@ -52,8 +54,14 @@ class ReportApp : public ::testing::Test {
   }
 
   int report(const std::vector<std::string>& models, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> command{testing::bin("nmtzoo-report"), "--out", dir_.path("report"),
-                                     "--tests", "test", "--data", dir_.path("data"), "--models"};
+    std::vector<std::string> command{testing::bin("nmtzoo-report"),
+                                     "--out",
+                                     dir_.path("report"),
+                                     "--tests",
+                                     "test",
+                                     "--data",
+                                     dir_.path("data"),
+                                     "--models"};
     command.insert(command.end(), models.begin(), models.end());
     command.insert(command.end(), extra.begin(), extra.end());
     return testing::run(command, "", dir_.path("out.txt"), dir_.path("err.txt"));
@@ -84,7 +92,8 @@ TEST_F(ReportApp, TablesComeFromTheModelFoldersAndBleuByLengthFromTheHypotheses)
             "perfect,rnn_luong,7170000,2400,60.00,60.00,2100,100.00,61.50,20.25,120.50\n"
             "partial,rnn_luong,7170000,2400,60.00,60.00,2100,55.25,61.50,20.25,120.50\n");
   const std::string markdown = file("report/results.md");
-  EXPECT_NE(markdown.find("| perfect | rnn_luong | 7.17M | 2400 | 60.0 min | 2100 | 100.00 | 61.50 | 20.25 | 120.5 |"),
+  EXPECT_NE(markdown.find("| perfect | rnn_luong | 7.17M | 2400 | 60.0 min | 2100 | 100.00 | 61.50 "
+                          "| 20.25 | 120.5 |"),
             std::string::npos)
       << markdown;
   // One sentence per bucket, each scored alone; empty buckets show "-".
@@ -92,11 +101,14 @@ TEST_F(ReportApp, TablesComeFromTheModelFoldersAndBleuByLengthFromTheHypotheses)
                           "16-20 (0 sent.) |"),
             std::string::npos)
       << markdown;
-  EXPECT_NE(markdown.find("| perfect | 100.00 | 100.00 | 100.00 | - | - | - | - |"), std::string::npos)
+  EXPECT_NE(markdown.find("| perfect | 100.00 | 100.00 | 100.00 | - | - | - | - |"),
+            std::string::npos)
       << markdown;
-  EXPECT_NE(markdown.find("| partial | 100.00 | 0.00 | 100.00 | - | - | - | - |"), std::string::npos)
+  EXPECT_NE(markdown.find("| partial | 100.00 | 0.00 | 100.00 | - | - | - | - |"),
+            std::string::npos)
       << markdown;
-  for (const char* plot : {"valid_bleu_vs_time.svg", "train_loss_vs_step.svg", "bleu_by_length.svg"}) {
+  for (const char* plot :
+       {"valid_bleu_vs_time.svg", "train_loss_vs_step.svg", "bleu_by_length.svg"}) {
     EXPECT_NE(file(std::string("report/") + plot).find("<svg"), std::string::npos) << plot;
   }
 }
@@ -126,9 +138,10 @@ TEST_F(ReportApp, TrainingTimeIsTheBudgetOfTheReferenceMachineWithWallClockBesid
   wrong.replace(wrong.find("2900.0"), 6, "3000.0");
   add_model("resumed", kReferences, 100.0, wrong);
   EXPECT_EQ(report({"resumed", "same_machine"}, {"--samples", "10"}), 1);
-  EXPECT_NE(err().find("resumed/training_summary.json: budget_sessions add up to 2900.0 s of budget "
-                       "at wall_seconds, but budget_seconds says 3000.0"),
-            std::string::npos)
+  EXPECT_NE(
+      err().find("resumed/training_summary.json: budget_sessions add up to 2900.0 s of budget "
+                 "at wall_seconds, but budget_seconds says 3000.0"),
+      std::string::npos)
       << err();
 }
 
@@ -172,16 +185,18 @@ TEST_F(ReportApp, SeedsAreSummarisedByMeanAndStandardDeviationBesideSeedOnesSign
   const std::string markdown = file("report/results.md");
   EXPECT_NE(markdown.find("## Variation over 2 seeds"), std::string::npos) << markdown;
   // BLEU 55.25 and 57.25: mean 56.25, sample standard deviation sqrt(2) = 1.41.
-  EXPECT_NE(markdown.find("| partial | 55.25 / 57.25 → **56.25 ± 1.41** | 61.50 / 61.50 → **61.50 ± "
-                          "0.00** | 20.25 / 20.25 → **20.25 ± 0.00** |"),
-            std::string::npos)
+  EXPECT_NE(
+      markdown.find("| partial | 55.25 / 57.25 → **56.25 ± 1.41** | 61.50 / 61.50 → **61.50 ± "
+                    "0.00** | 20.25 / 20.25 → **20.25 ± 0.00** |"),
+      std::string::npos)
       << markdown;
   // The significance section still compares seed 1's outputs (partial's has one wrong sentence).
   EXPECT_NE(markdown.find("## Significance against perfect"), std::string::npos);
   const auto numbers = nlohmann::json::parse(file("report/significance.json"));
   EXPECT_LT(numbers.at("test").at("partial").at("BLEU").at("score").get<double>(), 100.0);
-  EXPECT_NE(file("report/seeds.csv").find("model,test,metric,seed1,seed2,mean,sd\n"
-                                          "perfect,test,BLEU,100.00,100.00,100.000,0.000\n"),
+  EXPECT_NE(file("report/seeds.csv")
+                .find("model,test,metric,seed1,seed2,mean,sd\n"
+                      "perfect,test,BLEU,100.00,100.00,100.000,0.000\n"),
             std::string::npos)
       << file("report/seeds.csv");
   EXPECT_NE(file("report/seeds.csv").find("partial,test,BLEU,55.25,57.25,56.250,1.414\n"),

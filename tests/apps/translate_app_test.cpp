@@ -18,7 +18,9 @@
 namespace nmtzoo {
 namespace {
 
-size_t count_lines(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+size_t count_lines(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
 
 using TranslateApp = testing::TranslateAppFixture;
 
@@ -39,7 +41,8 @@ TEST_F(TranslateApp, FileInputAndOutputFileMatchTheStdinPath) {
   ASSERT_EQ(translate({}, input), 0) << err();
   std::string from_stdin = out();
   EXPECT_EQ(count_lines(from_stdin), 4u);
-  ASSERT_EQ(translate({"-i", run_.path("input.txt"), "-o", run_.path("out.txt")}, input), 0) << err();
+  ASSERT_EQ(translate({"-i", run_.path("input.txt"), "-o", run_.path("out.txt")}, input), 0)
+      << err();
   EXPECT_EQ(testing::read_text(run_.path("out.txt")), from_stdin);
 }
 
@@ -63,8 +66,7 @@ TEST_F(TranslateApp, DecodingFlagsAreSchemaKeysCheckedOnce) {
   EXPECT_NE(err().find("--length-penalty: decoding.length_penalty"), std::string::npos) << err();
   // Cross-key rules are the config's, stated once.
   ASSERT_EQ(translate({"--beam", "2", "--nbest", "3"}, "alpha\n"), 1);
-  EXPECT_NE(err().find("--nbest: decoding.nbest (3) exceeds beam (2)"), std::string::npos)
-      << err();
+  EXPECT_NE(err().find("--nbest: decoding.nbest (3) exceeds beam (2)"), std::string::npos) << err();
   // --set takes decoding keys only.
   EXPECT_NE(translate({"--set", "training.lr=0.1"}, "alpha\n"), 0);
   EXPECT_NE(err().find("decoding.*"), std::string::npos) << err();
@@ -103,9 +105,14 @@ TEST_F(TranslateApp, EveryFlagIsCheckedBeforeAnyWork) {
 // it, a limit past the model's positions clamps to them instead of overflowing.
 TEST_F(TranslateApp, AHugeLengthLimitIsRefusedAndALargeOneClampsToTheModel) {
   EXPECT_EQ(translate({"--beam", "1", "--max-len-b", "9223372036854775807"}, "alpha bravo\n"), 1);
-  EXPECT_NE(err().find("--max-len-b: decoding.max_len_b 9.223372036854776e+18 is out of range: expected in [0, 1048576]"),
-            std::string::npos) << err();
-  ASSERT_EQ(translate({"--beam", "1", "--max-len-b", "1048576", "--max-len-a", "1000"}, "alpha bravo\n"), 0) << err();
+  EXPECT_NE(err().find("--max-len-b: decoding.max_len_b 9.223372036854776e+18 is out of range: "
+                       "expected in [0, 1048576]"),
+            std::string::npos)
+      << err();
+  ASSERT_EQ(
+      translate({"--beam", "1", "--max-len-b", "1048576", "--max-len-a", "1000"}, "alpha bravo\n"),
+      0)
+      << err();
   const std::string clamped = out();
   ASSERT_EQ(translate({"--beam", "1", "--max-len-b", "1000"}, "alpha bravo\n"), 0) << err();
   EXPECT_EQ(clamped, out());
@@ -131,7 +138,8 @@ TEST_F(TranslateApp, ANulByteNamesTheLineInsteadOfMergingTwoLines) {
 
 TEST_F(TranslateApp, AnUnwritableOutputFailsBeforeAnyWorkNamingThePath) {
   testing::write_text(run_.path("a_file"), "");
-  for (const std::string& path : {run_.path("a_file/x.txt"), std::string("/proc/x.txt"), run_.path("")}) {
+  for (const std::string& path :
+       {run_.path("a_file/x.txt"), std::string("/proc/x.txt"), run_.path("")}) {
     for (bool from_stdin : {true, false}) {
       std::vector<std::string> args{"-o", path};
       if (!from_stdin) args = {"-i", run_.path("input.txt"), "-o", path};
@@ -159,17 +167,22 @@ TEST_F(TranslateApp, FailingWritesExitNonZeroNamingTheOutput) {
   testing::write_text(run_.path("input.txt"), "alpha\nbravo\n");
   testing::write_text(run_.path("out.txt"), "old\n");
   for (bool from_stdin : {true, false}) {
-    std::vector<std::string> args{testing::bin("nmtzoo-translate"), "-c", checkpoint_, "--threads",
-                                  "1", "-o", run_.path("out.txt")};
+    std::vector<std::string> args{testing::bin("nmtzoo-translate"),
+                                  "-c",
+                                  checkpoint_,
+                                  "--threads",
+                                  "1",
+                                  "-o",
+                                  run_.path("out.txt")};
     if (!from_stdin) args.insert(args.end(), {"-i", run_.path("input.txt")});
-    testing::Subprocess app(args, run_.path("input.txt"), run_.path("stdout.txt"),
-                            run_.path("stderr.txt"),
-                            {"LD_PRELOAD=" NMTZOO_WRITE_FAILURE_LIBRARY,
-                             "NMTZOO_FAIL_WRITES_TO=out.txt"});
+    testing::Subprocess app(
+        args, run_.path("input.txt"), run_.path("stdout.txt"), run_.path("stderr.txt"),
+        {"LD_PRELOAD=" NMTZOO_WRITE_FAILURE_LIBRARY, "NMTZOO_FAIL_WRITES_TO=out.txt"});
     EXPECT_EQ(app.wait(), 1);
     EXPECT_NE(err().find("error: writing '" + run_.path("out.txt") +
                          "' failed: No space left on device (disk full?)"),
-              std::string::npos) << err();
+              std::string::npos)
+        << err();
     EXPECT_EQ(testing::read_text(run_.path("out.txt")), "old\n");
   }
   // stdout on a full device.
@@ -185,12 +198,14 @@ TEST_F(TranslateApp, AnOutputThatIsAnInputIsRefusedButAFileIsTranslatedInPlace) 
   EXPECT_EQ(translate({"-o", checkpoint_}, "alpha\n"), 1);
   EXPECT_NE(err().find("error: -o '" + checkpoint_ + "' is the same file as -c '" + checkpoint_ +
                        "': writing it would replace that input"),
-            std::string::npos) << err();
+            std::string::npos)
+      << err();
   EXPECT_TRUE(testing::read_text(checkpoint_) == checkpoint);  // not EXPECT_EQ: a binary file
   const std::string input = run_.path("input.txt");
   EXPECT_EQ(translate({"-i", input, "--stats", input}, "alpha\n"), 1);
   EXPECT_NE(err().find("error: --stats '" + input + "' is the same file as -i '" + input + "'"),
-            std::string::npos) << err();
+            std::string::npos)
+      << err();
   EXPECT_EQ(testing::read_text(input), "alpha\n");
   // The documented in-place translation: the input is read whole before the output replaces it.
   ASSERT_EQ(translate({}, "alpha bravo\ncharlie\n"), 0) << err();
@@ -273,7 +288,8 @@ TEST_F(TranslateApp, MissingCheckpointIsAnErrorBeforeAnyOutput) {
 
 TEST_F(TranslateApp, WritesAttentionHeatmaps) {
   ASSERT_EQ(translate({"--attention-svg", run_.path("plots"), "--attention-count", "2"},
-                      "alpha bravo\ncharlie\ndelta\n"), 0)
+                      "alpha bravo\ncharlie\ndelta\n"),
+            0)
       << err();
   std::string svg = testing::read_text(run_.path("plots/attention_0001.svg"));
   EXPECT_NE(svg.find("<svg"), std::string::npos);

@@ -55,8 +55,8 @@ TEST_F(TranslateDecoding, EnsemblePrefixConstraintsAlignmentAndNbestWorkTogether
   const std::string rnn_checkpoint = rnn.save_untrained_checkpoint();
   const std::string tsv = "alpha bravo charlie\tcharlie\tgolf\tdelta\n\t\t\nfoxtrot golf\t\techo\n";
   ASSERT_EQ(translate({"-c", rnn_checkpoint, "--weights", "0.7,0.3", "--input-format", "tsv",
-                       "--constraints", "unordered", "--alignment", "hard", "--beam", "4", "--nbest",
-                       "2", "--format", "jsonl"},
+                       "--constraints", "unordered", "--alignment", "hard", "--beam", "4",
+                       "--nbest", "2", "--format", "jsonl"},
                       tsv),
             0)
       << err();
@@ -72,7 +72,8 @@ TEST_F(TranslateDecoding, EnsemblePrefixConstraintsAlignmentAndNbestWorkTogether
         EXPECT_EQ(text.rfind("charlie", 0), 0u) << "the prefix: " << text;
       }
       EXPECT_FALSE(hypothesis["alignment"].get<std::string>().empty());
-      if (hypothesis.contains("constraints_met")) continue;  // ended by the length limit, ranked last
+      if (hypothesis.contains("constraints_met"))
+        continue;  // ended by the length limit, ranked last
       if (i == 0) {
         EXPECT_NE(text.find("golf"), std::string::npos) << text;
         EXPECT_NE(text.find("delta"), std::string::npos) << text;
@@ -87,8 +88,9 @@ TEST_F(TranslateDecoding, ModelsWithDifferentVocabulariesAreRefusedNamingBothFil
   testing::TinyRun other("transformer", {"tokenizer.vocab_size=36"});
   const std::string other_checkpoint = other.save_untrained_checkpoint("other.pt");
   ASSERT_EQ(translate({"-c", other_checkpoint}, input_), 1);
-  EXPECT_NE(err().find(checkpoint_ + " and " + other_checkpoint + " have different target vocabularies"),
-            std::string::npos)
+  EXPECT_NE(
+      err().find(checkpoint_ + " and " + other_checkpoint + " have different target vocabularies"),
+      std::string::npos)
       << err();
   EXPECT_EQ(out(), "");
 }
@@ -99,7 +101,8 @@ TEST_F(TranslateDecoding, TsvPrefixesAppearVerbatimAndConstraintsAreMet) {
       "\t\n"
       "delta echo\t\tgolf\tindia hotel\n"
       "foxtrot golf\tgolf\tdelta\n";
-  ASSERT_EQ(translate({"--input-format", "tsv", "--constraints", "ordered", "--beam", "4"}, tsv), 0) << err();
+  ASSERT_EQ(translate({"--input-format", "tsv", "--constraints", "ordered", "--beam", "4"}, tsv), 0)
+      << err();
   auto lines = lines_of(out());
   ASSERT_EQ(lines.size(), 4u) << out();
   EXPECT_EQ(lines[0].rfind("charlie bravo", 0), 0u) << lines[0];
@@ -112,10 +115,12 @@ TEST_F(TranslateDecoding, TsvPrefixesAppearVerbatimAndConstraintsAreMet) {
 }
 
 TEST_F(TranslateDecoding, JsonlInAndOut) {
-  const std::string jsonl =
-      R"({"src": "alpha bravo", "prefix": "echo", "constraints": ["golf"]})" "\n"
-      R"({"src": ""})" "\n"
-      R"({"src": "delta echo", "constraints": []})" "\n";
+  const std::string jsonl = R"({"src": "alpha bravo", "prefix": "echo", "constraints": ["golf"]})"
+                            "\n"
+                            R"({"src": ""})"
+                            "\n"
+                            R"({"src": "delta echo", "constraints": []})"
+                            "\n";
   ASSERT_EQ(translate({"--input-format", "jsonl", "--constraints", "unordered", "--format", "jsonl",
                        "--alignment", "hard", "--nbest", "2", "--beam", "3"},
                       jsonl),
@@ -143,11 +148,13 @@ TEST_F(TranslateDecoding, HardAlignmentsInPlainAndNbestOutputAndSoftInJsonl) {
   EXPECT_EQ(plain[1], "\t");
   const auto tab = plain[0].find('\t');
   ASSERT_NE(tab, std::string::npos);
-  EXPECT_TRUE(std::regex_match(plain[0].substr(tab + 1), std::regex(R"(\d+-\d+( \d+-\d+)*)"))) << plain[0];
+  EXPECT_TRUE(std::regex_match(plain[0].substr(tab + 1), std::regex(R"(\d+-\d+( \d+-\d+)*)")))
+      << plain[0];
   ASSERT_EQ(translate({"--alignment", "hard", "--nbest", "2", "--beam", "2"}, input_), 0) << err();
   for (const auto& line : lines_of(out())) {
     if (line.rfind("1 |||", 0) == 0) continue;  // the empty line's n-best entries
-    EXPECT_EQ(std::count(line.begin(), line.end(), '|'), 9) << "i ||| text ||| score ||| alignment: " << line;
+    EXPECT_EQ(std::count(line.begin(), line.end(), '|'), 9)
+        << "i ||| text ||| score ||| alignment: " << line;
   }
   ASSERT_EQ(translate({"--alignment", "soft", "--format", "jsonl", "--alignment-layer", "0",
                        "--alignment-heads", "1"},
@@ -161,8 +168,9 @@ TEST_F(TranslateDecoding, HardAlignmentsInPlainAndNbestOutputAndSoftInJsonl) {
 }
 
 TEST_F(TranslateDecoding, SamplingRepeatsWithItsSeedWhateverTheBatching) {
-  const std::vector<std::string> sample{"--sampling", "--nbest", "3", "--top-k", "10", "--top-p", "0.9",
-                                        "--temperature", "1.2", "--seed", "5"};
+  const std::vector<std::string> sample{"--sampling", "--nbest", "3",   "--top-k",
+                                        "10",         "--top-p", "0.9", "--temperature",
+                                        "1.2",        "--seed",  "5"};
   ASSERT_EQ(translate(sample, input_), 0) << err();
   const std::string first = out();
   EXPECT_EQ(lines_of(first).size(), 12u) << "three samples per line";
@@ -180,7 +188,8 @@ TEST_F(TranslateDecoding, BadCombinationsAreClearErrors) {
   EXPECT_EQ(translate({"--alignment", "soft"}, input_), 1);
   EXPECT_NE(err().find("--alignment soft"), std::string::npos) << err();
   EXPECT_EQ(translate({"--input-format", "tsv"}, "alpha\t\tgolf\n"), 1);
-  EXPECT_NE(err().find("stdin: line 1: has constraints, but constrained decoding is off"), std::string::npos)
+  EXPECT_NE(err().find("stdin: line 1: has constraints, but constrained decoding is off"),
+            std::string::npos)
       << err();
   EXPECT_EQ(translate({"--input-format", "jsonl"}, "{\"src\": 1}\n"), 1);
   EXPECT_NE(err().find("stdin:1: field \"src\" must be a string"), std::string::npos) << err();
@@ -190,7 +199,9 @@ TEST_F(TranslateDecoding, BadCombinationsAreClearErrors) {
   EXPECT_NE(err().find("--alignment-layer 7"), std::string::npos) << err();
   testing::TinyRun encdec("rnn_encdec");
   EXPECT_EQ(translate({"--alignment", "hard"}, input_, encdec.save_untrained_checkpoint()), 1);
-  EXPECT_NE(err().find("--alignment needs cross-attention, but model rnn_encdec"), std::string::npos) << err();
+  EXPECT_NE(err().find("--alignment needs cross-attention, but model rnn_encdec"),
+            std::string::npos)
+      << err();
 }
 
 // Each of these once gave empty translations with rc 0 and no word: refused when it cannot work,
@@ -205,9 +216,11 @@ TEST_F(TranslateDecoding, LimitsThatLeftOutputsEmptyAreRefusedOrLoweredWithAWarn
   ASSERT_EQ(translate({"--min-len", "60", "--beam", "2"}, input_), 0) << err();
   EXPECT_EQ(lines_of(out()).size(), 4u);
   const std::string said = err();
-  EXPECT_NE(said.find("warning: stdin:1: decoding.min_len was lowered to "), std::string::npos) << said;
+  EXPECT_NE(said.find("warning: stdin:1: decoding.min_len was lowered to "), std::string::npos)
+      << said;
   size_t warnings = 0;
-  for (size_t at = said.find("min_len was lowered"); at != std::string::npos; at = said.find("min_len was lowered", at + 1)) {
+  for (size_t at = said.find("min_len was lowered"); at != std::string::npos;
+       at = said.find("min_len was lowered", at + 1)) {
     ++warnings;
   }
   EXPECT_EQ(warnings, 1u) << "once per run: " << said;
@@ -219,7 +232,8 @@ TEST_F(TranslateDecoding, LimitsThatLeftOutputsEmptyAreRefusedOrLoweredWithAWarn
     const auto object = nlohmann::json::parse(objects[i]);
     EXPECT_FALSE(object["tokens"].empty()) << objects[i];
     ASSERT_TRUE(object.contains("warnings")) << objects[i];
-    EXPECT_NE(object["warnings"][0].get<std::string>().find("min_len was lowered"), std::string::npos)
+    EXPECT_NE(object["warnings"][0].get<std::string>().find("min_len was lowered"),
+              std::string::npos)
         << objects[i];
   }
   EXPECT_FALSE(nlohmann::json::parse(objects[1]).contains("warnings")) << objects[1];
@@ -227,7 +241,9 @@ TEST_F(TranslateDecoding, LimitsThatLeftOutputsEmptyAreRefusedOrLoweredWithAWarn
   std::string long_prefix = "alpha";
   for (int i = 0; i < 1500; ++i) long_prefix += " alpha";
   const std::string input = run_.path("input.txt");
-  EXPECT_EQ(translate({"-i", input, "--input-format", "tsv"}, "bravo\t\ncharlie\t" + long_prefix + "\n"), 1);
+  EXPECT_EQ(
+      translate({"-i", input, "--input-format", "tsv"}, "bravo\t\ncharlie\t" + long_prefix + "\n"),
+      1);
   EXPECT_NE(err().find(input + ": line 2: the prefix has "), std::string::npos) << err();
   EXPECT_NE(err().find("the model can output"), std::string::npos) << err();
   EXPECT_EQ(out(), "");

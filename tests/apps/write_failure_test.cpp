@@ -39,9 +39,9 @@ std::vector<std::string> temporary_files_below(const std::string& dir) {
 }
 
 std::vector<std::string> train_args(const testing::TinyRun& run) {
-  return {testing::bin("nmtzoo-train"), "--config", run.config_path(), "--set",
-          "training.max_steps=8", "--set", "training.valid_every=4", "--set",
-          "training.valid_bleu=false", "--set", "training.best_metric=loss"};
+  return {testing::bin("nmtzoo-train"), "--config", run.config_path(),          "--set",
+          "training.max_steps=8",       "--set",    "training.valid_every=4",   "--set",
+          "training.valid_bleu=false",  "--set",    "training.best_metric=loss"};
 }
 
 TEST(WriteFailure, AFullDiskDuringACheckpointSaveStopsTrainingCleanlyAndResumable) {
@@ -51,7 +51,8 @@ TEST(WriteFailure, AFullDiskDuringACheckpointSaveStopsTrainingCleanlyAndResumabl
   const std::string err = testing::read_text(run.path("err.txt"));
   EXPECT_NE(err.find("error: writing '" + checkpoints +
                      "/checkpoint_8.pt' failed: No space left on device (disk full?)"),
-            std::string::npos) << err;
+            std::string::npos)
+      << err;
   EXPECT_EQ(temporary_files_below(run.config().training.output_dir), std::vector<std::string>{});
   EXPECT_EQ(read_checkpoint_info(checkpoints + "/checkpoint_last.pt").progress.step, 4);
 
@@ -65,7 +66,8 @@ TEST(WriteFailure, AFullDiskDuringACheckpointSaveStopsTrainingCleanlyAndResumabl
 TEST(WriteFailure, AFileSizeLimitDuringACheckpointSaveIsAnErrorNotAnAbort) {
   testing::TinyRun run("transformer");
   // As a nearly full quota would: checkpoints (~370 KB) exceed the limit, small files do not.
-  std::vector<std::string> args{"/bin/bash", "-c", "trap '' XFSZ; ulimit -f 150; exec \"$@\"", "bash"};
+  std::vector<std::string> args{"/bin/bash", "-c", "trap '' XFSZ; ulimit -f 150; exec \"$@\"",
+                                "bash"};
   for (const std::string& arg : train_args(run)) args.push_back(arg);
   EXPECT_EQ(testing::run(args, "", run.path("out.txt"), run.path("err.txt")), 1);
   const std::string err = testing::read_text(run.path("err.txt"));
@@ -78,13 +80,19 @@ TEST(WriteFailure, ATruncatedTokenizerModelIsAnErrorAndNeverReplacesAnything) {
   testing::TinyRun run("transformer");
   // SentencePiece itself reports no failed write: the model (~240 KB) is cut at the limit.
   const std::string prefix = run.path("new_spm/spm");
-  std::vector<std::string> args{"/bin/bash", "-c", "trap '' XFSZ; ulimit -f 100; exec \"$@\"",
-                                "bash", testing::bin("nmtzoo-prepare"), run.config_path(), "--set",
+  std::vector<std::string> args{"/bin/bash",
+                                "-c",
+                                "trap '' XFSZ; ulimit -f 100; exec \"$@\"",
+                                "bash",
+                                testing::bin("nmtzoo-prepare"),
+                                run.config_path(),
+                                "--set",
                                 "tokenizer.prefix=" + prefix};
   EXPECT_EQ(testing::run(args, "", run.path("out.txt"), run.path("err.txt")), 1);
   const std::string err = testing::read_text(run.path("err.txt"));
   EXPECT_NE(err.find("error: writing tokenizer model '" + prefix + ".model' failed (disk full?)"),
-            std::string::npos) << err;
+            std::string::npos)
+      << err;
   EXPECT_FALSE(fs::exists(prefix + ".model"));
   EXPECT_EQ(temporary_files_below(run.path("new_spm")), std::vector<std::string>{});
 }
@@ -98,17 +106,20 @@ TEST(WriteFailure, AverageAndWeightsImportReportAFullDiskAndLeaveNoFile) {
             1);
   EXPECT_NE(testing::read_text(run.path("err.txt"))
                 .find("error: writing '" + run.path("averaged.pt") + "' failed: No space left"),
-            std::string::npos) << testing::read_text(run.path("err.txt"));
+            std::string::npos)
+      << testing::read_text(run.path("err.txt"));
   ASSERT_EQ(testing::run({testing::bin("nmtzoo-weights"), "export", checkpoint, run.path("w.pt")},
                          "", run.path("out.txt"), run.path("err.txt")),
-            0) << testing::read_text(run.path("err.txt"));
+            0)
+      << testing::read_text(run.path("err.txt"));
   EXPECT_EQ(run_with_full_disk({testing::bin("nmtzoo-weights"), "import", checkpoint,
                                 run.path("w.pt"), run.path("imported.pt")},
                                "imported.pt", run),
             1);
   EXPECT_NE(testing::read_text(run.path("err.txt"))
                 .find("error: writing '" + run.path("imported.pt") + "' failed: No space left"),
-            std::string::npos) << testing::read_text(run.path("err.txt"));
+            std::string::npos)
+      << testing::read_text(run.path("err.txt"));
   EXPECT_FALSE(fs::exists(run.path("averaged.pt")));
   EXPECT_FALSE(fs::exists(run.path("imported.pt")));
   EXPECT_EQ(temporary_files_below(run.path("")), std::vector<std::string>{});
@@ -122,7 +133,8 @@ TEST(WriteFailure, AnOutputThatIsAnInputIsRefusedAndTheInputKept) {
   const std::string weights = run.path("w.pt");
   ASSERT_EQ(testing::run({testing::bin("nmtzoo-weights"), "export", checkpoint, weights}, "",
                          run.path("out.txt"), run.path("err.txt")),
-            0) << testing::read_text(run.path("err.txt"));
+            0)
+      << testing::read_text(run.path("err.txt"));
   const std::string checkpoint_bytes = testing::read_text(checkpoint);
   const std::string weights_bytes = testing::read_text(weights);
   const std::string same = "' is the same file as ";

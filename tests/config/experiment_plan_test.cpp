@@ -24,7 +24,8 @@ class ExperimentPlanTest : public ::testing::Test {
     }
     for (const std::string model : {"transformer", "rnn"}) {
       testing::write_text(dir_.path(model + ".yaml"),
-                          "data:\n  dir: " + dir_.path() + "\n  test: [test_2016_flickr]\nmodel:\n  arch: " +
+                          "data:\n  dir: " + dir_.path() +
+                              "\n  test: [test_2016_flickr]\nmodel:\n  arch: " +
                               (model == "rnn" ? "rnn_bahdanau_small" : "transformer_small") + "\n");
     }
   }
@@ -32,7 +33,8 @@ class ExperimentPlanTest : public ::testing::Test {
   std::string write_plan(const std::string& body) {
     const std::string path = dir_.path("plan.yaml");
     testing::write_text(path, "tokenizer_prefix: runs/spm_{languages}\nmodels:\n  transformer: " +
-                                  dir_.path("transformer.yaml") + "\n  rnn: " + dir_.path("rnn.yaml") + "\n" + body);
+                                  dir_.path("transformer.yaml") +
+                                  "\n  rnn: " + dir_.path("rnn.yaml") + "\n" + body);
     return path;
   }
 
@@ -53,9 +55,11 @@ class ExperimentPlanTest : public ::testing::Test {
 };
 
 TEST_F(ExperimentPlanTest, ReadsDirectionsWithTheirOwnSettings) {
-  const ExperimentPlan plan = load_plan(write_plan(
-      "title: t\nbudget: 30m\nseeds: 2\nresamples: 10000\ntests: [test_2016_flickr]\nensemble: [transformer, rnn]\nbaseline: rnn\n"
-      "directions:\n  - de-en: {seeds: 3, budget: 60m}\n  - en-fr: {set: {rnn: [model.dropout=0.4]}}\n"));
+  const ExperimentPlan plan =
+      load_plan(write_plan("title: t\nbudget: 30m\nseeds: 2\nresamples: 10000\ntests: "
+                           "[test_2016_flickr]\nensemble: [transformer, rnn]\nbaseline: rnn\n"
+                           "directions:\n  - de-en: {seeds: 3, budget: 60m}\n  - en-fr: {set: "
+                           "{rnn: [model.dropout=0.4]}}\n"));
   ASSERT_EQ(plan.directions.size(), 2u);
   EXPECT_EQ(plan.name, "plan");
   EXPECT_EQ(plan.baseline, "rnn");
@@ -67,25 +71,31 @@ TEST_F(ExperimentPlanTest, ReadsDirectionsWithTheirOwnSettings) {
   EXPECT_EQ(plan.directions[1].seeds, 2);
   EXPECT_EQ(plan.directions[1].budget, "30m");
   EXPECT_EQ(run_overrides(plan, plan.directions[1], "rnn"),
-            (std::vector<std::string>{"data.src_lang=en", "data.tgt_lang=fr", "data.test=[test_2016_flickr]",
-                                      "tokenizer.prefix=runs/spm_en_fr", "training.max_time=30m",
-                                      "model.dropout=0.4"}));
+            (std::vector<std::string>{
+                "data.src_lang=en", "data.tgt_lang=fr", "data.test=[test_2016_flickr]",
+                "tokenizer.prefix=runs/spm_en_fr", "training.max_time=30m", "model.dropout=0.4"}));
   EXPECT_EQ(run_overrides(plan, plan.directions[1], "transformer").size(), 5u);
   // de-en and en-de share a tokenizer: {languages} is the pair sorted.
   EXPECT_EQ(run_overrides(plan, plan.directions[0], "rnn")[3], "tokenizer.prefix=runs/spm_de_en");
   EXPECT_EQ(seed_folder("rnn", 1), "rnn");
   EXPECT_EQ(seed_folder("rnn", 3), "rnn_seed3");
-  EXPECT_EQ(load_config(plan.models[1].config, run_overrides(plan, plan.directions[1], "rnn")).data.tgt_lang, "fr");
+  EXPECT_EQ(load_config(plan.models[1].config, run_overrides(plan, plan.directions[1], "rnn"))
+                .data.tgt_lang,
+            "fr");
 }
 
 TEST_F(ExperimentPlanTest, ErrorsNameTheLineAndTheKey) {
   EXPECT_EQ(errors("seed: 2\ndirections: [de-en]\n"),
             "plan.yaml:5: seed: unknown key 'seed'; did you mean 'seeds'?");
-  EXPECT_EQ(errors("seeds: 0\ndirections: [de-en]\n"), "plan.yaml:5: seeds: expects a positive integer");
-  EXPECT_NE(errors("budget: soon\ndirections: [de-en]\n").find("plan.yaml:5: budget: is not a duration"), std::string::npos);
+  EXPECT_EQ(errors("seeds: 0\ndirections: [de-en]\n"),
+            "plan.yaml:5: seeds: expects a positive integer");
+  EXPECT_NE(
+      errors("budget: soon\ndirections: [de-en]\n").find("plan.yaml:5: budget: is not a duration"),
+      std::string::npos);
   EXPECT_EQ(errors("directions: [de-en, de]\n"),
             "plan.yaml:5: directions[2]: 'de' is not a pair of two language codes like de-en");
-  EXPECT_EQ(errors("directions: [de-en, de-en]\n"), "plan.yaml:5: directions[2]: 'de-en' is listed twice");
+  EXPECT_EQ(errors("directions: [de-en, de-en]\n"),
+            "plan.yaml:5: directions[2]: 'de-en' is listed twice");
   EXPECT_EQ(errors("directions:\n  - de-en: {seed: 3}\n"),
             "plan.yaml:6: directions[1] de-en.seed: unknown key 'seed'; did you mean 'seeds'?");
   EXPECT_EQ(errors("baseline: lstm\ndirections: [de-en]\n"),
@@ -94,10 +104,12 @@ TEST_F(ExperimentPlanTest, ErrorsNameTheLineAndTheKey) {
             "plan.yaml:5: ensemble: 'gru' is not one of the plan's models");
   EXPECT_EQ(errors("correction: fdr\ndirections: [de-en]\n"),
             "plan.yaml:5: correction: 'fdr' is not one of holm, bonferroni, none");
-  EXPECT_EQ(errors("resamples: 0\ndirections: [de-en]\n"), "plan.yaml:5: resamples: expects a positive integer");
+  EXPECT_EQ(errors("resamples: 0\ndirections: [de-en]\n"),
+            "plan.yaml:5: resamples: expects a positive integer");
   EXPECT_EQ(errors("resample: 9\ndirections: [de-en]\n"),
             "plan.yaml:5: resample: unknown key 'resample'; did you mean 'resamples'?");
-  EXPECT_EQ(errors(""), "plan.yaml:1: directions: is required: a list of pairs such as [de-en, en-de]");
+  EXPECT_EQ(errors(""),
+            "plan.yaml:1: directions: is required: a list of pairs such as [de-en, en-de]");
   EXPECT_EQ(errors("directions:\n  - en-de: {set: {lstm: [model.dropout=0.4]}}\n"),
             "plan.yaml:6: directions[1] en-de.set: 'lstm' is not one of the plan's models");
 }
@@ -106,24 +118,32 @@ TEST_F(ExperimentPlanTest, ErrorsNameTheLineAndTheKey) {
 // arguments of compare.sh (another binary ran), names with '/', spaces or tabs wrote outside
 // reports/plans, and 10^12 seeds kept `nmtzoo-plan status` busy for minutes.
 TEST_F(ExperimentPlanTest, NamesValuesAndCountsFromAPlanAreChecked) {
-  EXPECT_EQ(errors("directions:\n  - de-en: {set: {rnn: [\"tokenizer.prefix=x\\t--frozen-bin\\t/tmp/evil\"]}}\n"),
-            "plan.yaml:6: directions[1] de-en.set.rnn: 'tokenizer.prefix=x' holds a control character (byte 19, "
+  EXPECT_EQ(errors("directions:\n  - de-en: {set: {rnn: "
+                   "[\"tokenizer.prefix=x\\t--frozen-bin\\t/tmp/evil\"]}}\n"),
+            "plan.yaml:6: directions[1] de-en.set.rnn: 'tokenizer.prefix=x' holds a control "
+            "character (byte 19, "
             "code 9): a plan's texts are one line without TABs");
   EXPECT_EQ(errors("name: ../../../../X\ndirections: [de-en]\n"),
-            "plan.yaml:5: name: '../../../../X' is not a name: use letters, digits, '.', '_' and '-' (not first), at most 100");
-  EXPECT_NE(errors("name: \"a b\"\ndirections: [de-en]\n").find("'a b' is not a name"), std::string::npos);
-  EXPECT_NE(errors("tests: [../../etc/passwd]\ndirections: [de-en]\n").find("tests: '../../etc/passwd' is not a name"),
+            "plan.yaml:5: name: '../../../../X' is not a name: use letters, digits, '.', '_' and "
+            "'-' (not first), at most 100");
+  EXPECT_NE(errors("name: \"a b\"\ndirections: [de-en]\n").find("'a b' is not a name"),
             std::string::npos);
-  EXPECT_EQ(errors("seeds: 1000000000000\ndirections: [de-en]\n"), "plan.yaml:5: seeds: 1000000000000 is over the limit of 100");
-  EXPECT_EQ(errors("directions:\n  - de-en: {seeds: 101}\n"), "plan.yaml:6: directions[1] de-en.seeds: 101 is over the limit of 100");
+  EXPECT_NE(errors("tests: [../../etc/passwd]\ndirections: [de-en]\n")
+                .find("tests: '../../etc/passwd' is not a name"),
+            std::string::npos);
+  EXPECT_EQ(errors("seeds: 1000000000000\ndirections: [de-en]\n"),
+            "plan.yaml:5: seeds: 1000000000000 is over the limit of 100");
+  EXPECT_EQ(errors("directions:\n  - de-en: {seeds: 101}\n"),
+            "plan.yaml:6: directions[1] de-en.seeds: 101 is over the limit of 100");
   const std::string path = dir_.path("bad_model_name.yaml");
-  testing::write_text(path, "tokenizer_prefix: runs/spm_{languages}\nmodels:\n  \"../../x\": " + dir_.path("rnn.yaml") +
-                                "\ndirections: [de-en]\n");
+  testing::write_text(path, "tokenizer_prefix: runs/spm_{languages}\nmodels:\n  \"../../x\": " +
+                                dir_.path("rnn.yaml") + "\ndirections: [de-en]\n");
   try {
     load_plan(path);
     FAIL() << "a model named ../../x";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("models: '../../x' is not a name"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("models: '../../x' is not a name"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -136,37 +156,47 @@ TEST_F(ExperimentPlanTest, AMultilingualSystemTrainsOnceForSeveralOfThePlansDire
   const PlanMultilingual& system = plan.multilingual[0];
   EXPECT_EQ(system.run(), "runs/multi30k_m2o");
   EXPECT_EQ(system.directions[1].pair(), "fr_en");
-  EXPECT_EQ(multilingual_overrides(plan, system),
-            (std::vector<std::string>{"data.directions=[de-en, fr-en]", "data.test=[test_2016_flickr]",
-                                      "tokenizer.prefix=runs/spm_de_en_fr", "training.max_time=60m",
-                                      "model.dropout=0.4"}));
-  const RunConfig config = load_config(plan.model("rnn").config, multilingual_overrides(plan, system));
+  EXPECT_EQ(
+      multilingual_overrides(plan, system),
+      (std::vector<std::string>{"data.directions=[de-en, fr-en]", "data.test=[test_2016_flickr]",
+                                "tokenizer.prefix=runs/spm_de_en_fr", "training.max_time=60m",
+                                "model.dropout=0.4"}));
+  const RunConfig config =
+      load_config(plan.model("rnn").config, multilingual_overrides(plan, system));
   EXPECT_TRUE(config.multilingual());
   EXPECT_EQ(config.target_languages(), (std::vector<std::string>{"en"}));
 
   EXPECT_EQ(errors("tests: [test_2016_flickr]\ndirections: [de-en, fr-en]\nmultilingual:\n"
-                   "  m: {model: gru, directions: [de-en, en-fr]}\n  rnn: {model: rnn, directions: [de-en], sets: []}\n"),
+                   "  m: {model: gru, directions: [de-en, en-fr]}\n  rnn: {model: rnn, directions: "
+                   "[de-en], sets: []}\n"),
             "plan.yaml:8: multilingual.m.model: 'gru' is not one of the plan's models\n"
-            "plan.yaml:8: multilingual.m.directions: 'en-fr' is not one of the plan's directions (its bilingual models are the comparison)\n"
+            "plan.yaml:8: multilingual.m.directions: 'en-fr' is not one of the plan's directions "
+            "(its bilingual models are the comparison)\n"
             "plan.yaml:9: multilingual.rnn: is also the name of a model\n"
             "plan.yaml:9: multilingual.rnn.sets: unknown key 'sets'; did you mean 'set'?\n"
             "plan.yaml:9: multilingual.rnn.directions: needs two directions or more");
 }
 
 TEST_F(ExperimentPlanTest, ChecksEveryConfigWithEachDirectionsOverrides) {
-  EXPECT_EQ(errors("tests: [test_2016_flickr]\ndirections:\n  - de-en\n  - en-de: {set: {rnn: [model.dropot=0.4]}}\n"),
+  EXPECT_EQ(errors("tests: [test_2016_flickr]\ndirections:\n  - de-en\n  - en-de: {set: {rnn: "
+                   "[model.dropot=0.4]}}\n"),
             "plan.yaml:8: directions en-de models.rnn: --set model.dropot: unknown key "
             "'model.dropot'; did you mean 'model.dropout'?");
   testing::write_text(dir_.path("rnn.yaml"), "model:\n  arch: rnn_bahdanau_small\n  hidden: 3\n");
-  EXPECT_NE(errors("tests: [test_2016_flickr]\ndirections: [de-en, en-de]\n").find("plan.yaml:4: models.rnn: rnn.yaml:3: unknown key 'model.hidden'"),
+  EXPECT_NE(errors("tests: [test_2016_flickr]\ndirections: [de-en, en-de]\n")
+                .find("plan.yaml:4: models.rnn: rnn.yaml:3: unknown key 'model.hidden'"),
             std::string::npos);
 }
 
 TEST_F(ExperimentPlanTest, ADirectionsMissingDataIsNamedBeforeAnythingRuns) {
-  const std::string message = errors("tests: [test_2016_flickr, test_2017_flickr]\ndirections: [de-en, fr-en]\n");
-  EXPECT_EQ(message, "plan.yaml:6: directions fr-en: the test set 'test_2017_flickr' has no fr file: "
-                     "test_2017_flickr.fr.gz (list the test sets it has with tests:)");
-  EXPECT_EQ(errors("tests: [test_2016_flickr]\ndirections: [de-cs]\n").find("plan.yaml:6: directions de-cs: the training corpus 'train' has no cs file"), 0u);
+  const std::string message =
+      errors("tests: [test_2016_flickr, test_2017_flickr]\ndirections: [de-en, fr-en]\n");
+  EXPECT_EQ(message,
+            "plan.yaml:6: directions fr-en: the test set 'test_2017_flickr' has no fr file: "
+            "test_2017_flickr.fr.gz (list the test sets it has with tests:)");
+  EXPECT_EQ(errors("tests: [test_2016_flickr]\ndirections: [de-cs]\n")
+                .find("plan.yaml:6: directions de-cs: the training corpus 'train' has no cs file"),
+            0u);
 }
 
 // A run's speed for the status's ETA: the median over the log's last intervals, so one long pause

@@ -148,7 +148,8 @@ TEST(Config, DuplicateKeyIsRejected) {
 
 // yaml-cpp throws when such a key is converted to a string: the loader must catch it.
 TEST(Config, ListOrMappingAsAKeyIsAConfigError) {
-  EXPECT_EQ(load_error("[data]: {}\n"), "run.yaml:1: a key must be a name, not a list or a mapping");
+  EXPECT_EQ(load_error("[data]: {}\n"),
+            "run.yaml:1: a key must be a name, not a list or a mapping");
   EXPECT_EQ(load_error("model:\n  ? {dropout: 0.1}\n  : 0.2\n  heads: 4\n"),
             "run.yaml:2: a key must be a name, not a list or a mapping");
 }
@@ -170,8 +171,9 @@ TEST(Config, OverrideBeatsTheFile) {
 
 TEST(Config, BadOverrideIsRejectedWithSuggestion) {
   std::string error = load_error("", {"training.lrr=0.1"});
-  EXPECT_NE(error.find("--set training.lrr: unknown key 'training.lrr'; did you mean 'training.lr'"),
-            std::string::npos)
+  EXPECT_NE(
+      error.find("--set training.lrr: unknown key 'training.lrr'; did you mean 'training.lr'"),
+      std::string::npos)
       << error;
   EXPECT_NE(load_error("", {"training.lr"}).find("expected key=value"), std::string::npos);
 }
@@ -199,8 +201,8 @@ TEST(Config, PresetValuesFillOnlyUnsetKeys) {
 
 TEST(Config, CrossKeyChecksNameTheKey) {
   TempDir dir;
-  auto config = load_config(write_config(
-      dir, "tokenizer:\n  joint: false\nmodel:\n  share_embeddings: all\n"));
+  auto config = load_config(
+      write_config(dir, "tokenizer:\n  joint: false\nmodel:\n  share_embeddings: all\n"));
   const std::string message = check_error(config);
   EXPECT_NE(message.find(dir.path("run.yaml") + ":4: model.share_embeddings"), std::string::npos)
       << message;
@@ -244,11 +246,13 @@ TEST(Config, BpeDropoutProbabilityMustBeBelowOne) {
   TempDir dir;
   const std::string message =
       check_error(load_config(write_config(dir, "tokenizer:\n  sampling_alpha: 1.5\n")));
-  EXPECT_NE(message.find(dir.path("run.yaml") + ":2: tokenizer.sampling_alpha (1.5)"), std::string::npos)
+  EXPECT_NE(message.find(dir.path("run.yaml") + ":2: tokenizer.sampling_alpha (1.5)"),
+            std::string::npos)
       << message;
   // For a unigram model alpha is a smoothing exponent, not a probability.
-  check_config(load_config(
-      write_config(dir, "tokenizer:\n  model_type: unigram\n  sampling_alpha: 1.5\n  sampling_sides: source\n")));
+  check_config(load_config(write_config(
+      dir,
+      "tokenizer:\n  model_type: unigram\n  sampling_alpha: 1.5\n  sampling_sides: source\n")));
   EXPECT_NE(load_error("tokenizer:\n  sampling_sides: left\n").find("one of source, target, both"),
             std::string::npos);
 }
@@ -276,23 +280,26 @@ data:
     - split: europarl
       weight: 2
 )"));
-  EXPECT_EQ(several.data.train, (std::vector<TrainCorpus>{{"news", 1.0}, {"backtranslated", 0.5},
-                                                          {"europarl", 2.0}}));
+  EXPECT_EQ(several.data.train,
+            (std::vector<TrainCorpus>{{"news", 1.0}, {"backtranslated", 0.5}, {"europarl", 2.0}}));
   save_config(several, "", dir.path("resolved.yaml"));
   EXPECT_EQ(load_config(dir.path("resolved.yaml")).data.train, several.data.train);
-  EXPECT_EQ(load_config(write_config(dir, ""), {"data.train=[a, {split: b, weight: 3}]"}).data.train,
-            (std::vector<TrainCorpus>{{"a", 1.0}, {"b", 3.0}}));
+  EXPECT_EQ(
+      load_config(write_config(dir, ""), {"data.train=[a, {split: b, weight: 3}]"}).data.train,
+      (std::vector<TrainCorpus>{{"a", 1.0}, {"b", 3.0}}));
 }
 
 TEST(Config, BadTrainingCorporaNameTheProblem) {
   EXPECT_NE(load_error("data:\n  train: [a, {split: b, weight: 0}]\n")
                 .find("run.yaml:2: data.train list item: weight: 0 is out of range: expected > 0"),
-            std::string::npos) << load_error("data:\n  train: [a, {split: b, weight: 0}]\n");
+            std::string::npos)
+      << load_error("data:\n  train: [a, {split: b, weight: 0}]\n");
   EXPECT_NE(load_error("data:\n  train: [a, {name: b}]\n").find("unknown key 'name' in a corpus"),
             std::string::npos);
   EXPECT_NE(load_error("data:\n  train: [a, a]\n").find("corpus 'a' is listed twice"),
             std::string::npos);
-  EXPECT_NE(load_error("data:\n  train: []\n").find("expects at least one corpus"), std::string::npos);
+  EXPECT_NE(load_error("data:\n  train: []\n").find("expects at least one corpus"),
+            std::string::npos);
   EXPECT_NE(load_error("data:\n  train: [{weight: 2}]\n").find("corpus 1 has no split name"),
             std::string::npos);
 }

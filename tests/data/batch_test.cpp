@@ -19,8 +19,10 @@ TEST(Batch, PadsAndShiftsTargets) {
     ASSERT_EQ(actual.size(0), static_cast<int64_t>(rows.size()));
     for (size_t b = 0; b < rows.size(); ++b) {
       auto row = actual[b];
-      EXPECT_EQ(std::vector<int64_t>(row.data_ptr<int64_t>(), row.data_ptr<int64_t>() + row.numel()),
-                rows[b]) << "row " << b;
+      EXPECT_EQ(
+          std::vector<int64_t>(row.data_ptr<int64_t>(), row.data_ptr<int64_t>() + row.numel()),
+          rows[b])
+          << "row " << b;
     }
   };
   const int64_t P = kPadId, B = kBosId, E = kEosId;

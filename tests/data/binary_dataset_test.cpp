@@ -110,7 +110,8 @@ TEST(BinaryDataset, ATruncatedTokenFileIsAnErrorNamingIt) {
   fs::resize_file(tok, fs::file_size(tok) - 4);
   const std::string message = corruption_message(dir.path());
   EXPECT_NE(message.find("binary dataset file '" + tok + "' is corrupt or truncated"),
-            std::string::npos) << message;
+            std::string::npos)
+      << message;
   EXPECT_NE(message.find("nmtzoo-prepare --force"), std::string::npos) << message;
 }
 
@@ -139,8 +140,10 @@ TEST(BinaryDataset, WrongMagicOrVersionIsAnErrorNamingTheFile) {
     std::fstream file(raw, std::ios::in | std::ios::out | std::ios::binary);
     file.write("GARBAGE!", 8);
   }
-  EXPECT_NE(corruption_message(dir.path()).find("'" + raw + "' is corrupt or truncated: wrong magic"),
-            std::string::npos) << corruption_message(dir.path());
+  EXPECT_NE(
+      corruption_message(dir.path()).find("'" + raw + "' is corrupt or truncated: wrong magic"),
+      std::string::npos)
+      << corruption_message(dir.path());
 }
 
 TEST(BinaryDataset, AnIdOutsideTheVocabularyIsAnErrorAtOpenNamingPairLineAndByte) {
@@ -241,8 +244,7 @@ TEST(BinaryDataset, InvalidUtf8OrNulInTheTextIsRefusedEvenWithAMatchingChecksum)
 
 TEST(BinaryDataset, TextInAnyScriptAndEmptySidesOpen) {
   TempDir dir;
-  const std::vector<std::string> texts = {"Grüße", "猫が好き", "😀 ok",
-                                          "",      "ǅ and €",  "Ünïcödé"};
+  const std::vector<std::string> texts = {"Grüße", "猫が好き", "😀 ok", "", "ǅ and €", "Ünïcödé"};
   {
     DatasetWriter writer(dir.path(), "train");
     for (size_t i = 0; i + 1 < texts.size(); i += 2)

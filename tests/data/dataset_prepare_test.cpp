@@ -38,7 +38,8 @@ std::string prepare_error(const RunConfig& config) {
 // `n` lines "w<i>" with `bad` at 1-based line `bad_line` (0: none).
 std::string numbered_lines(int n, int bad_line = 0, const std::string& bad = "") {
   std::string text;
-  for (int i = 1; i <= n; ++i) text += (i == bad_line ? bad : "a b c " + std::to_string(i % 7)) + "\n";
+  for (int i = 1; i <= n; ++i)
+    text += (i == bad_line ? bad : "a b c " + std::to_string(i % 7)) + "\n";
   return text;
 }
 
@@ -51,19 +52,23 @@ TEST(PrepareDataset, OneThreadAndFourThreadsWriteTheSameBytesFromPlainAndGzip) {
   config.data.train = {{"train", 1.0}, {"more", 0.5}};
   const Tokenizers tokenizers = load_tokenizers(config);
   std::ostringstream log;
-  auto one = prepare_dataset(with_bin_dir(config, run.path("one")), tokenizers, log, {1, false, false});
-  auto four = prepare_dataset(with_bin_dir(config, run.path("four")), tokenizers, log, {4, false, false});
+  auto one =
+      prepare_dataset(with_bin_dir(config, run.path("one")), tokenizers, log, {1, false, false});
+  auto four =
+      prepare_dataset(with_bin_dir(config, run.path("four")), tokenizers, log, {4, false, false});
   ASSERT_EQ(one.corpora.size(), 2u);
   EXPECT_EQ(one.corpora[0].end, one.corpora[1].begin);
   EXPECT_EQ(one.corpora[1].end - one.corpora[1].begin, one.corpora[0].end);
   EXPECT_EQ(one.valid_pairs, 40);
   EXPECT_EQ(four.threads, 4);
   for (const auto& [name, size] : one.files) {
-    EXPECT_EQ(testing::read_text(run.path("one/" + name)), testing::read_text(run.path("four/" + name)))
+    EXPECT_EQ(testing::read_text(run.path("one/" + name)),
+              testing::read_text(run.path("four/" + name)))
         << name;
   }
   // Every kept pair holds the tokenizer's ids of its line.
-  BinaryDataset train(run.path("four"), "train", tokenizers.src->vocab_size(), tokenizers.tgt->vocab_size());
+  BinaryDataset train(run.path("four"), "train", tokenizers.src->vocab_size(),
+                      tokenizers.tgt->vocab_size());
   ASSERT_EQ(train.size(), one.train_pairs);
   auto lines = read_parallel(run.path("data/train.src"), run.path("data/train.tgt"));
   for (int64_t i : {int64_t{0}, int64_t{4321}, train.size() - 1}) {
@@ -97,10 +102,14 @@ TEST(PrepareDataset, StalenessFollowsTheConfigTheTokenizerAndTheInputFiles) {
   const std::string src = run.path("data/train.src");
   const std::string text = testing::read_text(src);
   testing::write_text(src, text);
-  struct utimbuf later {1000000000, 1000000000};
+  struct utimbuf later {
+    1000000000, 1000000000
+  };
   utime(src.c_str(), &later);
-  EXPECT_NE(dataset_staleness(config, fingerprint).find("train.src' changed since the dataset was prepared"),
-            std::string::npos) << dataset_staleness(config, fingerprint);
+  EXPECT_NE(dataset_staleness(config, fingerprint)
+                .find("train.src' changed since the dataset was prepared"),
+            std::string::npos)
+      << dataset_staleness(config, fingerprint);
 }
 
 TEST(PrepareDataset, ADataFileOfTheWrongSizeIsAnErrorNamingIt) {
@@ -115,7 +124,8 @@ TEST(PrepareDataset, ADataFileOfTheWrongSizeIsAnErrorNamingIt) {
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find("binary dataset file '" + tok + "' is " +
                                          std::to_string(fs::file_size(tok)) + " bytes"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -141,7 +151,8 @@ TEST(PrepareDataset, BadDataDeepInAFileIsFoundDuringPreparationWithFileAndLine) 
   testing::write_text(tgt, numbered_lines(8999));
   EXPECT_NE(prepare_error(config).find("line counts differ: '" + src + "' has 9000 lines but '" +
                                        tgt + "' has 8999"),
-            std::string::npos) << prepare_error(config);
+            std::string::npos)
+      << prepare_error(config);
   EXPECT_FALSE(fs::exists(fs::path(config.dataset_dir()) / kManifestName));
 }
 
@@ -203,7 +214,8 @@ TEST(TrainingData, PreparesOnceThenReusesTheDataset) {
   TinyRun run("transformer");
   std::ostringstream first_log;
   TrainingData first = prepare_training_data(run.config(), first_log);
-  EXPECT_NE(first_log.str().find("preparing the binary dataset"), std::string::npos) << first_log.str();
+  EXPECT_NE(first_log.str().find("preparing the binary dataset"), std::string::npos)
+      << first_log.str();
   EXPECT_EQ(first.train->size(), 400);
   EXPECT_EQ(first.valid.size(), 40u);
   EXPECT_EQ(first.valid_requests.size(), 40u);
@@ -230,13 +242,16 @@ TEST(TrainingData, AManifestRangeBeyondTheDatasetIsRefusedNamingTheManifest) {
     ADD_FAILURE() << "an edited manifest range was used";
   } catch (const DataError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("corpus 'train' of " + run.config().dataset_dir() + "/dataset.json gives pairs [0, 20000000)"),
-              std::string::npos) << message;
+    EXPECT_NE(message.find("corpus 'train' of " + run.config().dataset_dir() +
+                           "/dataset.json gives pairs [0, 20000000)"),
+              std::string::npos)
+        << message;
   }
 }
 
 TEST(TrainingData, CorpusWeightsSetHowOftenAnEpochSeesEachPair) {
-  const std::vector<CorpusShare> corpora{{"a", 0, 100, 2.0}, {"b", 100, 300, 0.25}, {"c", 300, 310, 1.0}};
+  const std::vector<CorpusShare> corpora{
+      {"a", 0, 100, 2.0}, {"b", 100, 300, 0.25}, {"c", 300, 310, 1.0}};
   auto epoch0 = epoch_pairs(corpora, 1, 0);
   std::vector<int> seen(310, 0);
   for (int64_t pair : epoch0) ++seen[static_cast<size_t>(pair)];

@@ -56,16 +56,20 @@ TEST(Multilingual, EveryDirectionsPairsAreTaggedWithTheirTarget) {
   EXPECT_EQ(manifest.corpora[0].split, "train src-tgt");
   EXPECT_EQ(manifest.corpora[1].split, "train src-dup");
   EXPECT_EQ(manifest.valid_pairs, 80);  // both directions' validation sets
-  BinaryDataset train(config.dataset_dir(), "train", tokenizers.src->vocab_size(), tokenizers.tgt->vocab_size());
+  BinaryDataset train(config.dataset_dir(), "train", tokenizers.src->vocab_size(),
+                      tokenizers.tgt->vocab_size());
   const auto sources = read_parallel(run.path("data/train.src"), run.path("data/train.dup"));
   for (size_t c = 0; c < 2; ++c) {
     const int64_t first = manifest.corpora[c].begin;
     const auto pair = train.pairs({first});
     const std::string target = c == 0 ? "tgt" : "dup";
     EXPECT_EQ(std::vector<int32_t>(pair[0].src.begin(), pair[0].src.end()),
-              concatenated(tokenizers.tags.prefix(target), tokenizers.src->encode(sources.src[static_cast<size_t>(train.line(first) - 1)])));
+              concatenated(
+                  tokenizers.tags.prefix(target),
+                  tokenizers.src->encode(sources.src[static_cast<size_t>(train.line(first) - 1)])));
   }
-  EXPECT_EQ(train.tgt_text(manifest.corpora[1].begin), sources.tgt[static_cast<size_t>(train.line(manifest.corpora[1].begin) - 1)]);
+  EXPECT_EQ(train.tgt_text(manifest.corpora[1].begin),
+            sources.tgt[static_cast<size_t>(train.line(manifest.corpora[1].begin) - 1)]);
   // Training reads a corpus a direction, each with its training corpus's weight.
   const TrainingData data = prepare_training_data(config, log);
   ASSERT_EQ(data.corpora.size(), 2u);
@@ -100,12 +104,15 @@ TEST(Multilingual, ValidationBleuScoresEachDirectionInItsOwnTargetLanguage) {
   std::vector<std::string> references;
   for (const std::string target : {"tgt", "dup"}) {
     const auto pairs = read_parallel(run.path("data/valid.src"), run.path("data/valid." + target));
-    for (size_t i = 0; i < pairs.src.size(); ++i) requests.push_back({pairs.src[i], {}, {}, target});
+    for (size_t i = 0; i < pairs.src.size(); ++i)
+      requests.push_back({pairs.src[i], {}, {}, target});
     references.insert(references.end(), pairs.tgt.begin(), pairs.tgt.end());
   }
-  ModelTranslator translator(engine.model(), load_tokenizers(config), SearchOptions(config.decoding), torch::kCPU);
+  ModelTranslator translator(engine.model(), load_tokenizers(config),
+                             SearchOptions(config.decoding), torch::kCPU);
   std::vector<std::string> hypotheses;
-  for (auto& translation : translator.translate(requests)) hypotheses.push_back(translation.texts[0]);
+  for (auto& translation : translator.translate(requests))
+    hypotheses.push_back(translation.texts[0]);
   ASSERT_EQ(hypotheses.size(), 80u);
   EXPECT_GE(result.bleu, 0.0);
   EXPECT_DOUBLE_EQ(result.bleu, Bleu().corpus_score(hypotheses, {references}).score);
@@ -123,12 +130,18 @@ TEST(Multilingual, TheConfigIsCheckedForDirectionsItCannotTrain) {
     }
     return std::string("(none)");
   };
-  EXPECT_NE(problem({"data.directions=[src-tgt, src]"}).find("data.directions has 'src-', which is not two different language codes"),
-            std::string::npos) << problem({"data.directions=[src-tgt, src]"});
-  EXPECT_NE(problem({"data.directions=[src-tgt, src-tgt]"}).find("data.directions lists 'src-tgt' twice"), std::string::npos);
-  EXPECT_NE(problem({"data.directions=[src-tgt, src-dup]", "tokenizer.joint=false"}).find("needs tokenizer.joint: true"),
+  EXPECT_NE(problem({"data.directions=[src-tgt, src]"})
+                .find("data.directions has 'src-', which is not two different language codes"),
+            std::string::npos)
+      << problem({"data.directions=[src-tgt, src]"});
+  EXPECT_NE(
+      problem({"data.directions=[src-tgt, src-tgt]"}).find("data.directions lists 'src-tgt' twice"),
+      std::string::npos);
+  EXPECT_NE(problem({"data.directions=[src-tgt, src-dup]", "tokenizer.joint=false"})
+                .find("needs tokenizer.joint: true"),
             std::string::npos);
-  EXPECT_NE(problem({"data.directions=[src-tgt, src-dup]", "tokenizer.sampling_alpha=0.1"}).find("would lose their"),
+  EXPECT_NE(problem({"data.directions=[src-tgt, src-dup]", "tokenizer.sampling_alpha=0.1"})
+                .find("would lose their"),
             std::string::npos);
   EXPECT_EQ(problem({"data.directions=[src-tgt, src-dup]"}), "(none)");
 }
@@ -140,8 +153,10 @@ TEST(Multilingual, TheTargetComesFromTheRequestOrTheDefaultNeverFromTheText) {
   const std::vector<int32_t> words = tokenizers.src->encode("alpha bravo");
   const std::vector<int32_t>& tgt = tokenizers.tags.prefix("tgt");
   const std::vector<int32_t>& dup = tokenizers.tags.prefix("dup");
-  EXPECT_EQ(source_ids(tokenizers, {"alpha bravo", {}, {}, "dup"}, "", 1), concatenated(dup, words));
-  EXPECT_EQ(source_ids(tokenizers, {"alpha bravo", {}, {}, {}}, "tgt", 1), concatenated(tgt, words));
+  EXPECT_EQ(source_ids(tokenizers, {"alpha bravo", {}, {}, "dup"}, "", 1),
+            concatenated(dup, words));
+  EXPECT_EQ(source_ids(tokenizers, {"alpha bravo", {}, {}, {}}, "tgt", 1),
+            concatenated(tgt, words));
   // A tag in the text would be the control token: refused wherever it stands, not obeyed.
   for (const char* text : {"<2dup> alpha bravo", "alpha <2tgt>"}) {
     try {
@@ -149,7 +164,8 @@ TEST(Multilingual, TheTargetComesFromTheRequestOrTheDefaultNeverFromTheText) {
       FAIL() << text;
     } catch (const UnusableGuide& e) {
       EXPECT_EQ(e.field, "source");
-      EXPECT_NE(std::string(e.what()).find("line 4: the text holds <2"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("line 4: the text holds <2"), std::string::npos)
+          << e.what();
     }
   }
   EXPECT_TRUE(source_ids(tokenizers, {"", {}, {}, "dup"}, "", 1).empty());
@@ -168,18 +184,22 @@ TEST(Multilingual, TheTargetComesFromTheRequestOrTheDefaultNeverFromTheText) {
   }
   // A bilingual model reads a tag-like start as text, and refuses another target.
   const Tokenizers bilingual = load_tokenizers(run.config());
-  EXPECT_EQ(source_ids(bilingual, {"alpha bravo", {}, {}, "tgt"}, "", 1), bilingual.src->encode("alpha bravo"));
+  EXPECT_EQ(source_ids(bilingual, {"alpha bravo", {}, {}, "tgt"}, "", 1),
+            bilingual.src->encode("alpha bravo"));
   EXPECT_THROW(source_ids(bilingual, {"alpha", {}, {}, "dup"}, "", 1), UnusableGuide);
 }
 
 TEST(Multilingual, AJsonlLineMayNameItsTarget) {
-  EXPECT_EQ(parse_request(R"({"src": "ein Hund", "target": "fr"})", InputFormat::kJsonl, "in:1").target_lang, "fr");
+  EXPECT_EQ(parse_request(R"({"src": "ein Hund", "target": "fr"})", InputFormat::kJsonl, "in:1")
+                .target_lang,
+            "fr");
   EXPECT_EQ(parse_request(R"({"src": "ein Hund"})", InputFormat::kJsonl, "in:1").target_lang, "");
   try {
     parse_request(R"({"src": "ein Hund", "tgt": "fr"})", InputFormat::kJsonl, "in:2");
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), "in:2: unknown field \"tgt\" (expected src, target, prefix, constraints)");
+    EXPECT_EQ(std::string(e.what()),
+              "in:2: unknown field \"tgt\" (expected src, target, prefix, constraints)");
   }
 }
 

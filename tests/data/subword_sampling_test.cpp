@@ -16,7 +16,8 @@ std::vector<int32_t> ids(const TokenSpan& span) { return {span.begin(), span.end
 
 // Training data of a tiny run, and a sampler over it built from `overrides`.
 struct SamplingFixture {
-  explicit SamplingFixture(const std::vector<std::string>& overrides = {"tokenizer.sampling_alpha=0.3"})
+  explicit SamplingFixture(
+      const std::vector<std::string>& overrides = {"tokenizer.sampling_alpha=0.3"})
       : run("transformer", overrides), data(prepare_training_data(run.config(), log)) {}
   SubwordSampler sampler(int64_t max_len = 1000) const {
     return SubwordSampler(data.tokenizers, run.config().tokenizer, 7, max_len);
@@ -36,7 +37,8 @@ TEST(SubwordSampler, OffReturnsThePreparedSegmentation) {
   SubwordSampler sampler = fixture.sampler();
   EXPECT_FALSE(sampler.enabled());
   auto indices = fixture.all();
-  const SampledPairs result = sampler.pairs(*fixture.data.train, indices, 3);  // owns the sampled ids
+  const SampledPairs result =
+      sampler.pairs(*fixture.data.train, indices, 3);  // owns the sampled ids
   const auto& sampled = result.pairs;
   for (size_t i = 0; i < indices.size(); ++i) {
     auto prepared = fixture.data.train->pairs({indices[i]})[0];
@@ -52,7 +54,8 @@ TEST(SubwordSampler, EachEpochResegmentsTheSameTextReproducibly) {
   auto indices = fixture.all();
   auto snapshot = [&](const SubwordSampler& s, const std::vector<int64_t>& which, int64_t epoch) {
     std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> out;
-    for (const auto& pair : s.pairs(*fixture.data.train, which, epoch).pairs) out.emplace_back(ids(pair.src), ids(pair.tgt));
+    for (const auto& pair : s.pairs(*fixture.data.train, which, epoch).pairs)
+      out.emplace_back(ids(pair.src), ids(pair.tgt));
     return out;
   };
   auto epoch0 = snapshot(sampler, indices, 0);
@@ -66,7 +69,8 @@ TEST(SubwordSampler, EachEpochResegmentsTheSameTextReproducibly) {
     prepared_differ += epoch0[i].first != ids(prepared.src);
   }
   EXPECT_GT(differing, indices.size() / 4) << "epochs sample differently";
-  EXPECT_GT(prepared_differ, indices.size() / 4) << "and differently from the prepared segmentation";
+  EXPECT_GT(prepared_differ, indices.size() / 4)
+      << "and differently from the prepared segmentation";
 
   // Batching sees exactly these lengths, sampled on several threads.
   auto [src_lengths, tgt_lengths] = sampler.epoch_lengths(*fixture.data.train, 1, 3);
@@ -79,14 +83,16 @@ TEST(SubwordSampler, EachEpochResegmentsTheSameTextReproducibly) {
   SubwordSampler again = fixture.sampler();
   std::vector<int64_t> reversed(indices.rbegin(), indices.rbegin() + 10);
   auto subset = snapshot(again, reversed, 1);
-  for (size_t i = 0; i < reversed.size(); ++i) EXPECT_EQ(subset[i], epoch1[static_cast<size_t>(reversed[i])]);
+  for (size_t i = 0; i < reversed.size(); ++i)
+    EXPECT_EQ(subset[i], epoch1[static_cast<size_t>(reversed[i])]);
 }
 
 TEST(SubwordSampler, SamplesOnlyTheSidesAsked) {
   SamplingFixture fixture({"tokenizer.sampling_alpha=0.5", "tokenizer.sampling_sides=target"});
   SubwordSampler sampler = fixture.sampler();
   auto indices = fixture.all();
-  const SampledPairs result = sampler.pairs(*fixture.data.train, indices, 0);  // owns the sampled ids
+  const SampledPairs result =
+      sampler.pairs(*fixture.data.train, indices, 0);  // owns the sampled ids
   const auto& sampled = result.pairs;
   size_t target_differs = 0;
   for (size_t i = 0; i < indices.size(); ++i) {

@@ -43,7 +43,8 @@ TEST(TranslationInput, JsonlObjects) {
 
 // A JSON escape must not let in what a plain text line may not hold.
 TEST(TranslationInput, JsonlTextsFollowTheRuleOfTextLines) {
-  EXPECT_EQ(error_of(R"({"src": "a\u0000b"})", InputFormat::kJsonl), "in.jsonl:7: src has a NUL byte at byte 2");
+  EXPECT_EQ(error_of(R"({"src": "a\u0000b"})", InputFormat::kJsonl),
+            "in.jsonl:7: src has a NUL byte at byte 2");
   EXPECT_EQ(error_of(R"({"src": "a", "prefix": "\u0000"})", InputFormat::kJsonl),
             "in.jsonl:7: prefix has a NUL byte at byte 1");
   EXPECT_EQ(error_of(R"({"src": "a", "constraints": ["dog", "c\u0000t"]})", InputFormat::kJsonl),
@@ -51,20 +52,24 @@ TEST(TranslationInput, JsonlTextsFollowTheRuleOfTextLines) {
 }
 
 TEST(TranslationInput, BadJsonlNamesTheLineAndTheField) {
-  EXPECT_NE(error_of("{\"src\": ", InputFormat::kJsonl).find("in.jsonl:7: not valid JSON"), std::string::npos);
+  EXPECT_NE(error_of("{\"src\": ", InputFormat::kJsonl).find("in.jsonl:7: not valid JSON"),
+            std::string::npos);
   EXPECT_NE(error_of("", InputFormat::kJsonl).find("in.jsonl:7"), std::string::npos);
   EXPECT_NE(error_of("[1]", InputFormat::kJsonl).find("expected a JSON object"), std::string::npos);
   EXPECT_NE(error_of("{}", InputFormat::kJsonl).find("missing field \"src\""), std::string::npos);
-  EXPECT_NE(error_of(R"({"src": 3})", InputFormat::kJsonl).find("field \"src\" must be a string, got number"),
+  EXPECT_NE(error_of(R"({"src": 3})", InputFormat::kJsonl)
+                .find("field \"src\" must be a string, got number"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"src": "a", "constraints": "dog"})", InputFormat::kJsonl)
                 .find("\"constraints\" must be a list"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"src": "a", "constraints": ["dog", 1]})", InputFormat::kJsonl).find("constraints[1]"),
+  EXPECT_NE(error_of(R"({"src": "a", "constraints": ["dog", 1]})", InputFormat::kJsonl)
+                .find("constraints[1]"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"source": "a"})", InputFormat::kJsonl).find("unknown field \"source\""),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"src": "a", "n": 5e2055555555})", InputFormat::kJsonl).find("in.jsonl:7: not valid JSON"),
+  EXPECT_NE(error_of(R"({"src": "a", "n": 5e2055555555})", InputFormat::kJsonl)
+                .find("in.jsonl:7: not valid JSON"),
             std::string::npos)
       << "a number nlohmann cannot hold (found by fuzz/translation_input_fuzzer.cpp)";
   EXPECT_THROW(parse_input_format("csv"), std::invalid_argument);

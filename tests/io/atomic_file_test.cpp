@@ -86,7 +86,8 @@ TEST(AtomicWrite, AFileSizeLimitIsAnErrorNamingThePathAndKeepsThePreviousFile) {
   setrlimit(RLIMIT_FSIZE, &saved);
   signal(SIGXFSZ, previous_handler);
   EXPECT_NE(message.find("writing '" + path + "' failed: File too large (disk full?)"),
-            std::string::npos) << message;
+            std::string::npos)
+      << message;
   EXPECT_EQ(testing::read_text(path), "good");
   EXPECT_EQ(files_in(dir.path()), 1u);
 }
@@ -126,14 +127,17 @@ TEST(AtomicWrite, WritesLargerThanTheStreamBufferArriveWhole) {
 TEST(AtomicWrite, NamesUpToTheFileSystemsLimitCanBeWritten) {
   TempDir dir;
   const std::string long_name = std::string(250, 'a');
-  const std::string multibyte = std::string(240, 'a') + "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9";  // 254 bytes
+  const std::string multibyte =
+      std::string(240, 'a') + "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9";  // 254 bytes
   for (const std::string& name : {long_name, long_name + "bcde", multibyte, std::string("short")}) {
     write_file_atomically(dir.path(name), [&](std::ostream& out) { out << name.size(); });
     EXPECT_EQ(testing::read_text(dir.path(name)), std::to_string(name.size()));
   }
   EXPECT_EQ(files_in(dir.path()), 4u);  // no temporary left behind
-  const std::string a = std::filesystem::path(temporary_path_beside(dir.path(long_name + "1"))).filename();
-  const std::string b = std::filesystem::path(temporary_path_beside(dir.path(long_name + "2"))).filename();
+  const std::string a =
+      std::filesystem::path(temporary_path_beside(dir.path(long_name + "1"))).filename();
+  const std::string b =
+      std::filesystem::path(temporary_path_beside(dir.path(long_name + "2"))).filename();
   EXPECT_NE(a, b);
   EXPECT_LE(a.size(), 255u);
 }
@@ -147,10 +151,14 @@ TEST(AtomicWrite, StaleTemporaryFilesOfDeadProcessesAreRemoved) {
       ".spm.tmp.4194305.model", ".spm.tmp.4194305.vocab"};  // the tokenizer trainer's scratch
   for (const std::string& name : stale) testing::write_text(dir.path(name), "partial");
   // Not nmtzoo's, or of a live process: kept.
-  const std::vector<std::string> kept{
-      ".checkpoint_5.pt.tmp." + std::to_string(getpid()), ".init.tmp.1", "checkpoint_4.pt",
-      "notes.tmp.4194305", ".notes.tmp.04194305", ".notes.tmp.4194305.txt",
-      ".notes.tmp.99999999999", ".notes.tmp.4194305x"};
+  const std::vector<std::string> kept{".checkpoint_5.pt.tmp." + std::to_string(getpid()),
+                                      ".init.tmp.1",
+                                      "checkpoint_4.pt",
+                                      "notes.tmp.4194305",
+                                      ".notes.tmp.04194305",
+                                      ".notes.tmp.4194305.txt",
+                                      ".notes.tmp.99999999999",
+                                      ".notes.tmp.4194305x"};
   for (const std::string& name : kept) testing::write_text(dir.path(name), "kept");
   fs::create_directory(dir.path(".folder.tmp.4194305"));
   fs::create_symlink("checkpoint_4.pt", dir.path(".link.tmp.4194305"));
@@ -248,7 +256,8 @@ TEST(AtomicWrite, ACharacterDeviceIsWrittenInPlaceNotReplaced) {
   const std::string full = character_device(dir, "full", 7);
   if (null.empty() || full.empty()) {
     // As root only /dev's own nodes would be left, and a regression would replace them.
-    const char* why = "root, but no device node can be made here (no CAP_MKNOD or a nodev file system)";
+    const char* why =
+        "root, but no device node can be made here (no CAP_MKNOD or a nodev file system)";
     if (testing::require_all()) FAIL() << why << " (NMTZOO_REQUIRE_ALL=1)";
     GTEST_SKIP() << why;
   }

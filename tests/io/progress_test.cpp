@@ -10,7 +10,8 @@ namespace {
 
 TEST(ProgressMeter, LogsPlainLinesOffATerminalAndABarOnOne) {
   std::ostringstream log;
-  ProgressMeter plain(log, "sentences", 200, /*terminal=*/false, /*enabled=*/true, /*interval=*/0.0);
+  ProgressMeter plain(log, "sentences", 200, /*terminal=*/false, /*enabled=*/true,
+                      /*interval=*/0.0);
   plain.update(50);
   EXPECT_NE(log.str().find("progress: 50/200 sentences (25.0%)"), std::string::npos) << log.str();
   EXPECT_NE(log.str().find("ETA"), std::string::npos);

@@ -18,7 +18,8 @@ using testing::TempDir;
 
 std::vector<std::string> event_files(const std::string& dir) {
   std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(dir))
+    names.push_back(entry.path().filename().string());
   return names;
 }
 
@@ -41,7 +42,8 @@ TEST(TensorBoardEvents, ScalarsReadBackAfterTheFileVersionInOneFileAFolder) {
   EXPECT_EQ(events[0].step, 0);
   EXPECT_TRUE(events[0].scalars.empty());
   EXPECT_EQ(events[1].step, 1);
-  EXPECT_EQ(events[1].scalars, (Scalars{{"train/loss", 7.25}, {"train/lr", static_cast<float>(1e-4)}}));
+  EXPECT_EQ(events[1].scalars,
+            (Scalars{{"train/loss", 7.25}, {"train/lr", static_cast<float>(1e-4)}}));
   EXPECT_EQ(events[2].scalars, (Scalars{{"train/loss", 6.5}}));
   EXPECT_GT(events[2].wall_time, 1.7e9);
   EXPECT_GE(events[2].wall_time, events[1].wall_time);
@@ -53,7 +55,10 @@ TEST(TensorBoardEvents, StartingAtAStepDropsLaterRecordsAndATornTail) {
   for (int64_t step = 1; step <= 9; ++step) writer.write(step, {{"train/loss", 10.0 - step}});
   const std::string path = writer.path();
   const auto size = fs::file_size(path);
-  { std::ofstream(path, std::ios::app | std::ios::binary) << std::string("\x20\0\0\0\0\0\0\0\x01", 9); }
+  {
+    std::ofstream(path, std::ios::app | std::ios::binary)
+        << std::string("\x20\0\0\0\0\0\0\0\x01", 9);
+  }
 
   TensorBoardEvents resumed(dir.path());
   resumed.start_at(6);

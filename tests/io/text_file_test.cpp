@@ -235,10 +235,12 @@ TEST(TextProblem, NamesInvalidUtf8FirstThenNulBytes) {
 TEST(Utf8, FindsTheFirstInvalidByte) {
   EXPECT_FALSE(find_invalid_utf8("Zwei Männer spielen Fußball. 日本"));
   EXPECT_FALSE(find_invalid_utf8(""));
-  EXPECT_EQ(find_invalid_utf8("ab\xff" "cd"), 2u);
-  EXPECT_EQ(find_invalid_utf8("a\xc3"), 1u);                // truncated sequence
-  EXPECT_EQ(find_invalid_utf8("a\xed\xa0\x80"), 1u);        // UTF-16 surrogate
-  EXPECT_EQ(find_invalid_utf8("\xc0\xaf"), 0u);             // overlong encoding
+  EXPECT_EQ(find_invalid_utf8("ab\xff"
+                              "cd"),
+            2u);
+  EXPECT_EQ(find_invalid_utf8("a\xc3"), 1u);          // truncated sequence
+  EXPECT_EQ(find_invalid_utf8("a\xed\xa0\x80"), 1u);  // UTF-16 surrogate
+  EXPECT_EQ(find_invalid_utf8("\xc0\xaf"), 0u);       // overlong encoding
 }
 
 }  // namespace

@@ -17,10 +17,12 @@ TEST(BatchedMatmul, MatchesTorchMatmulForwardAndBackward) {
     bool ta, tb;
   };
   for (Case c : {Case{false, false}, Case{false, true}, Case{true, false}}) {
-    auto a = torch::randn(c.ta ? std::vector<int64_t>{3, 4, 7, 5} : std::vector<int64_t>{3, 4, 5, 7})
-                 .requires_grad_();
-    auto b = torch::randn(c.tb ? std::vector<int64_t>{3, 4, 6, 7} : std::vector<int64_t>{3, 4, 7, 6})
-                 .requires_grad_();
+    auto a =
+        torch::randn(c.ta ? std::vector<int64_t>{3, 4, 7, 5} : std::vector<int64_t>{3, 4, 5, 7})
+            .requires_grad_();
+    auto b =
+        torch::randn(c.tb ? std::vector<int64_t>{3, 4, 6, 7} : std::vector<int64_t>{3, 4, 7, 6})
+            .requires_grad_();
     const int64_t before = onednn_matmul_products();
     auto ours = batched_matmul(a, b, c.ta, c.tb);
     EXPECT_EQ(onednn_matmul_products() - before, 12) << "one product per matrix, through oneDNN";

@@ -16,16 +16,19 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // The composition the kernel replaces.
 std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> composed(const torch::Tensor& log_probs,
-                                                                 const torch::Tensor& scores, int64_t count) {
+                                                                 const torch::Tensor& scores,
+                                                                 int64_t count) {
   const int64_t v = log_probs.size(2);
-  auto [values, flat] = (scores.unsqueeze(2) + log_probs).view({log_probs.size(0), -1}).topk(count, 1);
+  auto [values, flat] =
+      (scores.unsqueeze(2) + log_probs).view({log_probs.size(0), -1}).topk(count, 1);
   return {values, flat.div(v, "floor"), flat.remainder(v)};
 }
 
 // Bit for bit: the same float32 sums in the same order, and each names the hypothesis and token it
 // sums. Where sums are equal (likely among thousands), topk's order of them is unspecified: then
 // the candidates must still be all different.
-void expect_as_composed(const torch::Tensor& log_probs, const torch::Tensor& scores, int64_t count) {
+void expect_as_composed(const torch::Tensor& log_probs, const torch::Tensor& scores,
+                        int64_t count) {
   auto [values, beams, tokens] = beam_candidates(log_probs, scores, count);
   auto [ref_values, ref_beams, ref_tokens] = composed(log_probs, scores, count);
   EXPECT_TRUE(values.equal(ref_values)) << (values - ref_values).abs().max();
@@ -35,9 +38,11 @@ void expect_as_composed(const torch::Tensor& log_probs, const torch::Tensor& sco
   EXPECT_TRUE(sums.view({sums.size(0), -1}).gather(1, flat).equal(values));
   EXPECT_TRUE(std::get<0>(flat.sort(1)).diff(1, 1).gt(0).all().item<bool>());
   torch::Tensor unique = values.diff(1, 1).ne(0);
-  torch::Tensor untied = torch::cat({unique, torch::ones({values.size(0), 1}, torch::kBool)}, 1)
-                             .logical_and(torch::cat({torch::ones({values.size(0), 1}, torch::kBool), unique}, 1));
-  EXPECT_TRUE(flat.masked_select(untied).equal((ref_beams * vocab + ref_tokens).masked_select(untied)));
+  torch::Tensor untied =
+      torch::cat({unique, torch::ones({values.size(0), 1}, torch::kBool)}, 1)
+          .logical_and(torch::cat({torch::ones({values.size(0), 1}, torch::kBool), unique}, 1));
+  EXPECT_TRUE(
+      flat.masked_select(untied).equal((ref_beams * vocab + ref_tokens).masked_select(untied)));
 }
 
 TEST(BeamCandidates, EqualTheSumsTopKBitForBit) {
@@ -48,7 +53,8 @@ TEST(BeamCandidates, EqualTheSumsTopKBitForBit) {
       for (int64_t width : {1, 5}) {
         torch::Tensor log_probs = torch::randn({23, width, vocab}).log_softmax(-1);
         torch::Tensor scores = torch::randn({23, width}) * 4;
-        for (int64_t count : {int64_t{1}, std::min<int64_t>(2 * width, width * vocab), width * vocab}) {
+        for (int64_t count :
+             {int64_t{1}, std::min<int64_t>(2 * width, width * vocab), width * vocab}) {
           expect_as_composed(log_probs, scores, count);
         }
       }

@@ -17,26 +17,30 @@ namespace nmtzoo {
 namespace {
 
 // Leaves of the same values, one copy per dtype.
-std::vector<torch::Tensor> leaves(const std::vector<torch::Tensor>& values, torch::ScalarType dtype) {
+std::vector<torch::Tensor> leaves(const std::vector<torch::Tensor>& values,
+                                  torch::ScalarType dtype) {
   std::vector<torch::Tensor> result;
-  for (const auto& v : values) result.push_back(v.to(dtype).detach().requires_grad_(v.requires_grad()));
+  for (const auto& v : values)
+    result.push_back(v.to(dtype).detach().requires_grad_(v.requires_grad()));
   return result;
 }
 
 std::vector<torch::Tensor> gradients(const std::vector<torch::Tensor>& tensors) {
   std::vector<torch::Tensor> result;
-  for (const auto& t : tensors) result.push_back(t.grad().defined() ? t.grad().to(torch::kDouble) : torch::Tensor());
+  for (const auto& t : tensors)
+    result.push_back(t.grad().defined() ? t.grad().to(torch::kDouble) : torch::Tensor());
   return result;
 }
 
-void expect_close(const std::vector<torch::Tensor>& got, const std::vector<torch::Tensor>& expected, double rtol,
-                  double atol) {
+void expect_close(const std::vector<torch::Tensor>& got, const std::vector<torch::Tensor>& expected,
+                  double rtol, double atol) {
   ASSERT_EQ(got.size(), expected.size());
   for (size_t i = 0; i < got.size(); ++i) {
     ASSERT_EQ(got[i].defined(), expected[i].defined()) << "gradient " << i;
     if (!got[i].defined()) continue;
     EXPECT_TRUE(torch::allclose(got[i], expected[i], rtol, atol))
-        << "gradient " << i << ": largest difference " << (got[i] - expected[i]).abs().max().item<double>();
+        << "gradient " << i << ": largest difference "
+        << (got[i] - expected[i]).abs().max().item<double>();
   }
 }
 
@@ -50,7 +54,8 @@ TEST(RecurrentLinear, GradientsEqualThePlainRecurrencesInFloat64) {
   for (const bool bias : {true, false}) {
     for (const bool initial_grad : {true, false}) {
       SCOPED_TRACE(::testing::Message() << "bias " << bias << ", h_0 gradient " << initial_grad);
-      const torch::Tensor w = torch::randn({6, 4}).requires_grad_(), u = torch::randn({6, 6}).requires_grad_();
+      const torch::Tensor w = torch::randn({6, 4}).requires_grad_(),
+                          u = torch::randn({6, 6}).requires_grad_();
       const torch::Tensor b = bias ? torch::randn({6}).requires_grad_() : torch::Tensor();
       const torch::Tensor x = torch::randn({5, 3, 4}).requires_grad_();
       const torch::Tensor h0 = torch::randn({3, 6}).requires_grad_(initial_grad);
@@ -71,7 +76,8 @@ TEST(RecurrentLinear, GradientsEqualThePlainRecurrencesInFloat64) {
                        : torch::tanh(torch::nn::functional::linear(x_t, w64, b64) + h.mm(u64.t()));
           loss = loss + (h * upstream[step]).sum();
         }
-        EXPECT_EQ(testing::graph_nodes(loss).count("nmtzoo::DeferredGradients"), deferred ? 1u : 0u);
+        EXPECT_EQ(testing::graph_nodes(loss).count("nmtzoo::DeferredGradients"),
+                  deferred ? 1u : 0u);
         loss.backward();
         return gradients(t);
       };
@@ -88,7 +94,8 @@ TEST(RecurrentLinear, GradientsEqualThePlainRecurrencesInFloat64) {
 TEST(RecurrentLinear, PlainWhereNothingIsDeferredAndRefusesDoubleBackward) {
   testing::KernelSwitch on(true);
   torch::manual_seed(2);
-  const torch::Tensor w = torch::randn({3, 2}).requires_grad_(), x = torch::randn({4, 2}).requires_grad_();
+  const torch::Tensor w = torch::randn({3, 2}).requires_grad_(),
+                      x = torch::randn({4, 2}).requires_grad_();
   {
     torch::NoGradGuard no_grad;
     EXPECT_FALSE(RecurrentLinear(w, {}).defers());
@@ -140,15 +147,18 @@ TEST(TrainingStepContext, StepsAndGradientsEqualTheCompositionInFloat64) {
 
   for (const bool additive : {true, false}) {
     for (const int64_t thread_count : {int64_t{1}, int64_t{2}}) {
-      SCOPED_TRACE(::testing::Message() << (additive ? "additive" : "dot") << ", " << thread_count << " threads");
+      SCOPED_TRACE(::testing::Message()
+                   << (additive ? "additive" : "dot") << ", " << thread_count << " threads");
       testing::ThreadCount thread_scope(static_cast<int>(thread_count));
       const double scale = additive ? 1.0 : 0.7;
       auto run = [&](bool kernel) {
-        auto t = leaves({keys, memory, energy, inputs, feedback}, kernel ? torch::kFloat : torch::kDouble);
+        auto t = leaves({keys, memory, energy, inputs, feedback},
+                        kernel ? torch::kFloat : torch::kDouble);
         const torch::Tensor &k = t[0], &m = t[1], &v = t[2], &x = t[3], &p = t[4];
         std::optional<TrainingStepContext> source;
         if (kernel) source.emplace(k, m, mask);
-        torch::Tensor context = torch::zeros({batch, dim}, k.options()), loss = torch::zeros({}, torch::kDouble);
+        torch::Tensor context = torch::zeros({batch, dim}, k.options()),
+                      loss = torch::zeros({}, torch::kDouble);
         std::vector<torch::Tensor> outputs;
         for (int64_t step = 0; step < steps; ++step) {
           const torch::Tensor query = torch::tanh(x[step] + context.mm(p));
@@ -158,7 +168,8 @@ TEST(TrainingStepContext, StepsAndGradientsEqualTheCompositionInFloat64) {
           } else {
             torch::Tensor scores = additive ? (torch::tanh(query.unsqueeze(1) + k) * v).sum(-1)
                                             : (k * query.unsqueeze(1)).sum(-1) * scale;
-            weights = scores.masked_fill(mask, -std::numeric_limits<double>::infinity()).softmax(-1);
+            weights =
+                scores.masked_fill(mask, -std::numeric_limits<double>::infinity()).softmax(-1);
             context = (weights.unsqueeze(2) * m).sum(1);
           }
           outputs.push_back(context.detach().to(torch::kDouble));
@@ -182,7 +193,11 @@ TEST(TrainingStepContext, StepsAndGradientsEqualTheCompositionInFloat64) {
       expect_close(got, expected, 1e-5, 1e-5);
       for (int64_t step = 0; step < steps; ++step) {
         const torch::Tensor& weights = got[5 + 2 * static_cast<size_t>(step) + 1];
-        EXPECT_EQ(weights.index({0, torch::indexing::Slice(4, torch::indexing::None)}).abs().max().item<double>(), 0.0);
+        EXPECT_EQ(weights.index({0, torch::indexing::Slice(4, torch::indexing::None)})
+                      .abs()
+                      .max()
+                      .item<double>(),
+                  0.0);
       }
     }
   }
@@ -191,7 +206,8 @@ TEST(TrainingStepContext, StepsAndGradientsEqualTheCompositionInFloat64) {
 // What the kernel takes: under autograd, kernels on, float32 CPU sources that both need gradients.
 TEST(TrainingStepContext, AppliesToTrainingSourcesOnly) {
   testing::KernelSwitch on(true);
-  const torch::Tensor keys = torch::randn({2, 3, 4}).requires_grad_(), memory = torch::randn({2, 3, 5}).requires_grad_();
+  const torch::Tensor keys = torch::randn({2, 3, 4}).requires_grad_(),
+                      memory = torch::randn({2, 3, 5}).requires_grad_();
   EXPECT_TRUE(TrainingStepContext::applies(keys, memory, {}));
   EXPECT_TRUE(TrainingStepContext::applies(keys, memory, torch::zeros({2, 3}, torch::kBool)));
   EXPECT_FALSE(TrainingStepContext::applies(keys, memory, torch::zeros({2, 4}, torch::kBool)));

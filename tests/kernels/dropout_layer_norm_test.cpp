@@ -18,15 +18,18 @@ struct Operands {
 
 Operands operands(std::vector<int64_t> shape, at::ScalarType sublayer_dtype = at::kFloat) {
   const int64_t d = shape.back();
-  return {torch::randn(shape), torch::randn(shape).to(sublayer_dtype), torch::randn({d}), torch::randn({d})};
+  return {torch::randn(shape), torch::randn(shape).to(sublayer_dtype), torch::randn({d}),
+          torch::randn({d})};
 }
 
 // The fused output and every gradient, or with `unfused` those of
 // layer_norm(residual + chunked_dropout(sublayer)), for one upstream gradient; both from seed 42.
-std::tuple<torch::Tensor, std::vector<torch::Tensor>> run(const Operands& in, double p, const torch::Tensor& upstream,
+std::tuple<torch::Tensor, std::vector<torch::Tensor>> run(const Operands& in, double p,
+                                                          const torch::Tensor& upstream,
                                                           bool unfused = false) {
-  std::vector<torch::Tensor> leaves{in.residual.detach().requires_grad_(), in.sublayer.detach().requires_grad_(),
-                                    in.weight.detach().requires_grad_(), in.bias.detach().requires_grad_()};
+  std::vector<torch::Tensor> leaves{
+      in.residual.detach().requires_grad_(), in.sublayer.detach().requires_grad_(),
+      in.weight.detach().requires_grad_(), in.bias.detach().requires_grad_()};
   torch::manual_seed(42);
   torch::Tensor out;
   if (unfused) {
@@ -47,12 +50,13 @@ torch::Tensor drawn_multipliers(std::vector<int64_t> shape, double p) {
   const int64_t d = shape.back();
   torch::manual_seed(42);
   torch::NoGradGuard no_grad;
-  torch::Tensor out = dropout_add_layer_norm(torch::zeros(shape), torch::ones(shape), p, torch::ones({d}),
-                                             torch::zeros({d}), 1e-5);
+  torch::Tensor out = dropout_add_layer_norm(torch::zeros(shape), torch::ones(shape), p,
+                                             torch::ones({d}), torch::zeros({d}), 1e-5);
   return (out > 0).to(at::kFloat) * static_cast<float>(1.0 / (1.0 - p));
 }
 
-void expect_close(const torch::Tensor& a, const torch::Tensor& b, double tolerance, const char* what) {
+void expect_close(const torch::Tensor& a, const torch::Tensor& b, double tolerance,
+                  const char* what) {
   EXPECT_TRUE(torch::allclose(a, b, tolerance, tolerance)) << what << ": " << (a - b).abs().max();
 }
 
@@ -60,7 +64,8 @@ TEST(DropoutAddLayerNorm, WithoutDropoutEqualsLayerNormOfTheSum) {
   torch::manual_seed(1);
   for (int threads : {1, 2}) {
     testing::ThreadCount thread_count(threads);
-    for (std::vector<int64_t> shape : {std::vector<int64_t>{3, 7, 256}, std::vector<int64_t>{37, 13}, std::vector<int64_t>{1, 1}}) {
+    for (std::vector<int64_t> shape : {std::vector<int64_t>{3, 7, 256},
+                                       std::vector<int64_t>{37, 13}, std::vector<int64_t>{1, 1}}) {
       Operands in = operands(shape);
       torch::Tensor upstream = torch::randn(shape);
       auto [out, grads] = run(in, 0.0, upstream);
@@ -91,7 +96,8 @@ TEST(DropoutAddLayerNorm, DropsWhatChunkedDropoutDropsAndMatchesTheUnfusedPath) 
       if (shape.back() < 256) continue;  // a short row may keep everything: no mask to read off
       torch::manual_seed(42);
       torch::Tensor chunked = chunked_dropout(torch::ones(shape), p);
-      EXPECT_TRUE(drawn_multipliers(shape, p).equal(chunked)) << "masks of " << at::IntArrayRef(shape);
+      EXPECT_TRUE(drawn_multipliers(shape, p).equal(chunked))
+          << "masks of " << at::IntArrayRef(shape);
     }
   }
 }
@@ -114,8 +120,8 @@ TEST(DropoutAddLayerNorm, MasksKeepOneMinusPAndDoNotDependOnTheThreadCount) {
   EXPECT_FALSE(one[0][0].equal(one[0][1]));
   torch::manual_seed(43);
   torch::NoGradGuard no_grad;
-  torch::Tensor other = dropout_add_layer_norm(torch::zeros(shape), torch::ones(shape), 0.3, torch::ones({256}),
-                                               torch::zeros({256}), 1e-5);
+  torch::Tensor other = dropout_add_layer_norm(torch::zeros(shape), torch::ones(shape), 0.3,
+                                               torch::ones({256}), torch::zeros({256}), 1e-5);
   EXPECT_FALSE(((other > 0).to(at::kFloat) * (1.0 / 0.7)).equal(one));
 }
 
@@ -135,11 +141,14 @@ TEST(DropoutAddLayerNorm, Bf16SublayerAndNonContiguousResidual) {
 
 TEST(DropoutAddLayerNorm, RefusesWhatItDoesNotTake) {
   auto x = torch::randn({2, 8});
-  EXPECT_FALSE(dropout_add_layer_norm_applies(x.to(at::kDouble), x, torch::ones({8}), torch::zeros({8})));
-  EXPECT_FALSE(dropout_add_layer_norm_applies(x, torch::randn({2, 1, 8}), torch::ones({8}), torch::zeros({8})));
+  EXPECT_FALSE(
+      dropout_add_layer_norm_applies(x.to(at::kDouble), x, torch::ones({8}), torch::zeros({8})));
+  EXPECT_FALSE(dropout_add_layer_norm_applies(x, torch::randn({2, 1, 8}), torch::ones({8}),
+                                              torch::zeros({8})));
   EXPECT_FALSE(dropout_add_layer_norm_applies(x, x, torch::ones({4}), torch::zeros({4})));
   EXPECT_FALSE(dropout_add_layer_norm_applies(x, x, torch::Tensor(), torch::Tensor()));
-  EXPECT_THROW(dropout_add_layer_norm(x, x, 1.0, torch::ones({8}), torch::zeros({8}), 1e-5), c10::Error);
+  EXPECT_THROW(dropout_add_layer_norm(x, x, 1.0, torch::ones({8}), torch::zeros({8}), 1e-5),
+               c10::Error);
 }
 
 }  // namespace

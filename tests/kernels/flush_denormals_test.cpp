@@ -21,7 +21,8 @@ class KeepDenormalsAfter {
 
 // 1e-30 * 1e-10 is a denormal; counts how many of a multi-threaded product's elements are not 0.
 int64_t denormal_products() {
-  at::Tensor tiny = torch::full({1 << 20}, 1e-30f);  // large enough for every pool thread to take part
+  at::Tensor tiny =
+      torch::full({1 << 20}, 1e-30f);  // large enough for every pool thread to take part
   at::Tensor product = tiny * 1e-10f;
   return product.ne(0).sum().item<int64_t>();
 }

@@ -29,7 +29,8 @@ using Params = std::vector<at::Tensor>;
 // wrong formula (a wrong bias correction, decay or epsilon moves values by 1e-3 or more).
 double tolerance() {
   const char* capability = std::getenv("ATEN_CPU_CAPABILITY");
-  const bool both_avx512 = avx512_available() && (capability == nullptr || std::string(capability) == "avx512");
+  const bool both_avx512 =
+      avx512_available() && (capability == nullptr || std::string(capability) == "avx512");
   return both_avx512 ? 0.0 : 1e-6;
 }
 
@@ -74,7 +75,8 @@ void set_grads(const std::vector<Params*>& copies, int step) {
 
 template <typename State>
 const State& state_of(torch::optim::Optimizer& optimizer, const at::Tensor& p) {
-  return static_cast<const State&>(*optimizer.state().at(c10::guts::to_string(p.unsafeGetTensorImpl())));
+  return static_cast<const State&>(
+      *optimizer.state().at(c10::guts::to_string(p.unsafeGetTensorImpl())));
 }
 
 // Runs `steps` steps of `ours` and `reference` on copies with the same gradients.
@@ -88,21 +90,25 @@ void run(torch::optim::Optimizer& ours, Params& our_params, torch::optim::Optimi
 }
 
 template <typename State>
-void expect_close(torch::optim::Optimizer& ours, const Params& our_params, torch::optim::Optimizer& reference,
-                  const Params& reference_params, const std::string& what) {
+void expect_close(torch::optim::Optimizer& ours, const Params& our_params,
+                  torch::optim::Optimizer& reference, const Params& reference_params,
+                  const std::string& what) {
   for (size_t i = 0; i < our_params.size(); ++i) {
     const auto& a = state_of<State>(ours, our_params[i]);
     const auto& b = state_of<State>(reference, reference_params[i]);
     EXPECT_EQ(a.step(), b.step()) << what << " parameter " << i;
-    EXPECT_LE(relative_error(our_params[i], reference_params[i]), tolerance()) << what << " parameter " << i;
+    EXPECT_LE(relative_error(our_params[i], reference_params[i]), tolerance())
+        << what << " parameter " << i;
     EXPECT_LE(relative_error(a.exp_avg(), b.exp_avg()), tolerance()) << what << " exp_avg " << i;
-    EXPECT_LE(relative_error(a.exp_avg_sq(), b.exp_avg_sq()), tolerance()) << what << " exp_avg_sq " << i;
+    EXPECT_LE(relative_error(a.exp_avg_sq(), b.exp_avg_sq()), tolerance())
+        << what << " exp_avg_sq " << i;
   }
 }
 
 template <typename State>
-void expect_equal(torch::optim::Optimizer& ours, const Params& our_params, torch::optim::Optimizer& reference,
-                  const Params& reference_params, const std::string& what) {
+void expect_equal(torch::optim::Optimizer& ours, const Params& our_params,
+                  torch::optim::Optimizer& reference, const Params& reference_params,
+                  const std::string& what) {
   for (size_t i = 0; i < our_params.size(); ++i) {
     const auto& a = state_of<State>(ours, our_params[i]);
     const auto& b = state_of<State>(reference, reference_params[i]);
@@ -112,7 +118,8 @@ void expect_equal(torch::optim::Optimizer& ours, const Params& our_params, torch
     EXPECT_TRUE(torch::equal(a.exp_avg_sq(), b.exp_avg_sq())) << what << " exp_avg_sq " << i;
     EXPECT_EQ(a.max_exp_avg_sq().defined(), b.max_exp_avg_sq().defined()) << what << " " << i;
     if (a.max_exp_avg_sq().defined()) {
-      EXPECT_TRUE(torch::equal(a.max_exp_avg_sq(), b.max_exp_avg_sq())) << what << " max_exp_avg_sq " << i;
+      EXPECT_TRUE(torch::equal(a.max_exp_avg_sq(), b.max_exp_avg_sq()))
+          << what << " max_exp_avg_sq " << i;
     }
   }
 }
@@ -130,14 +137,16 @@ void expect_matches_libtorch(uint64_t seed) {
       Fused ours(params, options);
       Reference reference(reference_params, options);
       run(ours, params, reference, reference_params, 20);
-      expect_close<State>(ours, params, reference, reference_params,
-                          "weight_decay " + std::to_string(weight_decay) + (avx512 ? ", AVX-512" : ", portable"));
+      expect_close<State>(
+          ours, params, reference, reference_params,
+          "weight_decay " + std::to_string(weight_decay) + (avx512 ? ", AVX-512" : ", portable"));
     }
   }
 }
 
 TEST(FusedAdam, MatchesLibTorchAdamWithAndWithoutWeightDecay) {
-  expect_matches_libtorch<FusedAdam, torch::optim::Adam, torch::optim::AdamOptions, torch::optim::AdamParamState>(1);
+  expect_matches_libtorch<FusedAdam, torch::optim::Adam, torch::optim::AdamOptions,
+                          torch::optim::AdamParamState>(1);
 }
 
 TEST(FusedAdam, MatchesLibTorchAdamWWithAndWithoutWeightDecay) {
@@ -168,7 +177,8 @@ TEST(FusedAdam, NonContiguousAndDoubleParametersTakeLibTorchsStep) {
   KernelSwitch on(true);
   torch::manual_seed(4);
   const auto contiguous = torch::randn({5, 3}).requires_grad_();
-  const auto transposed = torch::randn({65, 33}).t().detach().requires_grad_();  // (33, 65), not contiguous
+  const auto transposed =
+      torch::randn({65, 33}).t().detach().requires_grad_();  // (33, 65), not contiguous
   const auto float64 = torch::randn({7}, torch::kDouble).requires_grad_();
   ASSERT_FALSE(transposed.is_contiguous());
   Params params{contiguous, transposed, float64};
@@ -178,9 +188,11 @@ TEST(FusedAdam, NonContiguousAndDoubleParametersTakeLibTorchsStep) {
   FusedAdam ours(params, options);
   torch::optim::Adam reference(reference_params, options);
   run(ours, params, reference, reference_params, 5);
-  expect_close<torch::optim::AdamParamState>(ours, {params[0]}, reference, {reference_params[0]}, "contiguous");
+  expect_close<torch::optim::AdamParamState>(ours, {params[0]}, reference, {reference_params[0]},
+                                             "contiguous");
   expect_equal<torch::optim::AdamParamState>(ours, {params[1], params[2]}, reference,
-                                             {reference_params[1], reference_params[2]}, "fallback");
+                                             {reference_params[1], reference_params[2]},
+                                             "fallback");
 }
 
 // scale_next_gradients(f) then step() gives the bits of grad.mul_(f) then step(), for the fused
@@ -191,7 +203,8 @@ void expect_scaling_in_step_equals_scaling_first(const Options& options) {
   for (const bool kernels : {true, false}) {
     KernelSwitch fast(kernels);
     torch::manual_seed(6);
-    Params params{torch::randn({33, 65}).requires_grad_(), torch::randn({65, 33}).t().detach().requires_grad_(),
+    Params params{torch::randn({33, 65}).requires_grad_(),
+                  torch::randn({65, 33}).t().detach().requires_grad_(),
                   torch::randn({7}, torch::kDouble).requires_grad_()};
     auto reference_params = copy_params(params);
     Optimizer ours(params, options);
@@ -204,7 +217,8 @@ void expect_scaling_in_step_equals_scaling_first(const Options& options) {
       ours.step();
       reference.step();
     }
-    expect_equal<State>(ours, params, reference, reference_params, kernels ? "kernels on" : "kernels off");
+    expect_equal<State>(ours, params, reference, reference_params,
+                        kernels ? "kernels on" : "kernels off");
   }
 }
 
@@ -223,7 +237,8 @@ TEST(FusedAdam, AmsgradTakesLibTorchsStep) {
   FusedAdam ours(params, adam);
   torch::optim::Adam reference(reference_params, adam);
   run(ours, params, reference, reference_params, 5);
-  expect_equal<torch::optim::AdamParamState>(ours, params, reference, reference_params, "Adam amsgrad");
+  expect_equal<torch::optim::AdamParamState>(ours, params, reference, reference_params,
+                                             "Adam amsgrad");
 
   auto w_params = make_params({{7}, {33, 65}}, 6);
   auto w_reference_params = copy_params(w_params);
@@ -231,7 +246,8 @@ TEST(FusedAdam, AmsgradTakesLibTorchsStep) {
   FusedAdamW w_ours(w_params, adamw);
   torch::optim::AdamW w_reference(w_reference_params, adamw);
   run(w_ours, w_params, w_reference, w_reference_params, 5);
-  expect_equal<torch::optim::AdamWParamState>(w_ours, w_params, w_reference, w_reference_params, "AdamW amsgrad");
+  expect_equal<torch::optim::AdamWParamState>(w_ours, w_params, w_reference, w_reference_params,
+                                              "AdamW amsgrad");
 }
 
 TEST(FusedAdam, CheckpointsResumeAcrossFusedAndLibTorch) {
@@ -255,7 +271,8 @@ TEST(FusedAdam, CheckpointsResumeAcrossFusedAndLibTorch) {
   torch::optim::Adam base(base_params, options);
   checkpoint.seekg(0);
   torch::load(base, checkpoint);
-  expect_equal<torch::optim::AdamParamState>(base, base_params, fused, params, "loaded into LibTorch's");
+  expect_equal<torch::optim::AdamParamState>(base, base_params, fused, params,
+                                             "loaded into LibTorch's");
 
   // 10 more steps with the same gradients: the fused resume is exact, LibTorch's within the
   // tolerance (its step count came along, or the bias corrections would restart).
@@ -265,8 +282,10 @@ TEST(FusedAdam, CheckpointsResumeAcrossFusedAndLibTorch) {
     resumed.step();
     base.step();
   }
-  expect_equal<torch::optim::AdamParamState>(resumed, resumed_params, fused, params, "fused resumed");
-  expect_close<torch::optim::AdamParamState>(base, base_params, fused, params, "LibTorch's resumed");
+  expect_equal<torch::optim::AdamParamState>(resumed, resumed_params, fused, params,
+                                             "fused resumed");
+  expect_close<torch::optim::AdamParamState>(base, base_params, fused, params,
+                                             "LibTorch's resumed");
 
   // And back: LibTorch's state, loaded into a fused optimizer, continues like LibTorch's.
   std::stringstream back;
@@ -274,7 +293,8 @@ TEST(FusedAdam, CheckpointsResumeAcrossFusedAndLibTorch) {
   auto fused_again_params = copy_params(base_params);
   FusedAdam fused_again(fused_again_params, options);
   torch::load(fused_again, back);
-  expect_equal<torch::optim::AdamParamState>(fused_again, fused_again_params, base, base_params, "loaded into fused");
+  expect_equal<torch::optim::AdamParamState>(fused_again, fused_again_params, base, base_params,
+                                             "loaded into fused");
   run(fused_again, fused_again_params, base, base_params, 10, 20);
   expect_close<torch::optim::AdamParamState>(fused_again, fused_again_params, base, base_params,
                                              "fused resumed from LibTorch's");
@@ -284,8 +304,10 @@ TEST(FusedAdam, SwitchOffGivesLibTorchsStepBitwise) {
   {
     KernelSwitch on(true);
     const Params cpu{torch::randn({3}).requires_grad_()};
-    EXPECT_NE(dynamic_cast<FusedAdam*>(make_adam(cpu, torch::optim::AdamOptions(), false).get()), nullptr);
-    EXPECT_NE(dynamic_cast<FusedAdamW*>(make_adam(cpu, torch::optim::AdamOptions(), true).get()), nullptr);
+    EXPECT_NE(dynamic_cast<FusedAdam*>(make_adam(cpu, torch::optim::AdamOptions(), false).get()),
+              nullptr);
+    EXPECT_NE(dynamic_cast<FusedAdamW*>(make_adam(cpu, torch::optim::AdamOptions(), true).get()),
+              nullptr);
   }
   KernelSwitch off(false);
   auto params = make_params(kShapes, 8);
@@ -302,7 +324,8 @@ TEST(FusedAdam, SwitchOffGivesLibTorchsStepBitwise) {
   FusedAdam ours(params, options);
   torch::optim::Adam reference(reference_params, options);
   run(ours, params, reference, reference_params, 5);
-  expect_equal<torch::optim::AdamParamState>(ours, params, reference, reference_params, "switch off");
+  expect_equal<torch::optim::AdamParamState>(ours, params, reference, reference_params,
+                                             "switch off");
 }
 
 }  // namespace

@@ -15,7 +15,8 @@
 namespace nmtzoo {
 namespace {
 
-constexpr const char* kLinearReluNode = "torch::autograd::CppNode<nmtzoo::(anonymous namespace)::LinearRelu>";
+constexpr const char* kLinearReluNode =
+    "torch::autograd::CppNode<nmtzoo::(anonymous namespace)::LinearRelu>";
 
 struct Case {
   int64_t batch, queries, keys, heads, dim;
@@ -27,7 +28,8 @@ struct Case {
 
 // The leaves both paths differentiate: projections, relative tables, and the masks.
 struct Inputs {
-  torch::Tensor q_source, kv_source, relative_keys, relative_values, attn_mask, key_pad_mask, upstream;
+  torch::Tensor q_source, kv_source, relative_keys, relative_values, attn_mask, key_pad_mask,
+      upstream;
 };
 
 Inputs inputs(const Case& c) {
@@ -44,7 +46,9 @@ Inputs inputs(const Case& c) {
     // Sentence b has keys - b real positions (at least one): its last b are padding.
     in.key_pad_mask = torch::zeros({c.batch, c.keys}, torch::kBool);
     for (int64_t b = 0; b < c.batch; ++b) {
-      in.key_pad_mask[b].narrow(0, c.keys - std::min(b, c.keys - 1), std::min(b, c.keys - 1)).fill_(true);
+      in.key_pad_mask[b]
+          .narrow(0, c.keys - std::min(b, c.keys - 1), std::min(b, c.keys - 1))
+          .fill_(true);
     }
   }
   in.upstream = torch::randn({c.batch, c.queries, e});
@@ -53,7 +57,8 @@ Inputs inputs(const Case& c) {
 
 struct Outcome {
   torch::Tensor out;
-  std::vector<torch::Tensor> grads;  // q_source, kv_source, relative keys, relative values (as defined)
+  std::vector<torch::Tensor>
+      grads;  // q_source, kv_source, relative keys, relative values (as defined)
 };
 
 // The fused kernel, or the composition (scaled_dot_product_attention on the heads split from the
@@ -88,12 +93,13 @@ Outcome run(const Case& c, const Inputs& in, bool fused, at::ScalarType dtype = 
     };
     std::optional<RelativePositions> relative;
     if (c.max_distance > 0) {
-      relative = RelativePositions{leaves[2], leaves[3],
-                                   relative_position_index(c.queries, c.keys, 0, c.max_distance, torch::kCPU)};
+      relative = RelativePositions{
+          leaves[2], leaves[3],
+          relative_position_index(c.queries, c.keys, 0, c.max_distance, torch::kCPU)};
     }
     auto [merged, weights] = scaled_dot_product_attention(
-        heads(leaves[0], 0) * scale, heads(kv, kv_first), heads(kv, kv_first + e), in.attn_mask, in.key_pad_mask,
-        c.dropout, c.dropout > 0, false, relative ? &*relative : nullptr);
+        heads(leaves[0], 0) * scale, heads(kv, kv_first), heads(kv, kv_first + e), in.attn_mask,
+        in.key_pad_mask, c.dropout, c.dropout > 0, false, relative ? &*relative : nullptr);
     out = merged.transpose(1, 2).reshape({c.batch, c.queries, e});
   }
   (out * in.upstream.to(dtype)).sum().backward();
@@ -129,8 +135,9 @@ TEST(FusedAttention, EqualsTheCompositionInFloat64WithMasksPaddingAndRelativePos
   for (int threads : {1, 2}) {
     testing::ThreadCount thread_count(threads);
     for (const Case& c : cases) {
-      SCOPED_TRACE(::testing::Message() << "threads " << threads << ", B " << c.batch << " T " << c.queries << " S "
-                                        << c.keys << " H " << c.heads << " D " << c.dim << " K " << c.max_distance);
+      SCOPED_TRACE(::testing::Message()
+                   << "threads " << threads << ", B " << c.batch << " T " << c.queries << " S "
+                   << c.keys << " H " << c.heads << " D " << c.dim << " K " << c.max_distance);
       const Inputs in = inputs(c);
       expect_same(run(c, in, true), run(c, in, false, at::kDouble), 2e-5);
     }
@@ -177,9 +184,10 @@ TEST(FusedAttention, AppliesOnlyToWhatItComputes) {
   const torch::Tensor qkv = torch::randn({2, 3, 12});
   EXPECT_TRUE(fused_attention_applies(qkv, {}, options));
   EXPECT_FALSE(fused_attention_applies(qkv.to(torch::kBFloat16), {}, options));
-  EXPECT_FALSE(fused_attention_applies(qkv.transpose(0, 1), {}, options));                 // not contiguous
-  EXPECT_FALSE(fused_attention_applies(torch::randn({2, 3, 13}), {}, options));            // not 3E
-  EXPECT_FALSE(fused_attention_applies(torch::randn({2, 3, 4}), torch::randn({2, 5, 6}), options));  // kv not 2E
+  EXPECT_FALSE(fused_attention_applies(qkv.transpose(0, 1), {}, options));       // not contiguous
+  EXPECT_FALSE(fused_attention_applies(torch::randn({2, 3, 13}), {}, options));  // not 3E
+  EXPECT_FALSE(fused_attention_applies(torch::randn({2, 3, 4}), torch::randn({2, 5, 6}),
+                                       options));  // kv not 2E
   EXPECT_TRUE(fused_attention_applies(torch::randn({2, 3, 4}), torch::randn({2, 5, 8}), options));
   options.key_pad_mask = torch::zeros({2, 4}, torch::kBool);  // S is 3
   EXPECT_FALSE(fused_attention_applies(qkv, {}, options));
@@ -200,7 +208,8 @@ TEST(FusedAttention, AppliesOnlyToWhatItComputes) {
 // the composition: same outputs and parameter gradients (no dropout here).
 TEST(FusedAttention, MultiheadAttentionTrainsAlikeWithTheKernelsOnAndOff) {
   torch::manual_seed(3);
-  MultiheadAttention attention(MultiheadAttentionOptions(12, 3).self_attention(true).max_relative_positions(3));
+  MultiheadAttention attention(
+      MultiheadAttentionOptions(12, 3).self_attention(true).max_relative_positions(3));
   const torch::Tensor x = torch::randn({3, 6, 12});
   const torch::Tensor memory = torch::randn({3, 4, 12});
   const torch::Tensor causal = torch::ones({6, 6}, torch::kBool).triu(1);
@@ -220,7 +229,8 @@ TEST(FusedAttention, MultiheadAttentionTrainsAlikeWithTheKernelsOnAndOff) {
   const auto off = outcome(false);
   EXPECT_EQ(fused_attention_calls(), calls + 1);
   ASSERT_EQ(on.size(), off.size());
-  for (size_t i = 0; i < on.size(); ++i) EXPECT_TRUE(torch::allclose(on[i], off[i], 1e-5, 1e-5)) << "tensor " << i;
+  for (size_t i = 0; i < on.size(); ++i)
+    EXPECT_TRUE(torch::allclose(on[i], off[i], 1e-5, 1e-5)) << "tensor " << i;
 
   MultiheadAttention cross(MultiheadAttentionOptions(12, 3));
   cross->eval();
@@ -231,8 +241,8 @@ TEST(FusedAttention, MultiheadAttentionTrainsAlikeWithTheKernelsOnAndOff) {
 }
 
 // A whole Transformer's training step on a padded batch, every Transformer variant of the zoo
-// (post- and pre-norm, relative positions, GELU): loss and every parameter's gradient alike with the
-// kernels on and off (dropout 0, so the fused residual steps only round differently).
+// (post- and pre-norm, relative positions, GELU): loss and every parameter's gradient alike with
+// the kernels on and off (dropout 0, so the fused residual steps only round differently).
 TEST(FusedAttention, ATransformersLossAndGradientsAreAlikeWithTheKernelsOnAndOff) {
   const auto batch = testing::random_batch({5, 9, 3}, {7, 2, 8}, 4);
   for (const std::string& variant : testing::tiny_variants()) {
@@ -240,7 +250,8 @@ TEST(FusedAttention, ATransformersLossAndGradientsAreAlikeWithTheKernelsOnAndOff
     SCOPED_TRACE(variant);
     auto model = testing::tiny_model(variant, 5);
     model->train();
-    // The feed-forward's first layer and its ReLU as kernels/linear_relu.h's node where it is a ReLU.
+    // The feed-forward's first layer and its ReLU as kernels/linear_relu.h's node where it is a
+    // ReLU.
     const bool relu = variant.find("gelu") == std::string::npos;
     auto inspect = [&](bool kernels) {
       return [&, kernels](const at::Tensor& loss) {
@@ -250,7 +261,8 @@ TEST(FusedAttention, ATransformersLossAndGradientsAreAlikeWithTheKernelsOnAndOff
     const int64_t calls = fused_attention_calls();
     const auto on = testing::training_step(*model, batch, true, inspect(true));
     const int64_t fused = fused_attention_calls() - calls;
-    EXPECT_EQ(fused, 6) << "2 encoder layers' self-attention, 2 decoder layers' self- and cross attention";
+    EXPECT_EQ(fused, 6)
+        << "2 encoder layers' self-attention, 2 decoder layers' self- and cross attention";
     const auto off = testing::training_step(*model, batch, false, inspect(false));
     EXPECT_EQ(fused_attention_calls() - calls, fused);
     testing::expect_alike(on, off, 1e-4, 1e-5);

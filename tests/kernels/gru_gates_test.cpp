@@ -11,7 +11,8 @@
 namespace nmtzoo {
 namespace {
 
-torch::Tensor composed(const torch::Tensor& input_gates, const torch::Tensor& hidden_gates, const torch::Tensor& h) {
+torch::Tensor composed(const torch::Tensor& input_gates, const torch::Tensor& hidden_gates,
+                       const torch::Tensor& h) {
   auto gi = input_gates.chunk(3, 1);
   auto gh = hidden_gates.chunk(3, 1);
   const torch::Tensor r = torch::sigmoid(gi[0] + gh[0]), z = torch::sigmoid(gi[1] + gh[1]);
@@ -40,10 +41,12 @@ TEST(GruGates, StepAndGradientsEqualTheCompositionInFloat64) {
       std::vector<torch::Tensor> got{out.detach(), gi.grad(), gh.grad(), state.grad()};
 
       std::vector<torch::Tensor> inputs;
-      for (const auto& t : {gi, gh, state}) inputs.push_back(t.detach().to(torch::kDouble).requires_grad_());
+      for (const auto& t : {gi, gh, state})
+        inputs.push_back(t.detach().to(torch::kDouble).requires_grad_());
       const torch::Tensor expected_out = composed(inputs[0], inputs[1], inputs[2].select(1, 1));
       (expected_out * upstream).sum().backward();
-      std::vector<torch::Tensor> expected{expected_out.detach(), inputs[0].grad(), inputs[1].grad(), inputs[2].grad()};
+      std::vector<torch::Tensor> expected{expected_out.detach(), inputs[0].grad(), inputs[1].grad(),
+                                          inputs[2].grad()};
       for (size_t i = 0; i < got.size(); ++i) {
         EXPECT_TRUE(torch::allclose(got[i].to(torch::kDouble), expected[i], 1e-6, 1e-6))
             << "tensor " << i << ": largest difference "
@@ -57,7 +60,8 @@ TEST(GruGates, StepAndGradientsEqualTheCompositionInFloat64) {
 // kernels off, for other dtypes or shapes, the callers take the composition.
 TEST(GruGates, AppliesToFloat32TrainingSteps) {
   testing::KernelSwitch on(true);
-  const torch::Tensor gi = torch::randn({2, 6}), gh = torch::randn({2, 6}), h = torch::randn({2, 2});
+  const torch::Tensor gi = torch::randn({2, 6}), gh = torch::randn({2, 6}),
+                      h = torch::randn({2, 2});
   EXPECT_TRUE(gru_gates_applies(gi, gh, h));
   EXPECT_FALSE(gru_gates_applies(gi, gh, torch::randn({2, 3})));
   EXPECT_FALSE(gru_gates_applies(torch::randn({6, 2}).t(), gh, h));  // columns strided

@@ -26,14 +26,18 @@ TEST(Int8Linear, StaysCloseToFloat32ForAnyShapeWithAndWithoutBias) {
   const auto weight = torch::randn({48, 40});
   const auto bias = torch::randn({48});
   // Rows of 3-D and 2-D inputs, nonnegative inputs (after a ReLU), a single row.
-  for (const auto& x : {torch::randn({5, 7, 40}), torch::randn({13, 40}).relu(), torch::randn({1, 40}) * 100}) {
+  for (const auto& x :
+       {torch::randn({5, 7, 40}), torch::randn({13, 40}).relu(), torch::randn({1, 40}) * 100}) {
     const auto reference = torch::nn::functional::linear(x, weight, bias);
     const auto ours = int8.linear(x, weight, bias);
     ASSERT_EQ(ours.sizes(), reference.sizes());
     EXPECT_LT(relative_error_against_float32(ours, reference), 0.02) << x.sizes();
-    EXPECT_LT(relative_error_against_float32(int8.linear(x, weight, {}), torch::nn::functional::linear(x, weight)), 0.02);
+    EXPECT_LT(relative_error_against_float32(int8.linear(x, weight, {}),
+                                             torch::nn::functional::linear(x, weight)),
+              0.02);
   }
-  EXPECT_EQ(int8.linear(torch::randn({0, 3, 40}), weight, bias).sizes(), (std::vector<int64_t>{0, 3, 48}));
+  EXPECT_EQ(int8.linear(torch::randn({0, 3, 40}), weight, bias).sizes(),
+            (std::vector<int64_t>{0, 3, 48}));
   // One packed form per weight and bias, made once.
   EXPECT_EQ(int8.packed_weights(), 2);
   EXPECT_GE(int8.int8_bytes(), 48 * 40);
@@ -74,7 +78,7 @@ TEST(Int8Linear, DropsThePackedFormOfAWeightNothingElseHolds) {
     const auto reference = torch::nn::functional::linear(x, transient);
     EXPECT_LT(relative_error_against_float32(int8.linear(x, transient, {}), reference), 0.02) << i;
   }
-  EXPECT_EQ(int8.packed_weights(), 2);  // `kept` and the last transient one
+  EXPECT_EQ(int8.packed_weights(), 2);     // `kept` and the last transient one
   const auto view = kept.narrow(0, 0, 8);  // a view of a held weight shares its memory
   int8.linear(x, view, {});
   int8.linear(x, kept, {});
@@ -84,7 +88,8 @@ TEST(Int8Linear, DropsThePackedFormOfAWeightNothingElseHolds) {
 // Every linear layer of both architectures runs in int8 inside a Translator with dtype int8, and
 // the next-token distributions stay close to float32's.
 // expected_weights: packed by a forward pass; decoding_weights (default: the same) by beam search.
-void expect_int8_close(const std::string& arch, int64_t expected_weights, int64_t decoding_weights = -1) {
+void expect_int8_close(const std::string& arch, int64_t expected_weights,
+                       int64_t decoding_weights = -1) {
   // The layer counts are those of the kernels' paths (the RNN decoder's context projections).
   testing::KernelSwitch on(true);
   testing::TinyRun run(arch);
@@ -121,7 +126,8 @@ TEST(Int8Linear, RunsEveryLinearLayerOfTheTransformerCloseToFloat32) {
   // Per encoder layer: QKV, output, two FFN; per decoder layer: self QKV, output, cross Q, cross
   // KV, output, two FFN; then the output projection.
   const RunConfig config = testing::TinyRun("transformer").config();
-  expect_int8_close("transformer", 4 * config.model.encoder_layers + 7 * config.model.decoder_layers + 1);
+  expect_int8_close("transformer",
+                    4 * config.model.encoder_layers + 7 * config.model.decoder_layers + 1);
 }
 
 TEST(Int8Linear, RunsTheRnnsLinearLayersCloseToFloat32) {
@@ -130,7 +136,8 @@ TEST(Int8Linear, RunsTheRnnsLinearLayersCloseToFloat32) {
   // search packs the readout and the first cell's input product as two each: their context
   // columns, applied to the source once per sentence (context projections), and the others.
   const RunConfig config = testing::TinyRun("rnn_bahdanau").config();
-  expect_int8_close("rnn_bahdanau", 5 + 2 * config.model.decoder_layers, 7 + 2 * config.model.decoder_layers);
+  expect_int8_close("rnn_bahdanau", 5 + 2 * config.model.decoder_layers,
+                    7 + 2 * config.model.decoder_layers);
 }
 
 TEST(Int8Linear, RecurrentCellsEqualTheirModulesAndStayCloseInInt8) {
@@ -147,7 +154,9 @@ TEST(Int8Linear, RecurrentCellsEqualTheirModulesAndStayCloseInInt8) {
   EXPECT_TRUE(torch::equal(std::get<0>(lstm_cell(x, h, c, *lstm)), h_reference));
   const auto gru_gates = torch::addmm(gru->bias_ih, x, gru->weight_ih.t());
   const auto lstm_gates = torch::addmm(lstm->bias_ih, x, lstm->weight_ih.t());
-  EXPECT_LT((gru_cell_from_input_gates(gru_gates, h, *gru) - gru_reference).abs().max().item<double>(), 1e-6);
+  EXPECT_LT(
+      (gru_cell_from_input_gates(gru_gates, h, *gru) - gru_reference).abs().max().item<double>(),
+      1e-6);
   const auto [h_from_gates, c_from_gates] = lstm_cell_from_input_gates(lstm_gates, h, c, *lstm);
   EXPECT_LT((h_from_gates - h_reference).abs().max().item<double>(), 1e-6);
   EXPECT_LT((c_from_gates - c_reference).abs().max().item<double>(), 1e-6);

@@ -29,11 +29,13 @@ std::vector<torch::Tensor> run(const LinearInputs& in, const torch::Tensor& upst
     const size_t i = leaves.size();
     leaves.push_back((fused ? t : t.to(torch::kDouble)).detach().requires_grad_(wants_grad[i]));
   }
-  const torch::Tensor out = fused ? linear_relu(leaves[0], leaves[1], leaves[2])
-                                  : torch::relu(torch::nn::functional::linear(leaves[0], leaves[1], leaves[2]));
+  const torch::Tensor out =
+      fused ? linear_relu(leaves[0], leaves[1], leaves[2])
+            : torch::relu(torch::nn::functional::linear(leaves[0], leaves[1], leaves[2]));
   (out.to(torch::kDouble) * upstream).sum().backward();
   std::vector<torch::Tensor> result{out.detach().to(torch::kDouble)};
-  for (const auto& leaf : leaves) result.push_back(leaf.grad().defined() ? leaf.grad().to(torch::kDouble) : leaf.grad());
+  for (const auto& leaf : leaves)
+    result.push_back(leaf.grad().defined() ? leaf.grad().to(torch::kDouble) : leaf.grad());
   return result;
 }
 
@@ -43,12 +45,14 @@ std::vector<torch::Tensor> run(const LinearInputs& in, const torch::Tensor& upst
 TEST(LinearRelu, ValuesAndGradientsEqualTheCompositionInFloat64) {
   testing::KernelSwitch on(true);
   const std::vector<std::vector<int64_t>> shapes{{1, 1}, {5, 7}, {3, 11, 24}, {2, 40, 33}};
-  const std::vector<std::vector<bool>> wants{{true, true, true}, {false, true, true}, {true, false, false}};
+  const std::vector<std::vector<bool>> wants{
+      {true, true, true}, {false, true, true}, {true, false, false}};
   for (size_t s = 0; s < shapes.size(); ++s) {
     for (const int threads : {1, 2}) {
       for (const auto& wanted : wants) {
-        SCOPED_TRACE(::testing::Message() << "shape " << s << ", " << threads << " threads, x wants a gradient "
-                                          << wanted[0] << ", weight " << wanted[1]);
+        SCOPED_TRACE(::testing::Message()
+                     << "shape " << s << ", " << threads << " threads, x wants a gradient "
+                     << wanted[0] << ", weight " << wanted[1]);
         testing::ThreadCount thread_scope(threads);
         const int64_t out_features = 2 * shapes[s].back() + 1;
         LinearInputs in = random_inputs(shapes[s], out_features, s);
@@ -64,7 +68,8 @@ TEST(LinearRelu, ValuesAndGradientsEqualTheCompositionInFloat64) {
           if (!got[i].defined()) continue;
           EXPECT_EQ(got[i].sizes(), expected[i].sizes()) << "tensor " << i;
           EXPECT_TRUE(torch::allclose(got[i], expected[i], 1e-5, 1e-5))
-              << "tensor " << i << ": largest difference " << (got[i] - expected[i]).abs().max().item<double>();
+              << "tensor " << i << ": largest difference "
+              << (got[i] - expected[i]).abs().max().item<double>();
         }
         EXPECT_GT(got[0].eq(0).sum().item<int64_t>(), 0) << "some outputs are cut by the ReLU";
       }

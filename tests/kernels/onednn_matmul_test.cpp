@@ -38,7 +38,8 @@ TEST(KernelSelection, ReadsTheEnvironmentsValue) {
   EXPECT_EQ(kernel_selection_from("on"), KernelSelection::all);
   EXPECT_EQ(kernel_selection_from("off"), KernelSelection::off);
   EXPECT_EQ(kernel_selection_from("products"), KernelSelection::products);
-  EXPECT_EQ(kernel_selection_from("of"), KernelSelection::all);  // with a warning, from the environment
+  EXPECT_EQ(kernel_selection_from("of"),
+            KernelSelection::all);  // with a warning, from the environment
   const KernelSelection before = kernel_selection();
   {
     testing::KernelSwitch off(false);
@@ -91,7 +92,8 @@ TEST(OnednnMatmul, InPlaceAddmmAndMmOutWriteTheirDestinationForEveryLayout) {
       const auto rows_outside = torch::cat({whole.narrow(0, 0, 1), whole.narrow(0, 8, 1)});
       EXPECT_EQ(products_during([&] { destination.addmm_(a, b, 0.5, 2.0); }), 1);
       EXPECT_TRUE(torch::allclose(destination, expected, 1e-5, 1e-5));
-      EXPECT_TRUE(torch::equal(torch::cat({whole.narrow(0, 0, 1), whole.narrow(0, 8, 1)}), rows_outside));
+      EXPECT_TRUE(
+          torch::equal(torch::cat({whole.narrow(0, 0, 1), whole.narrow(0, 8, 1)}), rows_outside));
       auto out = torch::full({7, 6}, std::numeric_limits<float>::quiet_NaN());
       EXPECT_EQ(products_during([&] { torch::mm_out(out, a, b); }), 1);
       EXPECT_TRUE(torch::allclose(out, at::cpu::mm(a, b), 1e-5, 1e-5));
@@ -147,8 +149,8 @@ TEST(OnednnMatmul, GradientsThroughLinearAndMatmulMatchLibTorch) {
   auto k = torch::randn({3, 7, 5}, torch::requires_grad());
   auto run = [&] {
     for (auto* t : {&x, &w, &bias, &k}) t->mutable_grad() = at::Tensor();
-    auto y = torch::nn::functional::linear(x, w, bias);           // addmm
-    auto scores = torch::matmul(y, k.transpose(1, 2));            // bmm
+    auto y = torch::nn::functional::linear(x, w, bias);  // addmm
+    auto scores = torch::matmul(y, k.transpose(1, 2));   // bmm
     (scores.tanh() * torch::arange(scores.numel()).view(scores.sizes()).sin()).sum().backward();
     return std::vector<at::Tensor>{scores.detach(), x.grad(), w.grad(), bias.grad(), k.grad()};
   };
@@ -172,7 +174,10 @@ TEST(OnednnMatmul, OtherDtypesStridesAndEmptyMatricesGoToLibTorch) {
   auto d = torch::randn({3, 4}, torch::kDouble);
   EXPECT_EQ(products_during([&] { ours = torch::mm(d, d.t()); }), 0);
   EXPECT_EQ(ours.scalar_type(), torch::kDouble);
-  EXPECT_EQ(products_during([&] { ours = torch::mm(torch::randn({0, 3}), torch::randn({3, 2})); }), 0);
+  EXPECT_EQ(products_during([&] {
+              ours = torch::mm(torch::randn({0, 3}), torch::randn({3, 2}));
+            }),
+            0);
   EXPECT_EQ(ours.sizes(), (std::vector<int64_t>{0, 2}));
   auto k0 = torch::addmm(torch::ones({2, 2}), torch::randn({2, 0}), torch::randn({0, 2}));
   EXPECT_TRUE(torch::equal(k0, torch::ones({2, 2})));

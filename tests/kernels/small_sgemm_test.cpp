@@ -20,9 +20,11 @@ namespace {
 struct Strided {
   int64_t rows, cols, ld;
   std::vector<float> data;
-  Strided(int64_t r, int64_t c, int64_t leading, float fill) : rows(r), cols(c), ld(leading), data(r * leading, fill) {}
+  Strided(int64_t r, int64_t c, int64_t leading, float fill)
+      : rows(r), cols(c), ld(leading), data(r * leading, fill) {}
   torch::Tensor matrix() const {
-    return torch::from_blob(const_cast<float*>(data.data()), {rows, cols}, {ld, 1}, torch::kFloat).to(torch::kDouble);
+    return torch::from_blob(const_cast<float*>(data.data()), {rows, cols}, {ld, 1}, torch::kFloat)
+        .to(torch::kDouble);
   }
 };
 
@@ -49,22 +51,26 @@ TEST(SmallSgemm, EqualsTheProductInFloat64ForEveryTranspositionAndSize) {
       for (const int64_t k : {int64_t{1}, int64_t{7}, int64_t{64}, int64_t{70}}) {
         for (const bool transpose_a : {false, true}) {
           for (const bool transpose_b : {false, true}) {
-            SCOPED_TRACE(::testing::Message() << "m " << m << " n " << n << " k " << k << " transpose a "
-                                              << transpose_a << " b " << transpose_b);
+            SCOPED_TRACE(::testing::Message()
+                         << "m " << m << " n " << n << " k " << k << " transpose a " << transpose_a
+                         << " b " << transpose_b);
             const int64_t pad = (m + n + k) % 3;
             const Strided a = transpose_a ? random_matrix(k, m, pad) : random_matrix(m, k, pad);
-            const Strided b = transpose_b ? random_matrix(n, k, pad + 1) : random_matrix(k, n, pad + 1);
+            const Strided b =
+                transpose_b ? random_matrix(n, k, pad + 1) : random_matrix(k, n, pad + 1);
             Strided c(m, n, n + 2, kSentinel);
             const float alpha = 0.125f * static_cast<float>(1 + (m + k) % 5);
-            small_sgemm(transpose_a, transpose_b, m, n, k, alpha, a.data.data(), a.ld, b.data.data(), b.ld,
-                        c.data.data(), c.ld, scratch);
+            small_sgemm(transpose_a, transpose_b, m, n, k, alpha, a.data.data(), a.ld,
+                        b.data.data(), b.ld, c.data.data(), c.ld, scratch);
             const torch::Tensor op_a = transpose_a ? a.matrix().t() : a.matrix();
             const torch::Tensor op_b = transpose_b ? b.matrix().t() : b.matrix();
             const torch::Tensor expected = alpha * op_a.mm(op_b);
-            const double tolerance = 1e-6 * static_cast<double>(k) * (1 + expected.abs().max().item<double>());
+            const double tolerance =
+                1e-6 * static_cast<double>(k) * (1 + expected.abs().max().item<double>());
             ASSERT_LE((c.matrix() - expected).abs().max().item<double>(), tolerance);
             for (int64_t i = 0; i < m; ++i) {
-              for (int64_t j = n; j < c.ld; ++j) ASSERT_EQ(c.data[i * c.ld + j], kSentinel) << "row " << i;
+              for (int64_t j = n; j < c.ld; ++j)
+                ASSERT_EQ(c.data[i * c.ld + j], kSentinel) << "row " << i;
             }
             ++checked;
           }
@@ -94,9 +100,12 @@ TEST(SmallSgemm, AgreesWithOneDnnOnTheAttentionsShapes) {
   const int64_t t = 15, s = 21, d = 64, width = 3 * 256;
   const Strided q = random_matrix(t, d, width - d), k = random_matrix(s, d, width - d);
   std::vector<float> ours(t * s), theirs(t * s);
-  small_sgemm(false, true, t, s, d, 0.125f, q.data.data(), q.ld, k.data.data(), k.ld, ours.data(), s, scratch);
-  onednn_sgemm(false, true, t, s, d, 0.125f, q.data.data(), q.ld, k.data.data(), k.ld, 0.0f, theirs.data(), s);
-  for (size_t i = 0; i < ours.size(); ++i) ASSERT_NEAR(ours[i], theirs[i], 1e-5f * (1 + std::abs(theirs[i])));
+  small_sgemm(false, true, t, s, d, 0.125f, q.data.data(), q.ld, k.data.data(), k.ld, ours.data(),
+              s, scratch);
+  onednn_sgemm(false, true, t, s, d, 0.125f, q.data.data(), q.ld, k.data.data(), k.ld, 0.0f,
+               theirs.data(), s);
+  for (size_t i = 0; i < ours.size(); ++i)
+    ASSERT_NEAR(ours[i], theirs[i], 1e-5f * (1 + std::abs(theirs[i])));
 }
 
 // transpose() copies every element to its place (bit for bit) for sizes around its 16 x 16
@@ -109,7 +118,8 @@ TEST(SmallSgemm, TransposeCopiesEveryElement) {
       std::vector<float> out(static_cast<size_t>(rows * cols), kSentinel);
       transpose(source.data_ptr<float>(), cols + 5, rows, cols, out.data());
       const torch::Tensor expected = source.narrow(1, 0, cols).t().contiguous();
-      ASSERT_TRUE(torch::from_blob(out.data(), {cols, rows}).equal(expected)) << rows << " x " << cols;
+      ASSERT_TRUE(torch::from_blob(out.data(), {cols, rows}).equal(expected))
+          << rows << " x " << cols;
     }
   }
 }
@@ -121,10 +131,12 @@ TEST(SmallSgemm, ContiguousTransposeEqualsLibTorchsOnEveryPath) {
   const torch::Tensor matrix = torch::randn({37, 70});
   for (const bool kernels : {true, false}) {
     testing::KernelSwitch fast(kernels);
-    for (const torch::Tensor& m : {matrix, matrix.to(torch::kDouble), matrix.t(), matrix.narrow(1, 1, 60)}) {
+    for (const torch::Tensor& m :
+         {matrix, matrix.to(torch::kDouble), matrix.t(), matrix.narrow(1, 1, 60)}) {
       const torch::Tensor out = contiguous_transpose(m);
       EXPECT_TRUE(out.is_contiguous());
-      EXPECT_TRUE(out.equal(m.t())) << "kernels " << kernels << ", " << m.sizes() << " " << m.strides();
+      EXPECT_TRUE(out.equal(m.t()))
+          << "kernels " << kernels << ", " << m.sizes() << " " << m.strides();
     }
   }
 }

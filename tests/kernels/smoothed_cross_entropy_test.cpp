@@ -13,19 +13,22 @@ namespace {
 void expect_rows_agree(const torch::Tensor& logits, const torch::Tensor& target, double epsilon) {
   const int64_t rows = logits.size(0), v = logits.size(1);
   const double other = epsilon / static_cast<double>(v - 1), on_target = 1.0 - epsilon - other;
-  torch::Tensor loss = torch::empty({rows}, torch::kDouble), nll = torch::empty({rows}, torch::kDouble);
+  torch::Tensor loss = torch::empty({rows}, torch::kDouble),
+                nll = torch::empty({rows}, torch::kDouble);
   torch::Tensor grad = torch::empty_like(logits), grad_bias = torch::ones({v});
   smoothed_cross_entropy_rows(logits, target, on_target, other, loss, nll, grad, grad_bias);
 
   torch::Tensor log_p = logits.to(torch::kDouble).log_softmax(1);
   torch::Tensor ref_nll = -log_p.gather(1, target.unsqueeze(1)).squeeze(1);
   torch::Tensor ref_loss = on_target * ref_nll - other * log_p.sum(1);
-  torch::Tensor q = torch::full({rows, v}, other, torch::kDouble).scatter_add_(
-      1, target.unsqueeze(1), torch::full({rows, 1}, on_target, torch::kDouble));
+  torch::Tensor q =
+      torch::full({rows, v}, other, torch::kDouble)
+          .scatter_add_(1, target.unsqueeze(1), torch::full({rows, 1}, on_target, torch::kDouble));
   torch::Tensor ref_grad = log_p.exp() - q;
   EXPECT_TRUE(torch::allclose(nll, ref_nll, 1e-6, 1e-5)) << (nll - ref_nll).abs().max();
   EXPECT_TRUE(torch::allclose(loss, ref_loss, 1e-6, 1e-4)) << (loss - ref_loss).abs().max();
-  EXPECT_TRUE(torch::allclose(grad.to(torch::kDouble), ref_grad, 1e-5, 1e-7)) << (grad - ref_grad).abs().max();
+  EXPECT_TRUE(torch::allclose(grad.to(torch::kDouble), ref_grad, 1e-5, 1e-7))
+      << (grad - ref_grad).abs().max();
   EXPECT_TRUE(torch::allclose(grad_bias.to(torch::kDouble), 1 + ref_grad.sum(0), 1e-5, 1e-5));
 
   // Without a gradient: the same loss, nothing else written; in place: the same gradient.
@@ -66,12 +69,14 @@ TEST(SmoothedCrossEntropyRows, UnderflowingProbabilitiesKeepAnExactLogLikelihood
 
 TEST(SmoothedCrossEntropyRows, RefusesTargetsOutsideTheVocabularyAndBadLayouts) {
   torch::Tensor loss = torch::empty({2}, torch::kDouble), nll = torch::empty({2}, torch::kDouble);
-  EXPECT_THROW(smoothed_cross_entropy_rows(torch::randn({2, 5}), torch::tensor({1, 5}, torch::kLong), 1.0, 0.0,
-                                           loss, nll, {}, {}),
-               c10::Error);
-  EXPECT_THROW(smoothed_cross_entropy_rows(torch::randn({5, 2}).t(), torch::tensor({1, 0}, torch::kLong), 1.0, 0.0,
-                                           loss, nll, {}, {}),
-               c10::Error);
+  EXPECT_THROW(
+      smoothed_cross_entropy_rows(torch::randn({2, 5}), torch::tensor({1, 5}, torch::kLong), 1.0,
+                                  0.0, loss, nll, {}, {}),
+      c10::Error);
+  EXPECT_THROW(
+      smoothed_cross_entropy_rows(torch::randn({5, 2}).t(), torch::tensor({1, 0}, torch::kLong),
+                                  1.0, 0.0, loss, nll, {}, {}),
+      c10::Error);
 }
 
 }  // namespace

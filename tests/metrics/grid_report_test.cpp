@@ -23,7 +23,8 @@ TEST(AdjustPValues, HolmStepsDownAndBonferroniMultiplies) {
     EXPECT_NEAR(holm[i], expected_holm[i], 1e-12) << i;
     EXPECT_NEAR(bonferroni[i], expected_bonferroni[i], 1e-12) << i;
   }
-  EXPECT_EQ(adjust_p_values({0.5, 0.9}, MultipleComparisons::kBonferroni), (std::vector<double>{1.0, 1.0}));
+  EXPECT_EQ(adjust_p_values({0.5, 0.9}, MultipleComparisons::kBonferroni),
+            (std::vector<double>{1.0, 1.0}));
   EXPECT_EQ(adjust_p_values(p, MultipleComparisons::kNone), p);
   EXPECT_EQ(parse_multiple_comparisons("holm"), MultipleComparisons::kHolm);
   EXPECT_THROW(parse_multiple_comparisons("fdr"), std::invalid_argument);
@@ -37,7 +38,8 @@ class GridReportTest : public ::testing::Test {
     std::string references, weak;
     for (int i = 0; i < 60; ++i) {
       references += "a man in a blue shirt is riding a bike number " + std::to_string(i) + " .\n";
-      weak += (i % 4 == 0 ? "a man in a blue shirt is riding a bike number " : "a man in blue shirt riding bike ") +
+      weak += (i % 4 == 0 ? "a man in a blue shirt is riding a bike number "
+                          : "a man in blue shirt riding bike ") +
               std::to_string(i) + " .\n";
     }
     for (const std::string direction : {"one", "two"}) {
@@ -46,7 +48,8 @@ class GridReportTest : public ::testing::Test {
       for (const std::string system : {"base", "weak", "late"}) {
         if (direction == "two" && system == "late") continue;
         std::filesystem::create_directories(dir_.path(direction + "/" + system));
-        testing::write_text(dir_.path(direction + "/" + system + "/test.hyp"), system == "weak" ? weak : references);
+        testing::write_text(dir_.path(direction + "/" + system + "/test.hyp"),
+                            system == "weak" ? weak : references);
       }
     }
     directions_ = {{"x→y", dir_.path("one"), dir_.path("one/{test}.ref"), {"test"}},
@@ -56,7 +59,8 @@ class GridReportTest : public ::testing::Test {
   TempDir dir_;
   std::vector<GridDirection> directions_;
   // "late" is tested against "weak", as a multilingual model against its bilingual one.
-  const std::vector<GridSystem> systems_ = {{"base", "base", 0, {}}, {"weak", "weak", 0, {}}, {"late", "late", 1, {}}};
+  const std::vector<GridSystem> systems_ = {
+      {"base", "base", 0, {}}, {"weak", "weak", 0, {}}, {"late", "late", 1, {}}};
 };
 
 TEST_F(GridReportTest, TestsEverySystemPresentAndCorrectsOverTheGrid) {
@@ -77,19 +81,26 @@ TEST_F(GridReportTest, TestsEverySystemPresentAndCorrectsOverTheGrid) {
   EXPECT_NEAR(late.bleu, 100.0, 1e-9);
   EXPECT_LT(*late.p_adjusted, 0.05);
 
-  const GridTables tables = grid_tables(directions_, systems_, results, "test", MultipleComparisons::kHolm);
+  const GridTables tables =
+      grid_tables(directions_, systems_, results, "test", MultipleComparisons::kHolm);
   EXPECT_NE(tables.markdown.find("| y→x | 100.00 ± 0.00 |"), std::string::npos) << tables.markdown;
   EXPECT_NE(tables.markdown.find("* |"), std::string::npos);
   EXPECT_NE(tables.markdown.find(" – |\n"), std::string::npos);
-  EXPECT_NE(tables.markdown.find("(200 resamples, sacreBLEU 2.6.0's --paired-bs) finds it significant at 0.05 after "
-                                 "Holm's correction over all 3 BLEU comparisons"),
+  EXPECT_NE(tables.markdown.find(
+                "(200 resamples, sacreBLEU 2.6.0's --paired-bs) finds it significant at 0.05 after "
+                "Holm's correction over all 3 BLEU comparisons"),
             std::string::npos);
-  EXPECT_EQ(tables.markdown.find("No difference can be significant"), std::string::npos);  // 3/201 < 0.05
-  EXPECT_NE(tables.markdown.find("- weak against base on test: significantly better in 0, worse in 2"),
-            std::string::npos);
-  EXPECT_NE(tables.markdown.find("- late against weak on test: significantly better in 1, worse in 0"),
-            std::string::npos) << tables.markdown;
-  EXPECT_EQ(std::count(tables.csv.begin(), tables.csv.end(), '\n'), 1 + 5);  // header, 5 present cells
+  EXPECT_EQ(tables.markdown.find("No difference can be significant"),
+            std::string::npos);  // 3/201 < 0.05
+  EXPECT_NE(
+      tables.markdown.find("- weak against base on test: significantly better in 0, worse in 2"),
+      std::string::npos);
+  EXPECT_NE(
+      tables.markdown.find("- late against weak on test: significantly better in 1, worse in 0"),
+      std::string::npos)
+      << tables.markdown;
+  EXPECT_EQ(std::count(tables.csv.begin(), tables.csv.end(), '\n'),
+            1 + 5);  // header, 5 present cells
 }
 
 TEST_F(GridReportTest, ASystemOfSomeDirectionsIsLeftOutOfTheOthers) {
@@ -103,22 +114,30 @@ TEST_F(GridReportTest, ASystemOfSomeDirectionsIsLeftOutOfTheOthers) {
   EXPECT_EQ(results.comparisons, 3);
   EXPECT_TRUE(results.cells[0][0][2].present);
   EXPECT_FALSE(results.cells[1][0][2].present);
-  const GridTables tables = grid_tables(directions_, systems, results, "test", MultipleComparisons::kHolm);
+  const GridTables tables =
+      grid_tables(directions_, systems, results, "test", MultipleComparisons::kHolm);
   const std::string& md = tables.markdown;
   const size_t summary_row = md.find("| y→x | 100.00 ± 0.00 |");
   ASSERT_NE(summary_row, std::string::npos) << md;
-  EXPECT_TRUE(md.compare(md.find('\n', summary_row) - 3, 3, "| |") == 0) << md;  // late's cell: empty
-  EXPECT_NE(md.find("– not run yet; empty: the system does not translate that direction."), std::string::npos) << md;
+  EXPECT_TRUE(md.compare(md.find('\n', summary_row) - 3, 3, "| |") == 0)
+      << md;  // late's cell: empty
+  EXPECT_NE(md.find("– not run yet; empty: the system does not translate that direction."),
+            std::string::npos)
+      << md;
   const std::string second = md.substr(md.find("\n## y→x"));
   EXPECT_EQ(second.find("| late |"), std::string::npos) << second;
-  EXPECT_NE(md.substr(0, md.find("\n## y→x")).find("| test | late | 100.00"), std::string::npos) << md;
+  EXPECT_NE(md.substr(0, md.find("\n## y→x")).find("| test | late | 100.00"), std::string::npos)
+      << md;
   EXPECT_EQ(md.find(" – |"), std::string::npos) << md;  // nothing is missing
-  EXPECT_NE(md.find("- late against weak on test: significantly better in 1, worse in 0, no significant difference in 0"),
-            std::string::npos) << md;
+  EXPECT_NE(md.find("- late against weak on test: significantly better in 1, worse in 0, no "
+                    "significant difference in 0"),
+            std::string::npos)
+      << md;
   EXPECT_EQ(std::count(tables.csv.begin(), tables.csv.end(), '\n'), 1 + 5);
   // Without such a system the note on empty cells is left out.
   std::filesystem::remove_all(dir_.path("two/late"));
-  EXPECT_EQ(grid_tables(directions_, systems_, grid_results(directions_, systems_, MultipleComparisons::kHolm, 200),
+  EXPECT_EQ(grid_tables(directions_, systems_,
+                        grid_results(directions_, systems_, MultipleComparisons::kHolm, 200),
                         "test", MultipleComparisons::kHolm)
                 .markdown.find("empty: the system"),
             std::string::npos);
@@ -131,10 +150,13 @@ TEST_F(GridReportTest, SaysWhenTooFewResamplesLetNoDifferenceThroughTheCorrectio
   ASSERT_TRUE(weak.p_adjusted);
   EXPECT_NEAR(*weak.p_value, 1.0 / 41, 1e-12);
   EXPECT_FALSE(*weak.p_adjusted < 0.05);
-  std::string markdown = grid_tables(directions_, systems_, results, "test", MultipleComparisons::kHolm).markdown;
+  std::string markdown =
+      grid_tables(directions_, systems_, results, "test", MultipleComparisons::kHolm).markdown;
   EXPECT_NE(markdown.find("(40 resamples, "), std::string::npos);
-  EXPECT_NE(markdown.find("**No difference can be significant here**: with 40 resamples no p-value is below 0.0244, "
-                          "which Holm's correction over 3 comparisons makes 0.073; set the plan's `resamples:` to at "
+  EXPECT_NE(markdown.find("**No difference can be significant here**: with 40 resamples no p-value "
+                          "is below 0.0244, "
+                          "which Holm's correction over 3 comparisons makes 0.073; set the plan's "
+                          "`resamples:` to at "
                           "least 60."),
             std::string::npos)
       << markdown;
@@ -143,12 +165,15 @@ TEST_F(GridReportTest, SaysWhenTooFewResamplesLetNoDifferenceThroughTheCorrectio
                 .markdown.find("No difference can be significant"),
             std::string::npos);
   results.samples = 15;  // 1/16 >= 0.05 even uncorrected
-  EXPECT_NE(grid_tables(directions_, systems_, results, "test", MultipleComparisons::kNone)
-                .markdown.find("with 15 resamples no p-value is below 0.0625; set the plan's `resamples:` to at "
-                               "least 20."),
-            std::string::npos);
+  EXPECT_NE(
+      grid_tables(directions_, systems_, results, "test", MultipleComparisons::kNone)
+          .markdown.find(
+              "with 15 resamples no p-value is below 0.0625; set the plan's `resamples:` to at "
+              "least 20."),
+      std::string::npos);
   results.samples = 12345;
-  markdown = grid_tables(directions_, systems_, results, "test", MultipleComparisons::kHolm).markdown;
+  markdown =
+      grid_tables(directions_, systems_, results, "test", MultipleComparisons::kHolm).markdown;
   EXPECT_NE(markdown.find("(12,345 resamples, "), std::string::npos);
 }
 
@@ -169,7 +194,8 @@ TEST_F(GridReportTest, AnOutputWithTheWrongLineCountIsNamed) {
     grid_results(directions_, systems_, MultipleComparisons::kHolm, 100);
     FAIL() << "no error";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("two/weak/test.hyp has 1 lines"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("two/weak/test.hyp has 1 lines"), std::string::npos)
+        << e.what();
   }
 }
 

@@ -70,7 +70,9 @@ TEST(SacrebleuSuiteBleu, CorpusBleu) {  // test_corpus_bleu
       {kReadmeHyps, tokenized(BleuTokenizer::kNone), 49.1919566},
       {kReadmeHyps, tokenized(BleuTokenizer::k13a), 48.530827},
       {kReadmeHyps, tokenized(BleuTokenizer::kIntl), 43.91623493},
-      {kReadmeHyps, {BleuTokenizer::k13a, BleuSmooth::kNone, std::nullopt, false, false}, 48.530827},
+      {kReadmeHyps,
+       {BleuTokenizer::k13a, BleuSmooth::kNone, std::nullopt, false, false},
+       48.530827},
   };
   for (const auto& [hyps, options, expected] : cases) {
     EXPECT_NEAR(Bleu(options).corpus_score(hyps, kReadmeRefs).score, expected, kBleuEpsilon)
@@ -90,8 +92,8 @@ TEST(SacrebleuSuiteBleu, EffectiveOrder) {  // test_effective_order
 }
 
 TEST(SacrebleuSuiteBleu, Statistics) {  // test_statistics
-  BleuScore score =
-      raw_corpus_bleu({"am I am a character sequence"}, {{"I am a symbol string sequence a a"}}, 0.01);
+  BleuScore score = raw_corpus_bleu({"am I am a character sequence"},
+                                    {{"I am a symbol string sequence a a"}}, 0.01);
   EXPECT_EQ(score.counts, (std::array<int64_t, 4>{4, 2, 1, 0}));
   EXPECT_EQ(score.totals, (std::array<int64_t, 4>{6, 5, 4, 3}));
 }
@@ -107,8 +109,8 @@ BleuStats stats_of(std::array<int64_t, 4> correct, std::array<int64_t, 4> total,
 }
 
 TEST(SacrebleuSuiteBleu, Scoring) {  // test_scoring: BLEU.compute_bleu's defaults (no smoothing)
-  EXPECT_NEAR(compute_bleu(stats_of({9, 7, 5, 3}, {10, 8, 6, 4}, 11, 11)).score / 100,
-              0.8375922397, kBleuEpsilon);
+  EXPECT_NEAR(compute_bleu(stats_of({9, 7, 5, 3}, {10, 8, 6, 4}, 11, 11)).score / 100, 0.8375922397,
+              kBleuEpsilon);
 }
 
 TEST(SacrebleuSuiteBleu, Offset) {  // test_offset
@@ -151,7 +153,8 @@ struct SentenceCase {
 TEST(SacrebleuSuiteSentenceBleu, SmoothingTokenizersAndCase) {
   // Example taken from sacreBLEU's issue #98.
   const std::string ref = "producţia de zahăr brut se exprimă în zahăr alb;";
-  const std::string sys = "Producția de zahăr primă va fi exprimată în ceea ce privește zahărul alb;";
+  const std::string sys =
+      "Producția de zahăr primă va fi exprimată în ceea ce privește zahărul alb;";
   const std::vector<SentenceCase> cases = {
       {BleuSmooth::kExp, std::nullopt, false, BleuTokenizer::k13a, 8.493},
       {BleuSmooth::kNone, std::nullopt, false, BleuTokenizer::k13a, 0.0},
@@ -173,7 +176,8 @@ TEST(SacrebleuSuiteSentenceBleu, SmoothingTokenizersAndCase) {
   }
 }
 
-TEST(SacrebleuSuiteSentenceBleu, NoMatchIsZeroWhateverTheSmoothing) {  // test_api_sentence_bleu_zero
+TEST(SacrebleuSuiteSentenceBleu,
+     NoMatchIsZeroWhateverTheSmoothing) {  // test_api_sentence_bleu_zero
   // Example taken from sacreBLEU's issue #141.
   const std::vector<std::pair<BleuSmooth, std::optional<double>>> cases = {
       {BleuSmooth::kExp, std::nullopt},   {BleuSmooth::kNone, std::nullopt},
@@ -191,7 +195,8 @@ TEST(SacrebleuSuiteSentenceBleu, NoMatchIsZeroWhateverTheSmoothing) {  // test_a
 
 constexpr double kChrfEpsilon = 1e-4;  // test_chrf.py's EPSILON
 
-using ChrfCases = std::vector<std::tuple<std::vector<std::string>, std::vector<std::string>, double>>;
+using ChrfCases =
+    std::vector<std::tuple<std::vector<std::string>, std::vector<std::string>, double>>;
 
 // sacrebleu.corpus_chrf(hypotheses, [references], char_order=6, word_order=0, beta=3, ...).
 void expect_corpus_chrf(const ChrfCases& cases, bool eps_smoothing, bool whitespace) {
@@ -200,8 +205,7 @@ void expect_corpus_chrf(const ChrfCases& cases, bool eps_smoothing, bool whitesp
   options.eps_smoothing = eps_smoothing;
   options.whitespace = whitespace;
   for (const auto& [hyps, refs, expected] : cases) {
-    EXPECT_NEAR(Chrf(options).corpus_score(hyps, {refs}).score, expected, kChrfEpsilon)
-        << hyps[0];
+    EXPECT_NEAR(Chrf(options).corpus_score(hyps, {refs}).score, expected, kChrfEpsilon) << hyps[0];
   }
 }
 
@@ -289,7 +293,8 @@ using testing::read_stream;
 std::string as_nmtzoo_line(std::string line) {
   const std::string from = std::string("version:") + kSacrebleuVersion;
   size_t at = line.find(from);
-  if (at != std::string::npos) line.replace(at, from.size(), std::string("version:") + kSignatureVersion);
+  if (at != std::string::npos)
+    line.replace(at, from.size(), std::string("version:") + kSignatureVersion);
   return line;
 }
 
@@ -327,8 +332,8 @@ TEST(SacrebleuGoldens, BleuAndChrfMatchSacrebleu260) {
   for (std::string text; std::getline(in, text);) {
     const nlohmann::json golden = nlohmann::json::parse(text);
     const Streams& refs = golden["refs"] == "ref1" ? one : two;
-    const std::string label = golden["metric"].get<std::string>() + " " +
-                              golden["options"].dump() + " " + golden["refs"].get<std::string>();
+    const std::string label = golden["metric"].get<std::string>() + " " + golden["options"].dump() +
+                              " " + golden["refs"].get<std::string>();
     const auto sentence_scores = golden["sentence_scores"].get<std::vector<double>>();
     ASSERT_EQ(sentence_scores.size(), hyps.size());
     auto expect_golden = [&](const auto& metric) {

@@ -18,8 +18,8 @@ TEST(SacrebleuSeed, ParsesAsPythonsIntAndKeepsTheTextForTheSignature) {
   EXPECT_EQ(SacrebleuSeed::parse("18446744073709551615").value, UINT64_MAX);
   EXPECT_FALSE(SacrebleuSeed::parse("None").value.has_value());
   EXPECT_EQ(SacrebleuSeed::parse("None").text, "none");
-  EXPECT_EQ(SacrebleuSeed::parse("0012").text, "0012");           // --confidence's signature
-  EXPECT_EQ(SacrebleuSeed::parse("0012").paired_text(), "12");     // str(int(seed))
+  EXPECT_EQ(SacrebleuSeed::parse("0012").text, "0012");         // --confidence's signature
+  EXPECT_EQ(SacrebleuSeed::parse("0012").paired_text(), "12");  // str(int(seed))
   EXPECT_EQ(SacrebleuSeed::parse("none").paired_text(), "none");
   EXPECT_FALSE(SacrebleuSeed::parse("0").paired_seed().has_value());  // `seed if seed else None`
   EXPECT_EQ(SacrebleuSeed::parse("0").paired_text(), "0");
@@ -32,8 +32,8 @@ TEST(Significance, TestFieldsGoAfterNrefsInSacrebleusOrder) {
   EXPECT_EQ(signature_with_test_fields("nrefs:1|case:mixed|version:2.6.0+nmtzoo",
                                        {{"bs", "1000"}, {"seed", "12345"}}, false),
             "nrefs:1|bs:1000|seed:12345|case:mixed|version:2.6.0+nmtzoo");
-  EXPECT_EQ(signature_with_test_fields("#:1|c:mixed|v:2.6.0+nmtzoo", {{"ar", "10"}, {"seed", "none"}},
-                                       true),
+  EXPECT_EQ(signature_with_test_fields("#:1|c:mixed|v:2.6.0+nmtzoo",
+                                       {{"ar", "10"}, {"seed", "none"}}, true),
             "#:1|ar:10|rs:none|c:mixed|v:2.6.0+nmtzoo");
 }
 
@@ -80,9 +80,11 @@ TEST_F(PairedTestProperties, ASystemAgainstItselfHasTheLargestPValue) {
 
 TEST_F(PairedTestProperties, AClearlyWorseSystemIsSignificantAndScoresAreCorpusScores) {
   PairedTestReport bootstrap = run(PairedTestKind::kBootstrap, {baseline_, other_});
-  PairedTestReport randomization = run(PairedTestKind::kApproximateRandomization, {baseline_, other_});
+  PairedTestReport randomization =
+      run(PairedTestKind::kApproximateRandomization, {baseline_, other_});
   EXPECT_EQ(bootstrap.metric_names, (std::vector<std::string>{"BLEU", "chrF2", "TER"}));
-  EXPECT_DOUBLE_EQ(bootstrap.results[0][0].score, Bleu().corpus_score(baseline_, references_).score);
+  EXPECT_DOUBLE_EQ(bootstrap.results[0][0].score,
+                   Bleu().corpus_score(baseline_, references_).score);
   EXPECT_DOUBLE_EQ(bootstrap.results[1][1].score, Chrf().corpus_score(other_, references_).score);
   EXPECT_DOUBLE_EQ(bootstrap.results[1][2].score, Ter().corpus_score(other_, references_).score);
   for (size_t m = 0; m < 3; ++m) {
@@ -117,7 +119,8 @@ TEST_F(PairedTestProperties, SeedZeroSeedsTheBaselineIntervalButNotTheComparison
   PairedTestReport second = run(PairedTestKind::kBootstrap, {baseline_, other_}, "0");
   EXPECT_EQ(first.results[0][0].mean, second.results[0][0].mean);
   bool any_differs = false;
-  for (size_t m = 0; m < 3; ++m) any_differs |= first.results[1][m].mean != second.results[1][m].mean;
+  for (size_t m = 0; m < 3; ++m)
+    any_differs |= first.results[1][m].mean != second.results[1][m].mean;
   EXPECT_TRUE(any_differs);
   EXPECT_EQ(first.signatures[0].substr(0, 22), "nrefs:1|bs:200|seed:0|");
 }

@@ -48,8 +48,8 @@ TEST(SacrebleuSuiteTer, CorpusScores) {  // test_ter: TER() defaults, EPSILON 1e
       {{"dddd eeee ffff"}, {"aaaa bbbb cccc"}, 1.0},            // no overlap
       {{""}, {"a"}, 1.0},                                       // empty hypothesis
       {{"a"}, {""}, 1.0},                                       // empty reference
-      {{""}, {""}, 0.0},                   // both empty, defined as 0.0
-      {{"d e f g h a b c"}, {"a b c d e f g h"}, 1.0 / 8},  // a single shift fixes MT
+      {{""}, {""}, 0.0},                                        // both empty, defined as 0.0
+      {{"d e f g h a b c"}, {"a b c d e f g h"}, 1.0 / 8},      // a single shift fixes MT
       {
           // realistic example from WMT dev data (2019)
           {
@@ -99,9 +99,9 @@ void expect_tokenized(const TokenizerCases& cases, const TerOptions& options) {
 }
 
 TEST(SacrebleuSuiteTercomTokenizer, Default) {  // test_ter_tokenizer_default
-  expect_tokenized({{"a b c d", "a b c d"}, {"", ""}, {"a b c d.", "a b c d."},
-                    {"A B C D.", "a b c d."}},
-                   TerOptions{});
+  expect_tokenized(
+      {{"a b c d", "a b c d"}, {"", ""}, {"a b c d.", "a b c d."}, {"A B C D.", "a b c d."}},
+      TerOptions{});
 }
 
 TEST(SacrebleuSuiteTercomTokenizer, NoPunct) {  // test_ter_tokenizer_nopunct
@@ -116,9 +116,10 @@ TEST(SacrebleuSuiteTercomTokenizer, Normalized) {  // test_ter_tokenizer_norm
 }
 
 TEST(SacrebleuSuiteTercomTokenizer, Asian) {  // test_ter_tokenizer_asian
-  expect_tokenized({{"美众院公布对特", "美 众 院 公 布 对 特"},  // Chinese
-                    {"りの拳銃を持", "りの 拳 銃 を 持"}},  // Japanese, first two letters are Hiragana
-                   ter_options(false, true, false, true));
+  expect_tokenized(
+      {{"美众院公布对特", "美 众 院 公 布 对 特"},  // Chinese
+       {"りの拳銃を持", "りの 拳 銃 を 持"}},       // Japanese, first two letters are Hiragana
+      ter_options(false, true, false, true));
 }
 
 // Behaviour the suites above leave implicit ------------------------------------------------------
@@ -138,7 +139,9 @@ TEST(TercomTokenizer, PythonRegexScanningOrder) {
 TEST(TercomTokenizer, InvalidUtf8BytesPassThrough) {
   const std::string text = "a\xff.b \xe4(";
   EXPECT_EQ(tokenize_tercom(text, ter_options(true, true, false, false)), "a\xff . b \xe4 (");
-  EXPECT_EQ(tokenize_tercom(text, ter_options(true, false, true, false)), "a\xff" "b \xe4");
+  EXPECT_EQ(tokenize_tercom(text, ter_options(true, false, true, false)),
+            "a\xff"
+            "b \xe4");
 }
 
 TEST(TranslationEditRate, OneShiftMovesABlock) {

@@ -21,7 +21,8 @@ TEST_P(EveryScore, RowsSumToOneAndPaddedKeysGetZeroWeight) {
   auto [context, weights] = attention->forward(torch::randn({2, 3, 6}), keys, mask);
   EXPECT_EQ(weights.sizes(), (std::vector<int64_t>{2, 3, 4}));
   EXPECT_TRUE(torch::allclose(weights.sum(-1), torch::ones({2, 3})));
-  EXPECT_EQ(weights.masked_select(mask.unsqueeze(1).expand({2, 3, 4})).abs().max().item<float>(), 0.0f);
+  EXPECT_EQ(weights.masked_select(mask.unsqueeze(1).expand({2, 3, 4})).abs().max().item<float>(),
+            0.0f);
   EXPECT_TRUE(torch::allclose(context, torch::bmm(weights, keys)));
 }
 
@@ -59,7 +60,8 @@ TEST(Attention, RegistersOnlyWhatItsScoreNeeds) {
   EXPECT_EQ(count(AttentionScore::kAdditive), 4u);  // W, U, b, v
   EXPECT_EQ(count(AttentionScore::kGeneral), 1u);
   EXPECT_THROW(Attention(AttentionOptions(6, 8).score(AttentionScore::kDot)), c10::Error);
-  EXPECT_EQ(Attention(AttentionOptions(8, 8).score(AttentionScore::kScaledDot))->parameters().size(), 0u);
+  EXPECT_EQ(
+      Attention(AttentionOptions(8, 8).score(AttentionScore::kScaledDot))->parameters().size(), 0u);
 }
 
 TEST(Attention, ScaledDotDividesBySqrtOfTheSize) {

@@ -3,8 +3,8 @@
 #include "models/encoder_decoder.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include "core/config/loader.h"
 #include "core/runtime/weights.h"
@@ -41,7 +41,8 @@ TEST_P(EveryModel, IncrementalDecodeMatchesForward) {
   auto model = tiny_model(GetParam());
   auto batch = random_batch({6, 2, 4}, {5, 7, 3}, 2);
   torch::NoGradGuard no_grad;
-  auto expected = model->forward(batch.src_tokens, batch.src_pad_mask, batch.tgt_in).log_softmax(-1);
+  auto expected =
+      model->forward(batch.src_tokens, batch.src_pad_mask, batch.tgt_in).log_softmax(-1);
   DecoderState state = model->encode(batch.src_tokens, batch.src_pad_mask);
   for (int64_t t = 0; t < batch.tgt_in.size(1); ++t) {
     auto log_probs = model->decode_step(batch.tgt_in.select(1, t), state);
@@ -222,7 +223,8 @@ TEST(Weights, MismatchedNamesAndShapesAreListed) {
     std::string message = e.what();
     EXPECT_NE(message.find("do not fit the model"), std::string::npos);
     EXPECT_NE(message.find("missing init_proj.weight"), std::string::npos) << message;
-    EXPECT_NE(message.find("unexpected encoder.layers.0.self_attn.in_proj_weight"), std::string::npos);
+    EXPECT_NE(message.find("unexpected encoder.layers.0.self_attn.in_proj_weight"),
+              std::string::npos);
     EXPECT_NE(message.find("src_embed.weight has shape"), std::string::npos) << message;
   }
   EXPECT_TRUE(rnn->parameters()[0].equal(before)) << "a failed import must change nothing";
@@ -316,7 +318,8 @@ TEST(DecoderState, AnEntrySetWithRowsFollowsThemAsAfterAReorder) {
   const auto memory = state.indexed("memory");
   state.set("projections", memory.value * 2, SlotKind::kSource, memory.rows);
   EXPECT_EQ(state.rows(), 4);
-  EXPECT_TRUE(state.indexed("projections").value.equal(torch::tensor({20, 22}))) << "nothing gathered yet";
+  EXPECT_TRUE(state.indexed("projections").value.equal(torch::tensor({20, 22})))
+      << "nothing gathered yet";
   state.reorder(torch::tensor({3, 0}));
   EXPECT_TRUE(state["projections"].equal(torch::tensor({22, 20})));
   EXPECT_TRUE(state["memory"].equal(torch::tensor({11, 10})));
@@ -329,7 +332,8 @@ TEST(DecoderState, AppendGathersThePendingRowsOfReorders) {
   state.set("self_k.0", at::Tensor(), SlotKind::kStep);
   at::Tensor reference = torch::arange(3 * 2 * 1 * 4, torch::kFloat).view({3, 2, 1, 4});
   EXPECT_TRUE(state.append("self_k.0", reference, 2).equal(reference));
-  for (const auto& rows : {torch::tensor({2, 0, 1}), torch::tensor({1, 1, 0})}) {  // not read between
+  for (const auto& rows :
+       {torch::tensor({2, 0, 1}), torch::tensor({1, 1, 0})}) {  // not read between
     state.reorder(rows);
     reference = reference.index_select(0, rows);
   }
@@ -340,7 +344,8 @@ TEST(DecoderState, AppendGathersThePendingRowsOfReorders) {
 
   state.reorder(torch::tensor({2, 0}));  // a sentence left the batch
   EXPECT_EQ(state.rows(), 2);
-  reference = torch::cat({reference.index_select(0, torch::tensor({2, 0})), torch::zeros({2, 2, 1, 4})}, 2);
+  reference =
+      torch::cat({reference.index_select(0, torch::tensor({2, 0})), torch::zeros({2, 2, 1, 4})}, 2);
   EXPECT_TRUE(state.append("self_k.0", torch::zeros({2, 2, 1, 4}), 2).equal(reference));
   EXPECT_TRUE(state["self_k.0"].equal(reference));
 

@@ -15,10 +15,10 @@ namespace nmtzoo::testing {
 
 const std::vector<std::string>& tiny_variants() {
   static const std::vector<std::string> variants{
-      "transformer_post", "transformer_pre",  "transformer_learned_gelu", "transformer_relative",
-      "rnn_bahdanau",
-      "rnn_bahdanau_lstm", "rnn_bahdanau_2layers", "rnn_luong", "rnn_encdec", "rnn_general_tanh",
-      "rnn_conditional", "rnn_conditional_lstm_2layers"};
+      "transformer_post",     "transformer_pre", "transformer_learned_gelu",
+      "transformer_relative", "rnn_bahdanau",    "rnn_bahdanau_lstm",
+      "rnn_bahdanau_2layers", "rnn_luong",       "rnn_encdec",
+      "rnn_general_tanh",     "rnn_conditional", "rnn_conditional_lstm_2layers"};
   return variants;
 }
 
@@ -95,16 +95,18 @@ std::vector<at::Tensor> training_step(EncoderDecoder& model, const TinyBatch& ba
   KernelSwitch kernel_switch(kernels);
   model.zero_grad();
   const at::Tensor logits = model.forward(batch.src_tokens, batch.src_pad_mask, batch.tgt_in);
-  const at::Tensor loss =
-      torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}), batch.tgt_out.reshape({-1}));
+  const at::Tensor loss = torch::nn::functional::cross_entropy(
+      logits.reshape({-1, logits.size(-1)}), batch.tgt_out.reshape({-1}));
   if (inspect) inspect(loss);
   loss.backward();
   std::vector<at::Tensor> result{loss.detach()};
-  for (const auto& p : model.parameters()) result.push_back(p.grad().defined() ? p.grad().clone() : at::Tensor());
+  for (const auto& p : model.parameters())
+    result.push_back(p.grad().defined() ? p.grad().clone() : at::Tensor());
   return result;
 }
 
-void expect_alike(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b, double rtol, double atol) {
+void expect_alike(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b, double rtol,
+                  double atol) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     ASSERT_EQ(a[i].defined(), b[i].defined()) << "tensor " << i;

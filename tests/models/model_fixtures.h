@@ -36,9 +36,12 @@ TinyBatch random_batch(const std::vector<int64_t>& src_lengths,
 // A training step on `batch` (cross-entropy of the model's logits) with the hand-written kernels
 // on or off: the loss, then every parameter's gradient (undefined where it has none). `inspect`
 // sees the loss before its backward (which kernels' nodes its graph holds).
-std::vector<at::Tensor> training_step(EncoderDecoder& model, const TinyBatch& batch, bool kernels,
-                                      const std::function<void(const at::Tensor& loss)>& inspect = {});
-// Expects two training_step results alike: the same gradients defined, values within the tolerances.
-void expect_alike(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b, double rtol, double atol);
+std::vector<at::Tensor> training_step(
+    EncoderDecoder& model, const TinyBatch& batch, bool kernels,
+    const std::function<void(const at::Tensor& loss)>& inspect = {});
+// Expects two training_step results alike: the same gradients defined, values within the
+// tolerances.
+void expect_alike(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b, double rtol,
+                  double atol);
 
 }  // namespace nmtzoo::testing

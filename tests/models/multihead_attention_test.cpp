@@ -86,9 +86,10 @@ TEST(MultiheadAttention, FusedProjectionsGradientsEqualThoseOfViews) {
     } else {
       const int64_t e = 12;
       const int64_t first = memory ? e : 0;
-      auto split = views(torch::nn::functional::linear(x, attention->in_proj_weight.narrow(0, first, parts * e),
-                                                       attention->in_proj_bias.narrow(0, first, parts * e)),
-                         parts);
+      auto split = views(
+          torch::nn::functional::linear(x, attention->in_proj_weight.narrow(0, first, parts * e),
+                                        attention->in_proj_bias.narrow(0, first, parts * e)),
+          parts);
       for (int64_t i = 0; i < parts; ++i) heads.push_back(split[i]);
     }
     torch::Tensor loss = torch::zeros({});
@@ -96,13 +97,15 @@ TEST(MultiheadAttention, FusedProjectionsGradientsEqualThoseOfViews) {
       if (all_parts || i == 1) loss = loss + (heads[i] * weights[static_cast<int64_t>(i)]).sum();
     }
     loss.backward();
-    return std::make_pair(attention->in_proj_weight.grad().clone(), attention->in_proj_bias.grad().clone());
+    return std::make_pair(attention->in_proj_weight.grad().clone(),
+                          attention->in_proj_bias.grad().clone());
   };
   for (bool memory : {false, true}) {
     for (bool all_parts : {true, false}) {
       auto [w, b] = gradients(true, all_parts, memory);
       auto [ref_w, ref_b] = gradients(false, all_parts, memory);
-      EXPECT_TRUE(torch::allclose(w, ref_w, 1e-5, 1e-6)) << memory << all_parts << (w - ref_w).abs().max();
+      EXPECT_TRUE(torch::allclose(w, ref_w, 1e-5, 1e-6))
+          << memory << all_parts << (w - ref_w).abs().max();
       EXPECT_TRUE(torch::allclose(b, ref_b, 1e-5, 1e-6)) << memory << all_parts;
     }
   }
@@ -160,7 +163,7 @@ TEST(MultiheadAttention, RelativePositionsFollowShawEtAl) {
   // The module's own path, queried for the last 2 positions over all 6 keys, gives the same rows.
   auto [whole, w1] = attention->attend(q, k, v, causal, {}, false);
   auto [last, w2] = attention->attend(q.narrow(2, 4, 2), k, v, causal.narrow(0, 4, 2), {}, false,
-                                     /*query_offset=*/4);
+                                      /*query_offset=*/4);
   EXPECT_TRUE(torch::allclose(last, whole.narrow(1, 4, 2), 1e-5, 1e-6));
 }
 

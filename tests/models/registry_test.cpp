@@ -82,7 +82,7 @@ TEST(Registry, PresetKeepsUserValues) {
 TEST(Registry, MostSpecificPresetWins) {
   auto config = config_for("transformer_big");
   EXPECT_EQ(config.model.arch_options.at("d_model"), "1024");  // transformer_big
-  EXPECT_EQ(config.model.encoder_layers, 6);    // inherited from transformer_base
+  EXPECT_EQ(config.model.encoder_layers, 6);                   // inherited from transformer_base
   EXPECT_DOUBLE_EQ(config.model.dropout, 0.3);
   auto luong = config_for("rnn_luong");
   EXPECT_EQ(luong.model.arch_options.at("attention"), "general");
@@ -117,20 +117,23 @@ TEST(Registry, AnArchitectureWithoutABuilderSaysSoWhenBuilt) {
   ArchSpec keys_only = arch_spec("transformer");
   keys_only.build = nullptr;
   register_arch("keys_only_transformer", keys_only);
-  ModelConfig config = config_for("transformer", {"model.d_model=16", "model.ffn_dim=32", "model.heads=2",
-                                                  "model.encoder_layers=1", "model.decoder_layers=1"})
-                           .model;
+  ModelConfig config =
+      config_for("transformer", {"model.d_model=16", "model.ffn_dim=32", "model.heads=2",
+                                 "model.encoder_layers=1", "model.decoder_layers=1"})
+          .model;
   config.arch = "keys_only_transformer";
   try {
     build_model(config, VocabSizes{8, 8});
     ADD_FAILURE() << "built an architecture without a builder";
   } catch (const std::logic_error& e) {
-    EXPECT_NE(std::string(e.what()).find("'keys_only_transformer' has no builder"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("'keys_only_transformer' has no builder"),
+              std::string::npos)
         << e.what();
   }
   set_arch_builder("keys_only_transformer", arch_spec("transformer").build);
   EXPECT_NE(build_model(config, VocabSizes{8, 8}), nullptr);
-  EXPECT_THROW(set_arch_builder("keys_only_transformer", arch_spec("transformer").build), std::logic_error);
+  EXPECT_THROW(set_arch_builder("keys_only_transformer", arch_spec("transformer").build),
+               std::logic_error);
   EXPECT_THROW(set_arch_builder("no_such_arch", arch_spec("transformer").build), std::logic_error);
 }
 
@@ -140,7 +143,8 @@ TEST(Registry, AnArchitectureWithoutABuilderSaysSoWhenBuilt) {
 ArchSpec width_transformer_arch() {
   static const ArchOptions<TransformerOptions> keys = [] {
     ArchOptions<TransformerOptions> declared(TransformerOptions(0, 0).d_model(16));
-    declared.integer("width", NMTZOO_FIELD(d_model), kModelSize, "model size of the test architecture");
+    declared.integer("width", NMTZOO_FIELD(d_model), kModelSize,
+                     "model size of the test architecture");
     declared.integer("heads", NMTZOO_FIELD(heads), Range{1, 1024}, "Transformer attention heads");
     return declared;
   }();
@@ -153,7 +157,8 @@ ArchSpec width_transformer_arch() {
   };
   ArchSpec spec;
   spec.options = keys.specs();
-  spec.build = [=](const ModelConfig& c, const VocabSizes& vocab) -> std::shared_ptr<EncoderDecoder> {
+  spec.build = [=](const ModelConfig& c,
+                   const VocabSizes& vocab) -> std::shared_ptr<EncoderDecoder> {
     return Transformer(options_of(c, vocab)).ptr();
   };
   spec.check = [](const ModelConfig&) { return std::vector<ModelKeyProblem>{}; };
@@ -179,10 +184,11 @@ TEST(Registry, ANewArchitectureOwnsItsKeys) {
   ASSERT_NE(width, nullptr) << "registering published the key to the schema";
   EXPECT_EQ(width->default_value, "16");
   EXPECT_EQ(width->help, "model size of the test architecture");
-  EXPECT_NE(config_reference_markdown().find("| `width` | int in [1, 262144] | `16` |"), std::string::npos);
+  EXPECT_NE(config_reference_markdown().find("| `width` | int in [1, 262144] | `16` |"),
+            std::string::npos);
 
-  auto config = config_for("width_transformer_wide", {"model.encoder_layers=1", "model.decoder_layers=1",
-                                                       "model.heads=2"});
+  auto config = config_for("width_transformer_wide",
+                           {"model.encoder_layers=1", "model.decoder_layers=1", "model.heads=2"});
   EXPECT_EQ(config.where("model.width"), "preset width_transformer_wide");
   EXPECT_EQ(arch_spec("width_transformer").model_dim(config.model), 24);
   const int64_t V = 11;
@@ -193,7 +199,8 @@ TEST(Registry, ANewArchitectureOwnsItsKeys) {
     config_for("width_transformer", {"model.width=wide"});
     ADD_FAILURE() << "a non-integer width was accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("model.width expects an integer, got 'wide'"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("model.width expects an integer, got 'wide'"),
+              std::string::npos)
         << e.what();
   }
   // One key, one meaning: redeclaring a published key with another default is refused.
@@ -212,7 +219,8 @@ TEST(Registry, AWrittenConfigHoldsOnlyItsOwnArchitecturesModelKeys) {
   auto written = [](const std::string& name) {
     const RunConfig config = config_for(name, {"model.encoder_layers=1", "model.decoder_layers=1"});
     const std::string yaml = to_yaml(config, resolve_arch(config.model.arch));
-    EXPECT_EQ(to_yaml(parse_config(yaml, name + ".yaml"), resolve_arch(name)), yaml) << "reads back the same";
+    EXPECT_EQ(to_yaml(parse_config(yaml, name + ".yaml"), resolve_arch(name)), yaml)
+        << "reads back the same";
     return yaml;
   };
   auto has = [](const std::string& yaml, const std::string& line) {
@@ -238,7 +246,8 @@ TEST(Registry, AWrittenConfigHoldsOnlyItsOwnArchitecturesModelKeys) {
   // does not store them, another model to resume or fine-tune.
   const RunConfig now = config_for("transformer_small", {"model.emb_dim=32", "model.width=8"});
   const RunConfig stored = parse_config(to_yaml(now, "transformer"), "stored config");
-  EXPECT_NE(stored.model.arch_options.at("emb_dim"), "32") << "not stored: read back as its default";
+  EXPECT_NE(stored.model.arch_options.at("emb_dim"), "32")
+      << "not stored: read back as its default";
   EXPECT_EQ(differing_keys(now, stored, {"model"}), std::vector<std::string>{});
   EXPECT_EQ(differing_keys(config_for("transformer_small", {"model.heads=8"}), stored, {"model"}),
             std::vector<std::string>{"model.heads: 4 in the checkpoint, 8 now"});
@@ -305,9 +314,9 @@ TEST(Registry, ConditionalDecoderCostsOneRecurrentMatrixMore) {
   EXPECT_EQ(count_parameters(*build_model(conditional.model, vocab)),
             count_parameters(*build_model(previous.model, vocab)) + 3 * n * n + 6 * n);
   const BatchShape shape{2, 4, 5, 8, 10};  // 2 sentences, 5 decoder steps each
-  EXPECT_DOUBLE_EQ(training_flops(conditional.model, 8000, shape) -
-                       training_flops(previous.model, 8000, shape),
-                   3.0 * 2 * 5 * (2.0 * 3 * n * n));
+  EXPECT_DOUBLE_EQ(
+      training_flops(conditional.model, 8000, shape) - training_flops(previous.model, 8000, shape),
+      3.0 * 2 * 5 * (2.0 * 3 * n * n));
 }
 
 }  // namespace

@@ -11,7 +11,8 @@
 namespace nmtzoo {
 namespace {
 
-constexpr const char* kGruGatesNode = "torch::autograd::CppNode<nmtzoo::(anonymous namespace)::GruGates>";
+constexpr const char* kGruGatesNode =
+    "torch::autograd::CppNode<nmtzoo::(anonymous namespace)::GruGates>";
 
 at::Tensor first_step(EncoderDecoder& model, const testing::TinyBatch& batch, DecoderState& state) {
   return model.decode_step(batch.tgt_in.select(1, 0), state);
@@ -39,8 +40,8 @@ TEST(RnnSeq2Seq, WithoutAttentionOnlyTheFinalEncoderStatesMatter) {
     const at::Tensor memory = state[kMemorySlot];
     for (int64_t b = 0; b < 2; ++b) {
       const int64_t length = batch.src_pad_mask[b].logical_not().sum().item<int64_t>();
-      const at::Tensor final_annotations = torch::cat(
-          {memory[b][length - 1].narrow(0, 0, n), memory[b][0].narrow(0, n, n)});
+      const at::Tensor final_annotations =
+          torch::cat({memory[b][length - 1].narrow(0, 0, n), memory[b][0].narrow(0, n, n)});
       EXPECT_TRUE(torch::allclose(context[b], final_annotations, 1e-6, 1e-6)) << "sentence " << b;
     }
     // ... and it drives the decoder at every step: these two states differ in the context only.
@@ -65,10 +66,11 @@ TEST(RnnSeq2Seq, ContextProjectionsOnlyWhereRowsShareASentenceOrThereIsOne) {
   auto batch = testing::random_batch({6, 3}, {4, 4}, 11);
   torch::NoGradGuard no_grad;
   auto projected = [&](int64_t beam, int64_t sentences) {
-    DecoderState state =
-        model->encode(batch.src_tokens.narrow(0, 0, sentences), batch.src_pad_mask.narrow(0, 0, sentences));
+    DecoderState state = model->encode(batch.src_tokens.narrow(0, 0, sentences),
+                                       batch.src_pad_mask.narrow(0, 0, sentences));
     state.repeat_rows(beam);
-    model->decode_step(batch.tgt_in.narrow(0, 0, sentences).select(1, 0).repeat_interleave(beam), state);
+    model->decode_step(batch.tgt_in.narrow(0, 0, sentences).select(1, 0).repeat_interleave(beam),
+                       state);
     return state.contains("context_projections");
   };
   model->eval();
@@ -82,9 +84,8 @@ TEST(RnnSeq2Seq, ContextProjectionsOnlyWhereRowsShareASentenceOrThereIsOne) {
 TEST(RnnSeq2Seq, AttentionRowsSumToOneAndIgnorePadding) {
   auto batch = testing::random_batch({6, 3}, {4, 4}, 10);
   torch::NoGradGuard no_grad;
-  for (const std::string variant :
-       {"rnn_bahdanau", "rnn_luong", "rnn_bahdanau_lstm", "rnn_conditional",
-        "rnn_conditional_lstm_2layers"}) {
+  for (const std::string variant : {"rnn_bahdanau", "rnn_luong", "rnn_bahdanau_lstm",
+                                    "rnn_conditional", "rnn_conditional_lstm_2layers"}) {
     auto model = testing::tiny_model(variant);
     DecoderState state = model->encode(batch.src_tokens, batch.src_pad_mask);
     state.record_attention = true;
@@ -148,8 +149,8 @@ TEST(RnnSeq2Seq, ConditionalQueryNeedsAttention) {
 }
 
 TEST(RnnSeq2Seq, TyingNeedsReadoutAsWideAsTheEmbedding) {
-  EXPECT_THROW(RnnSeq2Seq(RnnSeq2SeqOptions(10, 10).emb_dim(8).readout_dim(6)
-                              .sharing(EmbeddingSharing::kDecoder)),
+  EXPECT_THROW(RnnSeq2Seq(RnnSeq2SeqOptions(10, 10).emb_dim(8).readout_dim(6).sharing(
+                   EmbeddingSharing::kDecoder)),
                c10::Error);
 }
 
@@ -165,7 +166,8 @@ TEST(RnnSeq2Seq, TheEncoderEqualsLibTorchsPackedRnn) {
     SCOPED_TRACE(variant);
     auto model = testing::tiny_model(variant, 3);
     auto& rnn = dynamic_cast<RnnSeq2SeqImpl&>(*model);
-    const at::Tensor upstream = torch::randn({4, batch.src_tokens.size(1), 2 * rnn.options.hidden_dim()});
+    const at::Tensor upstream =
+        torch::randn({4, batch.src_tokens.size(1), 2 * rnn.options.hidden_dim()});
     auto gradients = [&](const at::Tensor& memory, const at::Tensor& hidden) {
       rnn.zero_grad();
       ((memory * upstream).sum() + hidden.pow(2).sum()).backward();

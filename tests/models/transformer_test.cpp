@@ -13,8 +13,8 @@ namespace {
 
 TEST(Transformer, EncoderWithoutPositionsIsPermutationEquivariant) {
   torch::manual_seed(4);
-  TransformerEncoder encoder(TransformerOptions(10, 10).d_model(16).heads(2).ffn_dim(32)
-                                 .encoder_layers(2).dropout(0));
+  TransformerEncoder encoder(
+      TransformerOptions(10, 10).d_model(16).heads(2).ffn_dim(32).encoder_layers(2).dropout(0));
   encoder->eval();
   auto x = torch::randn({2, 6, 16});
   auto permutation = torch::tensor({3, 0, 5, 1, 4, 2});
@@ -29,7 +29,8 @@ TEST(Transformer, SinusoidsFollowThePaper) {
   auto table = positions->forward(50);
   for (int64_t pos : {0, 1, 7, 49}) {
     for (int64_t i = 0; i < 4; ++i) {
-      double angle = static_cast<double>(pos) / std::pow(10000.0, 2.0 * static_cast<double>(i) / 8.0);
+      double angle =
+          static_cast<double>(pos) / std::pow(10000.0, 2.0 * static_cast<double>(i) / 8.0);
       EXPECT_NEAR(table[pos][2 * i].item<double>(), std::sin(angle), 1e-6);
       EXPECT_NEAR(table[pos][2 * i + 1].item<double>(), std::cos(angle), 1e-6);
     }
@@ -55,7 +56,8 @@ TEST(Transformer, CrossAttentionPerLayerAndHeadIsRecorded) {
 TEST(Transformer, TiedModelsHaveNoSeparateOutputMatrix) {
   auto names = [](const std::string& variant) {
     std::vector<std::string> keys;
-    for (const auto& item : testing::tiny_model(variant)->named_parameters()) keys.push_back(item.key());
+    for (const auto& item : testing::tiny_model(variant)->named_parameters())
+      keys.push_back(item.key());
     return keys;
   };
   auto shared_all = names("transformer_post");  // joint vocabulary, sharing auto = all
@@ -71,7 +73,8 @@ TEST(Transformer, PreNormHasFinalLayerNorms) {
   auto parameters = model->named_parameters();
   EXPECT_TRUE(parameters.contains("encoder.norm.weight"));
   EXPECT_TRUE(parameters.contains("decoder.norm.weight"));
-  EXPECT_FALSE(testing::tiny_model("transformer_post")->named_parameters().contains("encoder.norm.weight"));
+  EXPECT_FALSE(
+      testing::tiny_model("transformer_post")->named_parameters().contains("encoder.norm.weight"));
 }
 
 }  // namespace

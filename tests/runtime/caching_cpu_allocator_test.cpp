@@ -154,9 +154,9 @@ TEST(CachingCpuAllocator, SettingsComeFromTheEnvironmentAndBadOnesNameTheVariabl
   EXPECT_TRUE(settings_with("NMTZOO_CPU_ALLOCATOR", "caching").caching);
   EXPECT_EQ(settings_with("NMTZOO_CPU_CACHE_MB", "512").max_idle_bytes, size_t{512} << 20);
   EXPECT_EQ(cpu_allocator_settings_from_environment().max_idle_bytes, size_t{2048} << 20);
-  for (const auto& [variable, value] : {std::pair{"NMTZOO_CPU_ALLOCATOR", "jemalloc"},
-                                        std::pair{"NMTZOO_CPU_CACHE_MB", "2GB"},
-                                        std::pair{"NMTZOO_CPU_CACHE_MB", "-1"}}) {
+  for (const auto& [variable, value] :
+       {std::pair{"NMTZOO_CPU_ALLOCATOR", "jemalloc"}, std::pair{"NMTZOO_CPU_CACHE_MB", "2GB"},
+        std::pair{"NMTZOO_CPU_CACHE_MB", "-1"}}) {
     try {
       settings_with(variable, value);
       ADD_FAILURE() << variable << "=" << value << " was accepted";

@@ -70,8 +70,9 @@ TEST(Checkpoint, OldCheckpointsFindTheirTokenizerFromTheRunFolder) {
   config.training.output_dir = "runs/tf";
   config.tokenizer.prefix = "runs/spm";
   config.data.src_lang = "de";
-  EXPECT_EQ(resolve_tokenizer_prefix(config, "/data/project/runs/tf/checkpoints/checkpoint_best.pt"),
-            "/data/project/runs/spm");
+  EXPECT_EQ(
+      resolve_tokenizer_prefix(config, "/data/project/runs/tf/checkpoints/checkpoint_best.pt"),
+      "/data/project/runs/spm");
   // A checkpoint moved out of its run folder keeps the path as it was.
   EXPECT_EQ(resolve_tokenizer_prefix(config, "/elsewhere/checkpoint_best.pt"), "runs/spm");
   config.tokenizer.prefix = "/abs/spm";

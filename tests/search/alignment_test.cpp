@@ -14,8 +14,18 @@ namespace nmtzoo {
 namespace {
 
 TEST(WordAlignment, SubwordsMapToWordsAndPairsArePharaoh) {
-  const std::vector<std::string> source{"\xe2\x96\x81" "Ein", "\xe2\x96\x81" "Fahr", "rad", "."};
-  const std::vector<std::string> target{"\xe2\x96\x81" "A", "\xe2\x96\x81" "bi", "cycle", "."};
+  const std::vector<std::string> source{
+      "\xe2\x96\x81"
+      "Ein",
+      "\xe2\x96\x81"
+      "Fahr",
+      "rad", "."};
+  const std::vector<std::string> target{
+      "\xe2\x96\x81"
+      "A",
+      "\xe2\x96\x81"
+      "bi",
+      "cycle", "."};
   EXPECT_EQ(word_of_piece(source), (std::vector<int64_t>{0, 1, 1, 1}));
   // Target piece t attends most to source piece best[t]; row 4 (EOS) and column 4 (EOS) ignored.
   at::Tensor attention = torch::full({5, 5}, 0.01);
@@ -61,13 +71,16 @@ CopyAlignments copy_task_alignments(const std::string& variant, int steps) {
     config.model.encoder_layers = 1;
     config.model.decoder_layers = 1;
   }
-  auto model = build_model(config.model, VocabSizes{testing::kTinyVocab, testing::kTinyVocab, true});
+  auto model =
+      build_model(config.model, VocabSizes{testing::kTinyVocab, testing::kTinyVocab, true});
   torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(3e-3));
   auto copy_batch = [](int64_t size, int64_t length) {
-    at::Tensor words = torch::randint(kEosId + 1, testing::kTinyVocab, {size, length}, torch::kLong);
+    at::Tensor words =
+        torch::randint(kEosId + 1, testing::kTinyVocab, {size, length}, torch::kLong);
     at::Tensor eos = torch::full({size, 1}, kEosId, torch::kLong);
     at::Tensor bos = torch::full({size, 1}, kBosId, torch::kLong);
-    return std::tuple{torch::cat({words, eos}, 1), torch::cat({bos, words}, 1), torch::cat({words, eos}, 1)};
+    return std::tuple{torch::cat({words, eos}, 1), torch::cat({bos, words}, 1),
+                      torch::cat({words, eos}, 1)};
   };
   model->train();
   for (int step = 0; step < steps; ++step) {
@@ -92,7 +105,8 @@ CopyAlignments copy_task_alignments(const std::string& variant, int steps) {
   for (size_t b = 0; b < results.size(); ++b) {
     const Hypothesis& best = results[b][0];
     const auto row = static_cast<int64_t>(b);
-    if (best.tokens != std::vector<int64_t>(src[row].data_ptr<int64_t>(), src[row].data_ptr<int64_t>() + 10)) {
+    if (best.tokens !=
+        std::vector<int64_t>(src[row].data_ptr<int64_t>(), src[row].data_ptr<int64_t>() + 10)) {
       continue;  // the diagonal is asked of correct copies
     }
     WordAlignment links = hard_word_alignment(best.attention, pieces, pieces);
@@ -116,7 +130,8 @@ TEST(WordAlignment, ACopyTransformerAlignsTheDiagonal) {
   ASSERT_GE(found.alignments.size(), 6u) << "the copy model should have learnt its task";
   const std::string alignments = ::testing::PrintToString(found.alignments);
   EXPECT_EQ(found.links, 10 * static_cast<int64_t>(found.alignments.size())) << alignments;
-  EXPECT_GE(static_cast<double>(found.diagonal) / static_cast<double>(found.links), 0.95) << alignments;
+  EXPECT_GE(static_cast<double>(found.diagonal) / static_cast<double>(found.links), 0.95)
+      << alignments;
   EXPECT_EQ(found.diagonal + found.beside_diagonal, found.links) << alignments;
 }
 
@@ -128,7 +143,8 @@ TEST(WordAlignment, ACopyRnnAlignsMostlyTheDiagonal) {
   ASSERT_GE(found.alignments.size(), 6u) << "the copy model should have learnt its task";
   EXPECT_GE(static_cast<double>(found.diagonal) / static_cast<double>(found.links), 0.85)
       << ::testing::PrintToString(found.alignments);
-  EXPECT_EQ(found.diagonal + found.beside_diagonal, found.links) << ::testing::PrintToString(found.alignments);
+  EXPECT_EQ(found.diagonal + found.beside_diagonal, found.links)
+      << ::testing::PrintToString(found.alignments);
 }
 
 }  // namespace

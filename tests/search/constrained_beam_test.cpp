@@ -13,7 +13,8 @@ namespace nmtzoo {
 namespace {
 
 // Where `phrase` first occurs contiguously in `tokens` at or after `from`; npos when it does not.
-size_t find_phrase(const std::vector<int64_t>& tokens, const std::vector<int64_t>& phrase, size_t from = 0) {
+size_t find_phrase(const std::vector<int64_t>& tokens, const std::vector<int64_t>& phrase,
+                   size_t from = 0) {
   auto it = std::search(tokens.begin() + static_cast<std::ptrdiff_t>(std::min(from, tokens.size())),
                         tokens.end(), phrase.begin(), phrase.end());
   return it == tokens.end() ? std::string::npos : static_cast<size_t>(it - tokens.begin());
@@ -30,14 +31,16 @@ TEST(ConstraintTracker, CountsMetTokensAndAbandonsBrokenPhrases) {
   EXPECT_EQ(unordered.met_tokens(feed(unordered, {})), 0);
   EXPECT_EQ(unordered.met_tokens(feed(unordered, {7, 8})), 2);
   EXPECT_EQ(unordered.met_tokens(feed(unordered, {7, 8, 4})), 0) << "a broken phrase is abandoned";
-  EXPECT_EQ(unordered.met_tokens(feed(unordered, {7, 7, 8, 9})), 3) << "a restart at its first token";
+  EXPECT_EQ(unordered.met_tokens(feed(unordered, {7, 7, 8, 9})), 3)
+      << "a restart at its first token";
   EXPECT_TRUE(unordered.all_met(feed(unordered, {5, 7, 8, 9})));
   EXPECT_TRUE(unordered.all_met(feed(unordered, {7, 8, 9, 6, 5})));
   EXPECT_EQ(unordered.next_tokens(feed(unordered, {7})), (std::vector<int64_t>{5, 7, 8}));
   EXPECT_TRUE(unordered.next_tokens(feed(unordered, {5, 7, 8, 9})).empty());
 
   ConstraintTracker ordered({{{7, 8, 9}, {5}}}, /*ordered=*/true);
-  EXPECT_FALSE(ordered.all_met(feed(ordered, {5, 7, 8, 9}))) << "5 before the first phrase does not count";
+  EXPECT_FALSE(ordered.all_met(feed(ordered, {5, 7, 8, 9})))
+      << "5 before the first phrase does not count";
   EXPECT_TRUE(ordered.all_met(feed(ordered, {7, 8, 9, 5})));
   EXPECT_EQ(ordered.next_tokens(feed(ordered, {})), (std::vector<int64_t>{7}));
   // Repeated phrases must each occur.
@@ -60,7 +63,8 @@ TEST(ConstrainedBeam, EveryConstraintIsMetOnEveryArchitecture) {
       options.nbest = 5;
       options.constraints = mode;
       auto strategy = make_strategy(options, guides);
-      auto results = search(*model, batch.src_tokens, batch.src_pad_mask, options, *strategy, guides);
+      auto results =
+          search(*model, batch.src_tokens, batch.src_pad_mask, options, *strategy, guides);
       for (size_t b = 0; b < 3; ++b) {
         ASSERT_FALSE(results[b].empty()) << variant;
         EXPECT_TRUE(results[b][0].complete) << variant << " sentence " << b;
@@ -69,8 +73,9 @@ TEST(ConstrainedBeam, EveryConstraintIsMetOnEveryArchitecture) {
           size_t from = 0;
           for (const auto& phrase : guides[b].constraints) {
             size_t at = find_phrase(h.tokens, phrase, mode == ConstraintMode::kOrdered ? from : 0);
-            ASSERT_NE(at, std::string::npos) << variant << " sentence " << b << " mode " << static_cast<int>(mode)
-                                             << " tokens " << ::testing::PrintToString(h.tokens);
+            ASSERT_NE(at, std::string::npos)
+                << variant << " sentence " << b << " mode " << static_cast<int>(mode) << " tokens "
+                << ::testing::PrintToString(h.tokens);
             from = at + phrase.size();
           }
         }

@@ -62,13 +62,15 @@ TEST(Sampling, TheSameSeedRepeatsAndEachLineHasItsOwnGenerator) {
     // A sentence alone in its batch, with its own line number, gets the same samples: the output
     // does not depend on batching.
     for (int64_t b = 0; b < 3; ++b) {
-      testing::TinyBatch alone{batch.src_tokens.narrow(0, b, 1), batch.src_pad_mask.narrow(0, b, 1), {}, {}};
+      testing::TinyBatch alone{
+          batch.src_tokens.narrow(0, b, 1), batch.src_pad_mask.narrow(0, b, 1), {}, {}};
       const int64_t length = alone.src_pad_mask.logical_not().sum().item<int64_t>();
       alone.src_tokens = alone.src_tokens.narrow(1, 0, length);
       alone.src_pad_mask = alone.src_pad_mask.narrow(1, 0, length);
       auto single = run(*model, alone, options, guides_for_lines({10 + b}));
       for (size_t k = 0; k < 4; ++k) {
-        EXPECT_EQ(single[0][k].tokens, first[static_cast<size_t>(b)][k].tokens) << variant << " sentence " << b;
+        EXPECT_EQ(single[0][k].tokens, first[static_cast<size_t>(b)][k].tokens)
+            << variant << " sentence " << b;
       }
     }
   }
@@ -105,7 +107,8 @@ TEST(Sampling, TopKOfOneEqualsGreedy) {
     auto best = greedy_search(*model, batch.src_tokens, batch.src_pad_mask, greedy);
     for (size_t b = 0; b < best.size(); ++b) {
       EXPECT_EQ(sampled[b][0].tokens, best[b].tokens) << variant;
-      EXPECT_NEAR(sampled[b][0].log_prob, best[b].log_prob, 1e-5) << variant << ": the model's own log-probabilities";
+      EXPECT_NEAR(sampled[b][0].log_prob, best[b].log_prob, 1e-5)
+          << variant << ": the model's own log-probabilities";
     }
   }
 }
@@ -120,18 +123,20 @@ TEST(Sampling, FiltersFollowTopKTopPAndTemperature) {
   SamplingStrategy top_p(1, 1.0, 0, 0.7, 1, {1});
   EXPECT_TRUE(kept(top_p.filtered(log_probs)).equal(torch::tensor({true, true, false, false})));
   SamplingStrategy nucleus_of_half(1, 1.0, 0, 0.5, 1, {1});
-  EXPECT_TRUE(kept(nucleus_of_half.filtered(log_probs)).equal(torch::tensor({true, false, false, false})));
+  EXPECT_TRUE(
+      kept(nucleus_of_half.filtered(log_probs)).equal(torch::tensor({true, false, false, false})));
   SamplingStrategy hot(1, 2.0, 0, 1.0, 1, {1});
-  EXPECT_TRUE(torch::allclose(hot.filtered(log_probs).softmax(-1),
-                              (log_probs / 2.0).softmax(-1)));
+  EXPECT_TRUE(torch::allclose(hot.filtered(log_probs).softmax(-1), (log_probs / 2.0).softmax(-1)));
   // Draws follow the distribution: 4,000 one-step samples of this row.
   std::vector<int64_t> lines(4000);
   for (size_t i = 0; i < lines.size(); ++i) lines[i] = static_cast<int64_t>(i);
   SamplingStrategy plain(1, 1.0, 0, 1.0, 3, lines);
   std::vector<int64_t> sentences(lines.begin(), lines.end());
-  StepCandidates c = plain.step(0, log_probs.expand({4000, 1, 4}), torch::zeros({4000, 1}), sentences);
+  StepCandidates c =
+      plain.step(0, log_probs.expand({4000, 1, 4}), torch::zeros({4000, 1}), sentences);
   at::Tensor counts = torch::bincount(c.tokens.view({-1}), {}, 4).to(torch::kDouble) / 4000.0;
-  EXPECT_TRUE(torch::allclose(counts, torch::tensor({0.5, 0.25, 0.15, 0.1}, torch::kDouble), 0, 0.03))
+  EXPECT_TRUE(
+      torch::allclose(counts, torch::tensor({0.5, 0.25, 0.15, 0.1}, torch::kDouble), 0, 0.03))
       << counts;
 }
 
@@ -191,7 +196,8 @@ TEST(TargetPrefix, EveryHypothesisStartsWithThePrefixVerbatim) {
       ASSERT_EQ(results[0].size(), 3u) << variant;
       for (const auto& h : results[0]) {
         ASSERT_GE(h.tokens.size(), 4u) << variant;
-        EXPECT_EQ(std::vector<int64_t>(h.tokens.begin(), h.tokens.begin() + 4), guides[0].prefix) << variant;
+        EXPECT_EQ(std::vector<int64_t>(h.tokens.begin(), h.tokens.begin() + 4), guides[0].prefix)
+            << variant;
         EXPECT_LE(h.tokens.size(), 6u) << variant;
       }
       // The score is the model's probability of the forced tokens and the rest.
@@ -201,9 +207,13 @@ TEST(TargetPrefix, EveryHypothesisStartsWithThePrefixVerbatim) {
       in.insert(in.end(), best.begin(), best.end());
       std::vector<int64_t> out(best.begin(), best.end());
       out.push_back(kEosId);
-      at::Tensor forward = model->forward(batch.src_tokens.narrow(0, 0, 1), batch.src_pad_mask.narrow(0, 0, 1),
-                                          torch::tensor(in).unsqueeze(0)).log_softmax(-1);
-      const double expected = forward.gather(2, torch::tensor(out).view({1, -1, 1})).sum().item<double>();
+      at::Tensor forward =
+          model
+              ->forward(batch.src_tokens.narrow(0, 0, 1), batch.src_pad_mask.narrow(0, 0, 1),
+                        torch::tensor(in).unsqueeze(0))
+              .log_softmax(-1);
+      const double expected =
+          forward.gather(2, torch::tensor(out).view({1, -1, 1})).sum().item<double>();
       EXPECT_NEAR(results[0][0].log_prob, expected, 1e-4) << variant;
     }
   }
@@ -241,13 +251,20 @@ TEST(Penalties, UnkPenaltyKeepsUnkOutAndCoveragePenaltyFollowsGnmt) {
     for (const auto& h : covered[b]) {
       ASSERT_TRUE(h.attention.defined()) << "the penalty records the attention it needs";
       const int64_t source = lengths[static_cast<int64_t>(b)].item<int64_t>();
-      const double coverage = h.attention.narrow(1, 0, source).sum(0).to(torch::kDouble)
-                                  .clamp(1e-10, 1.0).log().sum().item<double>();
+      const double coverage = h.attention.narrow(1, 0, source)
+                                  .sum(0)
+                                  .to(torch::kDouble)
+                                  .clamp(1e-10, 1.0)
+                                  .log()
+                                  .sum()
+                                  .item<double>();
       const double expected = penalized_score(h.log_prob, static_cast<int64_t>(h.tokens.size()) + 1,
-                                              options.length_penalty, options.alpha) + 0.4 * coverage;
+                                              options.length_penalty, options.alpha) +
+                              0.4 * coverage;
       EXPECT_NEAR(h.score, expected, 1e-9);
     }
-    for (size_t k = 1; k < covered[b].size(); ++k) EXPECT_GE(covered[b][k - 1].score, covered[b][k].score);
+    for (size_t k = 1; k < covered[b].size(); ++k)
+      EXPECT_GE(covered[b][k - 1].score, covered[b][k].score);
   }
 }
 

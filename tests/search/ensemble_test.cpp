@@ -53,7 +53,8 @@ TEST(Ensemble, CombinesProbabilitiesOrLogProbabilitiesOfEachModelsOwnState) {
   const at::Tensor a = step_of(*transformer);
   const at::Tensor b = step_of(*rnn);
   EnsembleModel by_prob({transformer, rnn}, {0.25, 0.75}, EnsembleMode::kProb);
-  EXPECT_TRUE(torch::allclose(step_of(by_prob), (0.25 * a.exp() + 0.75 * b.exp()).log(), 1e-5, 1e-5));
+  EXPECT_TRUE(
+      torch::allclose(step_of(by_prob), (0.25 * a.exp() + 0.75 * b.exp()).log(), 1e-5, 1e-5));
   EnsembleModel by_log_prob({transformer, rnn}, {0.25, 0.75}, EnsembleMode::kLogProb);
   EXPECT_TRUE(torch::allclose(step_of(by_log_prob), 0.25 * a + 0.75 * b, 1e-5, 1e-5));
   // Teacher forcing gives the same combination at every position.
@@ -67,10 +68,20 @@ TEST(Ensemble, CombinesProbabilitiesOrLogProbabilitiesOfEachModelsOwnState) {
 }
 
 TEST(Ensemble, RefusesModelsWithDifferentTargetVocabularies) {
-  auto small = Transformer(TransformerOptions(23, 23).d_model(8).heads(2).ffn_dim(16)
-                               .encoder_layers(1).decoder_layers(1)).ptr();
-  auto large = Transformer(TransformerOptions(23, 30).d_model(8).heads(2).ffn_dim(16)
-                               .encoder_layers(1).decoder_layers(1)).ptr();
+  auto small = Transformer(TransformerOptions(23, 23)
+                               .d_model(8)
+                               .heads(2)
+                               .ffn_dim(16)
+                               .encoder_layers(1)
+                               .decoder_layers(1))
+                   .ptr();
+  auto large = Transformer(TransformerOptions(23, 30)
+                               .d_model(8)
+                               .heads(2)
+                               .ffn_dim(16)
+                               .encoder_layers(1)
+                               .decoder_layers(1))
+                   .ptr();
   EnsembleModel ensemble({small, large});
   auto batch = testing::random_batch({4}, {2}, 33);
   torch::NoGradGuard no_grad;

@@ -50,13 +50,15 @@ TEST(ModelTranslator, Bf16DecodingStaysInsideTheTranslatorAndKeepsLineCounts) {
   ModelTranslator float32(*trained.model, trained.tokenizers, options, torch::kCPU);
   auto before = float32.translate(lines);
   options.dtype = DecodeDtype::kBf16;
-  auto bf16 = ModelTranslator(*trained.model, trained.tokenizers, options, torch::kCPU).translate(lines);
+  auto bf16 =
+      ModelTranslator(*trained.model, trained.tokenizers, options, torch::kCPU).translate(lines);
   ASSERT_EQ(bf16.size(), lines.size());
   EXPECT_TRUE(bf16[1].nbest.empty());
   EXPECT_FALSE(bf16[0].nbest.empty());
   EXPECT_FALSE(at::autocast::is_cpu_enabled());
   auto after = float32.translate(lines);
-  for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(before[i].texts, after[i].texts) << "line " << i;
+  for (size_t i = 0; i < lines.size(); ++i)
+    EXPECT_EQ(before[i].texts, after[i].texts) << "line " << i;
 }
 
 TEST(SearchOptions, DtypeComesFromDecodingDtypeOrTheOlderBf16Switch) {
@@ -107,7 +109,8 @@ TEST(ModelTranslator, APrefixLongerThanTheModelCanOutputIsRefusedNamingTheLine) 
   std::string prefix = "alpha";  // the most words of "alpha" that fit, then one more
   while (tokens_of(prefix + " alpha") <= fits) prefix += " alpha";
   const std::string longer = prefix + " alpha";
-  std::vector<TranslationRequest> requests{{"alpha bravo", "", {}, {}}, {"charlie", longer, {}, {}}};
+  std::vector<TranslationRequest> requests{{"alpha bravo", "", {}, {}},
+                                           {"charlie", longer, {}, {}}};
   try {
     translator.translate(requests, 7);
     FAIL() << "a prefix of " << tokens_of(longer) << " tokens was accepted";
@@ -115,9 +118,12 @@ TEST(ModelTranslator, APrefixLongerThanTheModelCanOutputIsRefusedNamingTheLine) 
     EXPECT_EQ(e.line, 8);
     EXPECT_EQ(e.field, "prefix");
     const std::string what = e.what();
-    EXPECT_EQ(what.rfind(fmt::format("line 8: the prefix has {} tokens, more than the {} the model can output",
-                                     tokens_of(longer), fits), 0),
-              0u)
+    EXPECT_EQ(
+        what.rfind(
+            fmt::format("line 8: the prefix has {} tokens, more than the {} the model can output",
+                        tokens_of(longer), fits),
+            0),
+        0u)
         << what;
   }
   requests[1].prefix = prefix;
@@ -148,7 +154,8 @@ TEST(ModelTranslator, AMinLenAboveALinesLengthLimitIsLoweredToItAndSaid) {
   EXPECT_TRUE(short_line.min_len_lowered);
   EXPECT_LT(short_line.length_limit, 60);
   EXPECT_EQ(static_cast<int64_t>(short_line.nbest[0].tokens.size()), short_line.length_limit);
-  EXPECT_NE(min_len_warning(short_line).find(fmt::format("lowered to {} tokens", short_line.length_limit)),
+  EXPECT_NE(min_len_warning(short_line)
+                .find(fmt::format("lowered to {} tokens", short_line.length_limit)),
             std::string::npos)
       << min_len_warning(short_line);
   EXPECT_FALSE(short_line.empty_by_limit);
@@ -180,7 +187,9 @@ class NeverEndingModel : public EncoderDecoder {
                       const at::Tensor& tgt_in) override {
     return model_->features(src_tokens, src_pad_mask, tgt_in);
   }
-  at::Tensor output_layer(const at::Tensor& features) override { return model_->output_layer(features); }
+  at::Tensor output_layer(const at::Tensor& features) override {
+    return model_->output_layer(features);
+  }
   int64_t max_positions() const override { return model_->max_positions(); }
 
  private:
@@ -198,9 +207,10 @@ TEST(ModelTranslator, AnOutputTheLengthLimitLeftEmptyIsSaidNamingTheLimit) {
   EXPECT_EQ(translations[0].texts, std::vector<std::string>{""});
   EXPECT_TRUE(translations[0].empty_by_limit);
   EXPECT_GT(translations[0].length_limit, 0);
-  EXPECT_NE(empty_output_warning(translations[0])
-                .find(fmt::format("output length limit of {} tokens", translations[0].length_limit)),
-            std::string::npos)
+  EXPECT_NE(
+      empty_output_warning(translations[0])
+          .find(fmt::format("output length limit of {} tokens", translations[0].length_limit)),
+      std::string::npos)
       << empty_output_warning(translations[0]);
   EXPECT_FALSE(translations[1].empty_by_limit) << "an empty line is empty, not cut";
   EXPECT_EQ(empty_output_warning(translations[1]), "");
@@ -218,18 +228,23 @@ TEST(LimitWarnings, SayEveryEmptyOutputAndTheFirstLoweredMinLenOnly) {
   EXPECT_EQ(warnings.of(lowered, "in.txt:2"), "warning: in.txt:2: " + min_len_warning(lowered) +
                                                   "; said once, later lines may be lowered too\n");
   EXPECT_EQ(warnings.of(lowered, "in.txt:3"), "") << "once per run";
-  EXPECT_EQ(warnings.of(empty, "in.txt:4"), "warning: in.txt:4: " + empty_output_warning(empty) + "\n");
-  EXPECT_EQ(warnings.of(empty, "in.txt:5"), "warning: in.txt:5: " + empty_output_warning(empty) + "\n");
+  EXPECT_EQ(warnings.of(empty, "in.txt:4"),
+            "warning: in.txt:4: " + empty_output_warning(empty) + "\n");
+  EXPECT_EQ(warnings.of(empty, "in.txt:5"),
+            "warning: in.txt:5: " + empty_output_warning(empty) + "\n");
 }
 
 TEST(TrainedModel, TheEmbeddedTokenizerWinsOverAChangedFileOfTheSamePath) {
   testing::TinyRun run("transformer");
   std::string checkpoint = run.save_untrained_checkpoint();
-  const std::string trained_with = load_trained_model(checkpoint, torch::kCPU).tokenizers.src->serialized();
+  const std::string trained_with =
+      load_trained_model(checkpoint, torch::kCPU).tokenizers.src->serialized();
   testing::TinyRun other("transformer", {"tokenizer.vocab_size=36"});
-  std::filesystem::copy_file(other.config().tokenizer_model("src"), run.config().tokenizer_model("src"),
+  std::filesystem::copy_file(other.config().tokenizer_model("src"),
+                             run.config().tokenizer_model("src"),
                              std::filesystem::copy_options::overwrite_existing);
-  EXPECT_TRUE(load_trained_model(checkpoint, torch::kCPU).tokenizers.src->serialized() == trained_with);
+  EXPECT_TRUE(load_trained_model(checkpoint, torch::kCPU).tokenizers.src->serialized() ==
+              trained_with);
 }
 
 TEST(TrainedModel, MissingOrCorruptCheckpointIsAClearError) {

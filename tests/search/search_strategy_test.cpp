@@ -43,9 +43,12 @@ TEST(SearchStrategy, APluggedStrategyDrivesTheOneSearch) {
     EXPECT_TRUE(strategy.eos_forbidden_first_) << "the strategy sees the search's constraints";
     // The scores are the model's own log-probabilities of the scripted output.
     torch::NoGradGuard no_grad;
-    at::Tensor tgt_in = torch::tensor(std::vector<int64_t>{kBosId, 7, 4, 9}).unsqueeze(0).repeat({2, 1});
-    at::Tensor tgt_out = torch::tensor(std::vector<int64_t>{7, 4, 9, kEosId}).unsqueeze(0).repeat({2, 1});
-    at::Tensor log_probs = model->forward(batch.src_tokens, batch.src_pad_mask, tgt_in).log_softmax(-1);
+    at::Tensor tgt_in =
+        torch::tensor(std::vector<int64_t>{kBosId, 7, 4, 9}).unsqueeze(0).repeat({2, 1});
+    at::Tensor tgt_out =
+        torch::tensor(std::vector<int64_t>{7, 4, 9, kEosId}).unsqueeze(0).repeat({2, 1});
+    at::Tensor log_probs =
+        model->forward(batch.src_tokens, batch.src_pad_mask, tgt_in).log_softmax(-1);
     at::Tensor expected = log_probs.gather(2, tgt_out.unsqueeze(2)).sum({1, 2});
     for (int64_t b = 0; b < 2; ++b) {
       ASSERT_EQ(results[b].size(), 1u);

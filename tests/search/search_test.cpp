@@ -37,7 +37,9 @@ class MarkovModel : public EncoderDecoder {
   at::Tensor features(const at::Tensor&, const at::Tensor&, const at::Tensor& tgt_in) override {
     return torch::one_hot(tgt_in, table_.size(0)).to(torch::kFloat);
   }
-  at::Tensor output_layer(const at::Tensor& features) override { return torch::matmul(features, table_); }
+  at::Tensor output_layer(const at::Tensor& features) override {
+    return torch::matmul(features, table_);
+  }
   int64_t max_positions() const override { return 100; }
   double sequence_log_prob(const std::vector<int64_t>& tokens) const {
     double total = 0;
@@ -241,7 +243,8 @@ TEST(BeamSearch, OutputLengthLimitsGrowByTheGuideAndStopAtTheModelsPositions) {
   EXPECT_EQ(output_length_limits(64, {4}, options), (std::vector<int64_t>{14}));
   options.max_len_a = 0;
   options.max_len_b = 0;
-  EXPECT_EQ(output_length_limits(64, {4}, options), (std::vector<int64_t>{1})) << "at least one token";
+  EXPECT_EQ(output_length_limits(64, {4}, options), (std::vector<int64_t>{1}))
+      << "at least one token";
   EXPECT_EQ(effective_min_len(60, 14), 14);
   EXPECT_EQ(effective_min_len(2, 14), 2);
 }
@@ -250,7 +253,8 @@ TEST(BeamSearch, OutputLengthLimitsGrowByTheGuideAndStopAtTheModelsPositions) {
 // ModelTranslator refuses such lines naming them; the search itself refuses them too.
 TEST(BeamSearch, APrefixLongerThanTheModelsPositionsIsAnError) {
   const int64_t vocab = 6;
-  MarkovModel model(torch::full({vocab, vocab}, -std::log(static_cast<double>(vocab)), torch::kFloat));
+  MarkovModel model(
+      torch::full({vocab, vocab}, -std::log(static_cast<double>(vocab)), torch::kFloat));
   auto src = torch::full({1, 3}, 5, torch::kLong);
   auto pad = torch::zeros({1, 3}, torch::kBool);
   SearchOptions options;
@@ -276,7 +280,8 @@ TEST(BeamSearch, RecordedAttentionHasARowPerOutputToken) {
     const auto& best = results[b][0];
     ASSERT_TRUE(best.attention.defined());
     EXPECT_EQ(best.attention.size(0), static_cast<int64_t>(best.tokens.size()) + 1);
-    EXPECT_TRUE(torch::allclose(best.attention.sum(-1), torch::ones({best.attention.size(0)}), 1e-5));
+    EXPECT_TRUE(
+        torch::allclose(best.attention.sum(-1), torch::ones({best.attention.size(0)}), 1e-5));
   }
   EXPECT_EQ(results[1][0].attention.narrow(1, 4, 2).abs().sum().item<float>(), 0.0f)
       << "padding gets no attention";

@@ -7,12 +7,12 @@
 #include <algorithm>
 #include <random>
 
+#include "core/runtime/trained_model.h"
 #include "core/search/ensemble.h"
+#include "core/search/model_translator.h"
 #include "core/search/prefix_recomputing_model.h"
 #include "core/search/search.h"
 #include "core/search/search_strategy.h"
-#include "core/search/model_translator.h"
-#include "core/runtime/trained_model.h"
 #include "tests/models/model_fixtures.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"
@@ -42,7 +42,8 @@ std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>> word_for_word
   return pairs;
 }
 
-PairVisitor visitor(const std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>& pairs) {
+PairVisitor visitor(
+    const std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>& pairs) {
   return [&pairs](const std::function<void(TokenSpan, TokenSpan)>& each) {
     for (const auto& [src, tgt] : pairs) each({src.data(), src.size()}, {tgt.data(), tgt.size()});
   };
@@ -94,7 +95,8 @@ class ShortlistFile : public ::testing::Test {
     trained_ = load_trained_model(run_.save_untrained_checkpoint(), torch::kCPU);
     const auto task = testing::reversal_task(200, 3);
     for (size_t i = 0; i < task.src.size(); ++i) {
-      pairs_.emplace_back(trained_.tokenizers.src->encode(task.src[i]), trained_.tokenizers.tgt->encode(task.tgt[i]));
+      pairs_.emplace_back(trained_.tokenizers.src->encode(task.src[i]),
+                          trained_.tokenizers.tgt->encode(task.tgt[i]));
     }
     shortlist_ = Shortlist::train(visitor(pairs_), trained_.tokenizers.src->vocab_size(),
                                   trained_.tokenizers.tgt->vocab_size());
@@ -130,54 +132,66 @@ TEST_F(ShortlistFile, LoadsWhatWasSaved) {
       EXPECT_NEAR(a[i].second, b[i].second, 1e-5 * a[i].second);
     }
   }
-  EXPECT_EQ(loaded.vocabulary({pairs_[0].first}, 3, 5), shortlist_.vocabulary({pairs_[0].first}, 3, 5));
+  EXPECT_EQ(loaded.vocabulary({pairs_[0].first}, 3, 5),
+            shortlist_.vocabulary({pairs_[0].first}, 3, 5));
 }
 
 TEST_F(ShortlistFile, BadFilesAreRefusedNamingFileAndLine) {
   const std::string bad = run_.path("bad.tsv");
   EXPECT_NE(load_error("").find(bad + ":0: empty file"), std::string::npos) << load_error("");
   EXPECT_NE(load_error("hello\n").find(bad + ":1: not an nmtzoo shortlist"), std::string::npos);
-  EXPECT_NE(load_error("nmtzoo-shortlist\t9\tx\n").find("version 9 is not supported"), std::string::npos);
+  EXPECT_NE(load_error("nmtzoo-shortlist\t9\tx\n").find("version 9 is not supported"),
+            std::string::npos);
   std::string header = read_text(path_).substr(0, read_text(path_).find('\n') + 1);
   const std::string other = load_error("nmtzoo-shortlist\t1\t0123456789abcdef\n");
   EXPECT_NE(other.find(bad + ":1: made for other tokenizers"), std::string::npos) << other;
   const std::string piece = load_error(header + "frequent\t\xe2\x96\x81nosuchpiece\t3\n");
-  EXPECT_NE(piece.find(bad + ":2: '\xe2\x96\x81nosuchpiece' is not a piece of the target tokenizer"), std::string::npos)
+  EXPECT_NE(
+      piece.find(bad + ":2: '\xe2\x96\x81nosuchpiece' is not a piece of the target tokenizer"),
+      std::string::npos)
       << piece;
   const std::string shape = load_error(header + "lexical\ta\tb\n");
   EXPECT_NE(shape.find(bad + ":2: expected"), std::string::npos) << shape;
-  const std::string number = load_error(header + "lexical\t" + trained_.tokenizers.src->piece(5) + "\t" +
-                                        trained_.tokenizers.tgt->piece(6) + "\tmany\n");
-  EXPECT_NE(number.find(bad + ":2: 'many' is not a valid probability"), std::string::npos) << number;
+  const std::string number = load_error(header + "lexical\t" + trained_.tokenizers.src->piece(5) +
+                                        "\t" + trained_.tokenizers.tgt->piece(6) + "\tmany\n");
+  EXPECT_NE(number.find(bad + ":2: 'many' is not a valid probability"), std::string::npos)
+      << number;
   EXPECT_THROW(Shortlist::load(run_.path("missing.tsv"), trained_.tokenizers), std::runtime_error);
 }
 
-TEST_F(ShortlistFile, TheTranslatorDecodesOverTheShortlistUnlessSamplingOrConstraintsNeedEverything) {
+TEST_F(ShortlistFile,
+       TheTranslatorDecodesOverTheShortlistUnlessSamplingOrConstraintsNeedEverything) {
   std::vector<std::string> lines{"alpha bravo", "", "charlie delta echo"};
   SearchOptions options;
   options.beam = 3;
   options.shortlist = path_;
   options.shortlist_top_k = 2;
   options.shortlist_frequent = 0;
-  auto translations = ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate(lines);
+  auto translations =
+      ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate(lines);
   ASSERT_EQ(translations.size(), lines.size());
   for (size_t i : {0, 2}) {
     auto allowed = shortlist_.vocabulary({trained_.tokenizers.src->encode(lines[i])}, 2, 0);
-    auto alone = ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate({lines[i]});
+    auto alone = ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU)
+                     .translate({lines[i]});
     for (int64_t token : alone[0].nbest.at(0).tokens) {
-      EXPECT_TRUE(std::binary_search(allowed.begin(), allowed.end(), token)) << "line " << i << " token " << token;
+      EXPECT_TRUE(std::binary_search(allowed.begin(), allowed.end(), token))
+          << "line " << i << " token " << token;
     }
   }
   options.sampling = true;
   options.nbest = 2;
-  auto sampled = ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate(lines);
+  auto sampled =
+      ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate(lines);
   options.shortlist.clear();
-  auto sampled_whole = ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate(lines);
+  auto sampled_whole =
+      ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate(lines);
   for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(sampled[i].texts, sampled_whole[i].texts);
 
   options = SearchOptions();
   options.shortlist = run_.path("missing.tsv");
-  EXPECT_THROW(ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU), std::runtime_error);
+  EXPECT_THROW(ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU),
+               std::runtime_error);
 }
 
 TEST_F(ShortlistFile, TheAppLearnsAShortlistThatTranslateUses) {
@@ -192,34 +206,40 @@ TEST_F(ShortlistFile, TheAppLearnsAShortlistThatTranslateUses) {
   write_text(run_.path("corpus.src"), src_text);
   write_text(run_.path("corpus.tgt"), tgt_text);
   const std::string out = run_.path("app.tsv");
-  ASSERT_EQ(testing::run({testing::bin("nmtzoo-shortlist"), checkpoint, "-o", out, "--source", run_.path("corpus.src"),
-                          "--target", run_.path("corpus.tgt"), "--threads", "1"},
-                         "", run_.path("stdout.txt"), run_.path("stderr.txt")),
-            0)
+  ASSERT_EQ(
+      testing::run({testing::bin("nmtzoo-shortlist"), checkpoint, "-o", out, "--source",
+                    run_.path("corpus.src"), "--target", run_.path("corpus.tgt"), "--threads", "1"},
+                   "", run_.path("stdout.txt"), run_.path("stderr.txt")),
+      0)
       << read_text(run_.path("stderr.txt"));
   EXPECT_NE(read_text(run_.path("stderr.txt")).find("100 pairs read"), std::string::npos);
   Shortlist loaded = Shortlist::load(out, trained_.tokenizers);
   EXPECT_FALSE(loaded.frequent().empty());
 
   write_text(run_.path("input.txt"), "alpha bravo\n\ncharlie\n");
-  ASSERT_EQ(testing::run({testing::bin("nmtzoo-translate"), "-c", checkpoint, "--threads", "1", "--shortlist", out},
+  ASSERT_EQ(testing::run({testing::bin("nmtzoo-translate"), "-c", checkpoint, "--threads", "1",
+                          "--shortlist", out},
                          run_.path("input.txt"), run_.path("stdout.txt"), run_.path("stderr.txt")),
             0)
       << read_text(run_.path("stderr.txt"));
   const std::string translated = read_text(run_.path("stdout.txt"));
   EXPECT_EQ(std::count(translated.begin(), translated.end(), '\n'), 3);
 
-  ASSERT_NE(testing::run({testing::bin("nmtzoo-shortlist"), checkpoint, "-o", out, "--source", run_.path("corpus.src")},
+  ASSERT_NE(testing::run({testing::bin("nmtzoo-shortlist"), checkpoint, "-o", out, "--source",
+                          run_.path("corpus.src")},
                          "", run_.path("stdout.txt"), run_.path("stderr.txt")),
             0);
-  EXPECT_NE(read_text(run_.path("stderr.txt")).find("--source given 1 times but --target 0 times"), std::string::npos);
+  EXPECT_NE(read_text(run_.path("stderr.txt")).find("--source given 1 times but --target 0 times"),
+            std::string::npos);
 
   // A multilingual model's sources carry tags and its targets mix languages: refused.
-  const std::string multilingual = run_.save_untrained_checkpoint(run_.multilingual_config(), "multi.pt");
-  ASSERT_NE(testing::run({testing::bin("nmtzoo-shortlist"), multilingual, "-o", out}, "", run_.path("stdout.txt"),
-                         run_.path("stderr.txt")),
+  const std::string multilingual =
+      run_.save_untrained_checkpoint(run_.multilingual_config(), "multi.pt");
+  ASSERT_NE(testing::run({testing::bin("nmtzoo-shortlist"), multilingual, "-o", out}, "",
+                         run_.path("stdout.txt"), run_.path("stderr.txt")),
             0);
-  EXPECT_NE(read_text(run_.path("stderr.txt")).find("is a multilingual model (data.directions)"), std::string::npos)
+  EXPECT_NE(read_text(run_.path("stderr.txt")).find("is a multilingual model (data.directions)"),
+            std::string::npos)
       << read_text(run_.path("stderr.txt"));
 }
 
@@ -256,16 +276,19 @@ TEST(ShortlistSearch, CachedDecodingOverAShortlistEqualsRecomputingOverIt) {
     options.beam = 3;
     options.nbest = 2;
     BeamStrategy first(3);
-    auto cached = search(*model, batch.src_tokens, batch.src_pad_mask, options, first, {}, vocabulary);
+    auto cached =
+        search(*model, batch.src_tokens, batch.src_pad_mask, options, first, {}, vocabulary);
     PrefixRecomputingModel recomputing(model);
     BeamStrategy second(3);
-    auto uncached = search(recomputing, batch.src_tokens, batch.src_pad_mask, options, second, {}, vocabulary);
+    auto uncached =
+        search(recomputing, batch.src_tokens, batch.src_pad_mask, options, second, {}, vocabulary);
     for (size_t b = 0; b < cached.size(); ++b) {
       for (size_t k = 0; k < cached[b].size(); ++k) {
         EXPECT_EQ(cached[b][k].tokens, uncached[b][k].tokens) << variant;
         EXPECT_NEAR(cached[b][k].score, uncached[b][k].score, 1e-4) << variant;
         for (int64_t token : cached[b][k].tokens) {
-          EXPECT_TRUE(token == 5 || token == 8 || token == 9 || token == 14 || token == 20 || token == kUnkId)
+          EXPECT_TRUE(token == 5 || token == 8 || token == 9 || token == 14 || token == 20 ||
+                      token == kUnkId)
               << variant << " token " << token;
         }
       }
@@ -291,19 +314,26 @@ TEST(ShortlistSearch, PrefixesAndEnsemblesWorkOverAShortlist) {
   for (size_t s = 0; s < plain.size(); ++s) EXPECT_EQ(plain[s][0].tokens, whole[s][0].tokens);
   // A narrow one: the prefix comes first, then only shortlisted tokens.
   BeamStrategy c(2);
-  auto narrow = search(ensemble, batch.src_tokens, batch.src_pad_mask, options, c, guides, ids({0, 1, 2, 3, 7, 9, 14}));
+  auto narrow = search(ensemble, batch.src_tokens, batch.src_pad_mask, options, c, guides,
+                       ids({0, 1, 2, 3, 7, 9, 14}));
   ASSERT_GE(narrow[0][0].tokens.size(), 2u);
   EXPECT_EQ(narrow[0][0].tokens[0], 9);
   EXPECT_EQ(narrow[0][0].tokens[1], 14);
   for (const auto& nbest : narrow) {
-    for (int64_t token : nbest[0].tokens) EXPECT_TRUE(token == 1 || token == 7 || token == 9 || token == 14) << token;
+    for (int64_t token : nbest[0].tokens)
+      EXPECT_TRUE(token == 1 || token == 7 || token == 9 || token == 14) << token;
   }
-  // A prefix token outside the shortlist, or a shortlist without the special ids, is a caller's bug.
+  // A prefix token outside the shortlist, or a shortlist without the special ids, is a caller's
+  // bug.
   BeamStrategy d(2);
-  EXPECT_THROW(search(ensemble, batch.src_tokens, batch.src_pad_mask, options, d, guides, ids({0, 1, 2, 3, 7})),
+  EXPECT_THROW(search(ensemble, batch.src_tokens, batch.src_pad_mask, options, d, guides,
+                      ids({0, 1, 2, 3, 7})),
                c10::Error);
-  EXPECT_THROW(search(ensemble, batch.src_tokens, batch.src_pad_mask, options, d, {}, ids({0, 1, 3, 7})), c10::Error);
-  EXPECT_THROW(search(ensemble, batch.src_tokens, batch.src_pad_mask, options, d, {}, ids({0, 1, 2, 3, 9, 7})),
+  EXPECT_THROW(
+      search(ensemble, batch.src_tokens, batch.src_pad_mask, options, d, {}, ids({0, 1, 3, 7})),
+      c10::Error);
+  EXPECT_THROW(search(ensemble, batch.src_tokens, batch.src_pad_mask, options, d, {},
+                      ids({0, 1, 2, 3, 9, 7})),
                c10::Error);
 }
 

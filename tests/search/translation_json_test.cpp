@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "core/data/tokenizers.h"
-#include "tokenizer/sentencepiece.h"
 #include "tests/support/tiny_run.h"
+#include "tokenizer/sentencepiece.h"
 
 namespace nmtzoo {
 namespace {
@@ -26,7 +26,8 @@ class TranslationJson : public ::testing::Test {
     best.tokens = {5, 6};
     best.score = -1.234567;
     best.log_prob = -2.5;
-    best.attention = torch::tensor({0.9f, 0.1f, 0.0f, 0.2f, 0.7f, 0.1f, 0.0f, 0.0f, 1.0f}).reshape({3, 3});
+    best.attention =
+        torch::tensor({0.9f, 0.1f, 0.0f, 0.2f, 0.7f, 0.1f, 0.0f, 0.0f, 1.0f}).reshape({3, 3});
     Hypothesis second;
     second.tokens = {7};
     second.score = -3.0;
@@ -57,12 +58,14 @@ TEST_F(TranslationJson, TheBestHypothesisIsAtTheTopAndEveryOneInTheNbestList) {
 
 TEST_F(TranslationJson, AttentionComesAsSourcePiecesAndRoundedRowsOrAsPharaohPairs) {
   const SentencePiece& target = *tokenizers_.tgt;
-  const json soft = translation_json(two_best(), target, {false, false, AlignmentOutput::kSoft, true});
+  const json soft =
+      translation_json(two_best(), target, {false, false, AlignmentOutput::kSoft, true});
   EXPECT_FALSE(soft.contains("tokens"));
   EXPECT_EQ(soft["attention"]["source"], json({"\u2581a", "\u2581b", "</s>"}));
   EXPECT_EQ(soft["attention"]["matrix"][0], json({0.9, 0.1, 0.0}));
   EXPECT_NE(soft["attention_svg"].get<std::string>().find("<svg"), std::string::npos);
-  const json hard = translation_json(two_best(), target, {false, true, AlignmentOutput::kHard, false});
+  const json hard =
+      translation_json(two_best(), target, {false, true, AlignmentOutput::kHard, false});
   EXPECT_TRUE(hard["alignment"].is_string());
   EXPECT_FALSE(hard.contains("attention"));
 }
@@ -85,7 +88,9 @@ TEST_F(TranslationJson, WhatALengthLimitDidComesAsWarnings) {
   const json l = translation_json(lowered, *tokenizers_.tgt, {});
   ASSERT_EQ(l["warnings"].size(), 1u);
   EXPECT_EQ(l["warnings"][0], min_len_warning(lowered));
-  EXPECT_NE(l["warnings"][0].get<std::string>().find("min_len was lowered to 2 tokens"), std::string::npos) << l;
+  EXPECT_NE(l["warnings"][0].get<std::string>().find("min_len was lowered to 2 tokens"),
+            std::string::npos)
+      << l;
   Translation empty;
   empty.texts = {""};
   empty.length_limit = 11;
@@ -93,13 +98,16 @@ TEST_F(TranslationJson, WhatALengthLimitDidComesAsWarnings) {
   const json e = translation_json(empty, *tokenizers_.tgt, {});
   EXPECT_EQ(e["score"], nullptr);
   ASSERT_EQ(e["warnings"].size(), 1u);
-  EXPECT_NE(e["warnings"][0].get<std::string>().find("output length limit of 11 tokens"), std::string::npos) << e;
+  EXPECT_NE(e["warnings"][0].get<std::string>().find("output length limit of 11 tokens"),
+            std::string::npos)
+      << e;
 }
 
 TEST_F(TranslationJson, TheWriterGivesPlainNbestAndJsonLines) {
   const SentencePiece& target = *tokenizers_.tgt;
   std::ostringstream plain;
-  TranslationWriter(false, {true, true, AlignmentOutput::kNone, false}, target).write(plain, {two_best()}, 3);
+  TranslationWriter(false, {true, true, AlignmentOutput::kNone, false}, target)
+      .write(plain, {two_best()}, 3);
   EXPECT_EQ(plain.str(), "2 ||| x y ||| -1.2346\n2 ||| z ||| -3.0000\n");
   std::ostringstream best_only;
   TranslationWriter(false, {}, target).write(best_only, {two_best(), two_best()}, 1);

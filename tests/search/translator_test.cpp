@@ -28,11 +28,13 @@ TEST(Translator, LoadsACheckpointAndTranslatesAsTheModelTranslatorDoes) {
   EXPECT_EQ(options.beam, 3);
   const TrainedModel& member = translator.members().front();
   ModelTranslator direct(*member.model, member.tokenizers, options, torch::kCPU);
-  EXPECT_EQ(texts_of(translator.translate_batch(kLines, options)), texts_of(direct.translate(kLines)));
+  EXPECT_EQ(texts_of(translator.translate_batch(kLines, options)),
+            texts_of(direct.translate(kLines)));
   // The options are per call: a second call with others is not affected by the first.
   options.beam = 1;
   ModelTranslator greedy(*member.model, member.tokenizers, options, torch::kCPU);
-  EXPECT_EQ(texts_of(translator.translate_batch(kLines, options)), texts_of(greedy.translate(kLines)));
+  EXPECT_EQ(texts_of(translator.translate_batch(kLines, options)),
+            texts_of(greedy.translate(kLines)));
 }
 
 TEST(Translator, SearchOptionsAreTheCheckpointsDecodingSectionCheckedByTheSchema) {
@@ -43,14 +45,17 @@ TEST(Translator, SearchOptionsAreTheCheckpointsDecodingSectionCheckedByTheSchema
     translator.search_options({{"decoding.beam", "0", "--beam"}});
     FAIL() << "beam 0 was accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("--beam: decoding.beam 0 is out of range"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--beam: decoding.beam 0 is out of range"),
+              std::string::npos)
+        << e.what();
   }
   // A beam below the checkpoint's n-best narrows it; an explicit n-best over the beam is an error.
   testing::TinyRun nbest_run("transformer", {"decoding.nbest=4", "decoding.beam=4"});
   Translator nbest({nbest_run.save_untrained_checkpoint()});
   EXPECT_EQ(nbest.search_options({{"decoding.beam", "2", "--beam"}}).nbest, 2);
-  EXPECT_THROW(nbest.search_options({{"decoding.beam", "2", "--beam"}, {"decoding.nbest", "3", "--nbest"}}),
-               ConfigError);
+  EXPECT_THROW(
+      nbest.search_options({{"decoding.beam", "2", "--beam"}, {"decoding.nbest", "3", "--nbest"}}),
+      ConfigError);
 }
 
 // Values the range check once let through that overflow float32 in the search (every output
@@ -74,8 +79,12 @@ TEST(Translator, SearchOptionsThatWouldOverflowFloat32AreRefusedNamingTheKey) {
       EXPECT_NE(what.find("out of range"), std::string::npos) << what;
     }
   }
-  EXPECT_EQ(translator.search_options({{"decoding.temperature", "1e6", "--temperature"}}).temperature, 1e6);
-  EXPECT_EQ(translator.search_options({{"decoding.unk_penalty", "-1e6", "--unk-penalty"}}).unk_penalty, -1e6);
+  EXPECT_EQ(
+      translator.search_options({{"decoding.temperature", "1e6", "--temperature"}}).temperature,
+      1e6);
+  EXPECT_EQ(
+      translator.search_options({{"decoding.unk_penalty", "-1e6", "--unk-penalty"}}).unk_penalty,
+      -1e6);
 }
 
 TEST(Translator, AnEnsembleOfAModelWithItselfTranslatesAndScoresAsTheModel) {
@@ -84,7 +93,8 @@ TEST(Translator, AnEnsembleOfAModelWithItselfTranslatesAndScoresAsTheModel) {
   Translator single({checkpoint});
   Translator pair({checkpoint, checkpoint});
   const SearchOptions options = single.search_options();
-  EXPECT_EQ(texts_of(pair.translate_batch(kLines, options)), texts_of(single.translate_batch(kLines, options)));
+  EXPECT_EQ(texts_of(pair.translate_batch(kLines, options)),
+            texts_of(single.translate_batch(kLines, options)));
   const std::vector<std::string> targets{"alpha", "", "bravo charlie", "delta delta delta"};
   const auto alone = single.score_batch(kLines, targets, options);
   const auto together = pair.score_batch(kLines, targets, options);
@@ -115,7 +125,8 @@ TEST(Translator, ScoringATargetGivesTheSearchsLogProbOfItForcedAsAPrefix) {
   const auto scored = translator.score_batch(sources, targets, options);
   for (size_t i = 0; i < sources.size(); ++i) {
     const auto ids = translator.tokenizers().tgt->encode(targets[i]);
-    ASSERT_EQ(translations[i].nbest.at(0).tokens, std::vector<int64_t>(ids.begin(), ids.end())) << targets[i];
+    ASSERT_EQ(translations[i].nbest.at(0).tokens, std::vector<int64_t>(ids.begin(), ids.end()))
+        << targets[i];
     EXPECT_EQ(scored[i].tokens.size(), ids.size() + 1);
     EXPECT_NEAR(scored[i].log_prob, translations[i].nbest[0].log_prob, 1e-4) << targets[i];
   }
@@ -130,11 +141,13 @@ TEST(Translator, RefusesEnsemblesWhoseVocabulariesOrWeightsDoNotFit) {
     Translator({a, b});
     FAIL() << "different vocabularies were accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("different target vocabularies"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("different target vocabularies"), std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(Translator({a, a}, TranslatorOptions().weights({1.0})), std::invalid_argument);
   EXPECT_THROW(Translator({a, a}, TranslatorOptions().weights({1.0, -1.0})), std::invalid_argument);
-  EXPECT_THROW(Translator({a, a}, TranslatorOptions().recompute_prefix(true)), std::invalid_argument);
+  EXPECT_THROW(Translator({a, a}, TranslatorOptions().recompute_prefix(true)),
+               std::invalid_argument);
 }
 
 TEST(Translator, ChecksTheAttentionChoiceBeforeAnyInput) {
@@ -193,8 +206,8 @@ TEST(Translator, TwoThreadsTranslatingAtOnceGetWhatEachGetsAlone) {
 TEST(Translator, ACallRunsWhileAnotherIsUnderWay) {
   testing::TinyRun run("transformer");
   const std::string checkpoint = run.save_untrained_checkpoint();
-  for (const std::vector<std::string>& checkpoints : {std::vector<std::string>{checkpoint},
-                                                      std::vector<std::string>{checkpoint, checkpoint}}) {
+  for (const std::vector<std::string>& checkpoints :
+       {std::vector<std::string>{checkpoint}, std::vector<std::string>{checkpoint, checkpoint}}) {
     Translator translator(checkpoints);
     SearchOptions last_layer = translator.search_options();  // the mean of heads and layers
     last_layer.record_attention = true;
@@ -212,11 +225,11 @@ TEST(Translator, ACallRunsWhileAnotherIsUnderWay) {
       std::vector<TranslationRequest> requests;
       for (const auto& line : kLines) requests.push_back({line, {}, {}, {}});
       overlapped_first = translator.translate_batch(requests, first_layer, 1, [&](int64_t) {
-            if (once) return;
-            once = true;
-            paused.set_value();
-            other_done_future.wait_for(std::chrono::seconds(20));
-          });
+        if (once) return;
+        once = true;
+        paused.set_value();
+        other_done_future.wait_for(std::chrono::seconds(20));
+      });
     });
     paused.get_future().wait();
     std::vector<Translation> overlapped_last;
@@ -224,10 +237,12 @@ TEST(Translator, ACallRunsWhileAnotherIsUnderWay) {
       overlapped_last = translator.translate_batch(kLines, last_layer);
       other_done.set_value();
     });
-    const bool finished = other_done_future.wait_for(std::chrono::seconds(15)) == std::future_status::ready;
+    const bool finished =
+        other_done_future.wait_for(std::chrono::seconds(15)) == std::future_status::ready;
     second.join();
     first.join();
-    ASSERT_TRUE(finished) << checkpoints.size() << " model(s): the second call waited for the first";
+    ASSERT_TRUE(finished) << checkpoints.size()
+                          << " model(s): the second call waited for the first";
     ASSERT_EQ(overlapped_first.size(), alone_first.size());
     for (size_t i = 0; i < kLines.size(); ++i) {
       EXPECT_EQ(overlapped_first[i].texts, alone_first[i].texts);

@@ -22,8 +22,10 @@ using nlohmann::json;
 using Connections = ServedTinyModel;
 
 std::string post_translate(const std::string& body, const std::string& extra_headers = "") {
-  return fmt::format("POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{}Content-Length: {}\r\n\r\n{}",
-                     extra_headers, body.size(), body);
+  return fmt::format(
+      "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{}Content-Length: "
+      "{}\r\n\r\n{}",
+      extra_headers, body.size(), body);
 }
 
 // Whether the server closed `fd` (after reading its answers): the next read finds its end.
@@ -41,8 +43,10 @@ TEST_F(Connections, SlowBodiesHoldNoHandlerThread) {
   start({"serve.read_timeout_s=2", "serve.http_threads=2"});
   std::vector<int> slow;
   for (int i = 0; i < 6; ++i) {
-    slow.push_back(send_raw(port_, "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                                   "Content-Length: 100\r\n\r\n{\"q\":"));
+    slow.push_back(
+        send_raw(port_,
+                 "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 "Content-Length: 100\r\n\r\n{\"q\":"));
     ASSERT_GE(slow.back(), 0);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -50,7 +54,8 @@ TEST_F(Connections, SlowBodiesHoldNoHandlerThread) {
   auto health = client().Get("/health");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->status, 200);
-  auto translated = client().Post("/translate", json{{"q", "a b"}, {"target", "tgt"}}.dump(), "application/json");
+  auto translated =
+      client().Post("/translate", json{{"q", "a b"}, {"target", "tgt"}}.dump(), "application/json");
   ASSERT_TRUE(translated);
   EXPECT_EQ(json::parse(translated->body)["translatedText"], offline({"a b"})[0]);
   EXPECT_LT(seconds_since(asked), 1.5) << "the slow bodies held the handler threads";
@@ -117,18 +122,23 @@ TEST_F(Connections, AmbiguousFramingIsRefusedAndTheConnectionClosed) {
   for (const std::string& framing :
        {fmt::format("Content-Length: {}\r\nTransfer-Encoding: chunked\r\n", body.size()),
         fmt::format("Transfer-Encoding: chunked\r\nContent-Length: {}\r\n", body.size()),
-        fmt::format("Content-Length: {}\r\nContent-Length: {}\r\n", body.size(), body.size() + 3)}) {
-    const int fd = send_raw(port_, "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
-                                       framing + "\r\n" + body + smuggled);
+        fmt::format("Content-Length: {}\r\nContent-Length: {}\r\n", body.size(),
+                    body.size() + 3)}) {
+    const int fd = send_raw(
+        port_, "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+                   framing + "\r\n" + body + smuggled);
     ASSERT_GE(fd, 0);
     const auto answers = read_answers(fd, 1, 3);
     ASSERT_EQ(answers.size(), 1u) << framing;
     EXPECT_EQ(answers[0].first, 400) << framing;
-    EXPECT_NE(json::parse(answers[0].second)["error"].get<std::string>().find("RFC 9112"), std::string::npos);
-    EXPECT_TRUE(closed_by_server(fd)) << framing << ": the bytes after the head were read as a request";
+    EXPECT_NE(json::parse(answers[0].second)["error"].get<std::string>().find("RFC 9112"),
+              std::string::npos);
+    EXPECT_TRUE(closed_by_server(fd))
+        << framing << ": the bytes after the head were read as a request";
     ::close(fd);
   }
-  const int fd = send_raw(port_, post_translate(body, fmt::format("Content-Length: {}\r\n", body.size())));
+  const int fd =
+      send_raw(port_, post_translate(body, fmt::format("Content-Length: {}\r\n", body.size())));
   const auto answers = read_answers(fd, 1, 10);
   ::close(fd);
   ASSERT_EQ(answers.size(), 1u);
@@ -139,8 +149,10 @@ TEST_F(Connections, AmbiguousFramingIsRefusedAndTheConnectionClosed) {
 // target that is neither a path nor an absolute URI is malformed.
 TEST_F(Connections, AnAbsoluteFormTargetIsRoutedByItsPath) {
   start();
-  const int fd = send_raw(port_, "GET http://example.org/health HTTP/1.1\r\nHost: example.org\r\n\r\n"
-                                 "GET HTTP://example.org:80/v1/models?x=1 HTTP/1.1\r\nHost: example.org\r\n\r\n");
+  const int fd =
+      send_raw(port_,
+               "GET http://example.org/health HTTP/1.1\r\nHost: example.org\r\n\r\n"
+               "GET HTTP://example.org:80/v1/models?x=1 HTTP/1.1\r\nHost: example.org\r\n\r\n");
   const auto answers = read_answers(fd, 2, 5);
   ::close(fd);
   ASSERT_EQ(answers.size(), 2u);
@@ -152,7 +164,9 @@ TEST_F(Connections, AnAbsoluteFormTargetIsRoutedByItsPath) {
     ::close(bad);
     ASSERT_EQ(refused.size(), 1u) << target;
     EXPECT_EQ(refused[0].first, 400) << target;
-    EXPECT_NE(json::parse(refused[0].second)["error"].get<std::string>().find("malformed request target"), std::string::npos);
+    EXPECT_NE(
+        json::parse(refused[0].second)["error"].get<std::string>().find("malformed request target"),
+        std::string::npos);
   }
 }
 
@@ -162,14 +176,17 @@ TEST_F(Connections, AnAbsoluteFormTargetIsRoutedByItsPath) {
 TEST_F(Connections, AClientSendingAnOversizedBodyWholeReadsIts413) {
   start({"serve.max_body_bytes=65536"});
   const size_t size = 10 << 20;
-  const int fd = send_raw(port_, fmt::format("POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                                             "Content-Length: {}\r\n\r\n", size));
+  const int fd = send_raw(
+      port_, fmt::format("POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         "Content-Length: {}\r\n\r\n",
+                         size));
   ASSERT_GE(fd, 0);
   const std::string chunk(1 << 16, 'x');
   size_t sent = 0;
   while (sent < size) {
     const ssize_t n = ::send(fd, chunk.data(), std::min(chunk.size(), size - sent), MSG_NOSIGNAL);
-    ASSERT_GT(n, 0) << "the server reset the connection after " << sent << " bytes: " << std::strerror(errno);
+    ASSERT_GT(n, 0) << "the server reset the connection after " << sent
+                    << " bytes: " << std::strerror(errno);
     sent += static_cast<size_t>(n);
   }
   const auto answers = read_answers(fd, 1, 5);
@@ -184,7 +201,8 @@ TEST_F(Connections, AClientSendingAnOversizedBodyWholeReadsIts413) {
 TEST_F(Connections, ClientsThatNeverReadStallOnlyThemselves) {
   start({"serve.read_timeout_s=2", "serve.http_threads=4"});
   std::string requests;
-  for (int i = 0; i < 400; ++i) requests += "GET / HTTP/1.1\r\nHost: x\r\n\r\n";  // the page: 10+ KB an answer
+  for (int i = 0; i < 400; ++i)
+    requests += "GET / HTTP/1.1\r\nHost: x\r\n\r\n";  // the page: 10+ KB an answer
   std::vector<int> greedy;
   for (int i = 0; i < 80; ++i) {
     const int fd = send_raw(port_, "");

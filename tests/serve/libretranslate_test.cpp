@@ -42,7 +42,8 @@ TEST(LibreTranslateLanguages, EveryLanguageReadOrWrittenIsListedWithItsTargets) 
   EXPECT_EQ(libretranslate_languages({{"de", "en"}}), json::parse(R"([
     {"code": "de", "name": "German", "targets": ["en"]},
     {"code": "en", "name": "English", "targets": []}])"));
-  EXPECT_EQ(libretranslate_languages({{"en", "fr"}, {"de", "fr"}, {"de", "en"}, {"de", "en"}}), json::parse(R"([
+  EXPECT_EQ(libretranslate_languages({{"en", "fr"}, {"de", "fr"}, {"de", "en"}, {"de", "en"}}),
+            json::parse(R"([
     {"code": "de", "name": "German", "targets": ["en", "fr"]},
     {"code": "en", "name": "English", "targets": ["fr"]},
     {"code": "fr", "name": "French", "targets": []}])"));
@@ -81,23 +82,33 @@ TEST_F(LibreTranslateApi, AMultilingualModelServesEachOfItsDirectionsByTheReques
     {"code": "src", "name": "src", "targets": ["dup", "tgt"]},
     {"code": "tgt", "name": "tgt", "targets": []}])"));
   const json models = get_json("/v1/models", 200);
-  EXPECT_EQ(models[0]["directions"], json::parse(R"([{"source": "src", "target": "tgt"}, {"source": "src", "target": "dup"}])"));
+  EXPECT_EQ(
+      models[0]["directions"],
+      json::parse(R"([{"source": "src", "target": "tgt"}, {"source": "src", "target": "dup"}])"));
   EXPECT_FALSE(models[0].contains("target"));
   // Each target gets its own tag, so the same text is translated as the offline translator does
   // with that target.
   Translator offline_translator({checkpoint_});
   for (const std::string target : {"tgt", "dup"}) {
-    const json answer = post_json("/translate", {{"q", "alpha bravo charlie"}, {"source", "auto"}, {"target", target}}, 200);
+    const json answer = post_json(
+        "/translate", {{"q", "alpha bravo charlie"}, {"source", "auto"}, {"target", target}}, 200);
     SearchOptions options = offline_translator.search_options();
     options.target_lang = target;
-    EXPECT_EQ(answer["translatedText"], offline_translator.translate_batch({"alpha bravo charlie"}, options)[0].texts[0]) << target;
+    EXPECT_EQ(answer["translatedText"],
+              offline_translator.translate_batch({"alpha bravo charlie"}, options)[0].texts[0])
+        << target;
     EXPECT_EQ(answer["detectedLanguage"]["language"], "src");
   }
-  const json refused = post_json("/translate", {{"q", "alpha"}, {"source", "src"}, {"target", "fr"}}, 400);
-  EXPECT_EQ(refused["error"], "no model translates 'src' to 'fr' (this server has src->tgt, src->dup)");
+  const json refused =
+      post_json("/translate", {{"q", "alpha"}, {"source", "src"}, {"target", "fr"}}, 400);
+  EXPECT_EQ(refused["error"],
+            "no model translates 'src' to 'fr' (this server has src->tgt, src->dup)");
   // nmtzoo's API by model name: a multilingual model needs the target.
   const json unsaid = post_json("/v1/translate", {{"model", "tiny"}, {"text", "alpha"}}, 400);
-  EXPECT_NE(unsaid["error"].get<std::string>().find("the model translates into dup, tgt: say which"), std::string::npos) << unsaid;
+  EXPECT_NE(
+      unsaid["error"].get<std::string>().find("the model translates into dup, tgt: say which"),
+      std::string::npos)
+      << unsaid;
   post_json("/v1/translate", {{"model", "tiny"}, {"text", "alpha"}, {"target", "dup"}}, 200);
 }
 
@@ -107,9 +118,13 @@ TEST_F(LibreTranslateApi, AMultilingualModelServesEachOfItsDirectionsByTheReques
 TEST_F(LibreTranslateApi, ATargetTagInTheTextIsRefusedNamingTheField) {
   start({}, run_.save_untrained_checkpoint(run_.multilingual_config(), "multi.pt"));
   EXPECT_EQ(post_json("/translate", {{"q", "<2dup> alpha"}, {"target", "tgt"}}, 400)["error"],
-            "field 'q' item 1 line 1 holds <2dup>, the model's target-language tag: the target comes from field 'target' only");
-  EXPECT_EQ(post_json("/v1/translate", {{"text", {"alpha", "bravo\ncharlie <2tgt>"}}, {"target", "dup"}}, 400)["error"],
-            "field 'text' item 2 line 2 holds <2tgt>, the model's target-language tag: the target comes from field 'target' only");
+            "field 'q' item 1 line 1 holds <2dup>, the model's target-language tag: the target "
+            "comes from field 'target' only");
+  EXPECT_EQ(
+      post_json("/v1/translate", {{"text", {"alpha", "bravo\ncharlie <2tgt>"}}, {"target", "dup"}},
+                400)["error"],
+      "field 'text' item 2 line 2 holds <2tgt>, the model's target-language tag: the target comes "
+      "from field 'target' only");
   // A tag-like text that is no tag of the model is text.
   post_json("/translate", {{"q", "<2cs> alpha"}, {"target", "tgt"}}, 200);
 }
@@ -128,11 +143,13 @@ TEST_F(LibreTranslateApi, AMissingApiKeyIs400AndAWrongOne403) {
   EXPECT_EQ(settings["apiKeys"], true);
   EXPECT_EQ(settings["keyRequired"], true);
   const json request{{"q", "a b"}, {"source", "src"}, {"target", "tgt"}};
-  EXPECT_EQ(post_json("/translate", request, 400)["error"], "missing field 'api_key': this server needs an API key");
+  EXPECT_EQ(post_json("/translate", request, 400)["error"],
+            "missing field 'api_key': this server needs an API key");
   json wrong = request;
   wrong["api_key"] = "guess";
   EXPECT_EQ(post_json("/translate", wrong, 403)["error"], "field 'api_key': invalid API key");
-  EXPECT_EQ(post_json("/detect", {{"q", "a b"}, {"api_key", "guess"}}, 403)["error"], "field 'api_key': invalid API key");
+  EXPECT_EQ(post_json("/detect", {{"q", "a b"}, {"api_key", "guess"}}, 403)["error"],
+            "field 'api_key': invalid API key");
   EXPECT_EQ(post_json("/v1/translate", {{"text", "a b"}}, 400)["error"],
             "missing field 'api_key': this server needs an API key");
   json right = request;
@@ -144,11 +161,16 @@ TEST_F(LibreTranslateApi, AMissingApiKeyIs400AndAWrongOne403) {
 TEST_F(LibreTranslateApi, AutoSourceGivesDetectedLanguageOnlyThenAndOncePerText) {
   start();
   const json detected{{"confidence", 100.0}, {"language", "src"}};
-  EXPECT_EQ(post_json("/translate", {{"q", "a b"}, {"source", "auto"}, {"target", "tgt"}}, 200)["detectedLanguage"],
+  EXPECT_EQ(post_json("/translate", {{"q", "a b"}, {"source", "auto"}, {"target", "tgt"}},
+                      200)["detectedLanguage"],
             detected);
-  EXPECT_EQ(post_json("/translate", {{"q", json::array({"a b", "c d\ne"})}, {"source", "auto"}, {"target", "tgt"}}, 200)["detectedLanguage"],
-            json({detected, detected}));
-  EXPECT_FALSE(post_json("/translate", {{"q", "a b"}, {"source", "src"}, {"target", "tgt"}}, 200).contains("detectedLanguage"));
+  EXPECT_EQ(
+      post_json("/translate",
+                {{"q", json::array({"a b", "c d\ne"})}, {"source", "auto"}, {"target", "tgt"}},
+                200)["detectedLanguage"],
+      json({detected, detected}));
+  EXPECT_FALSE(post_json("/translate", {{"q", "a b"}, {"source", "src"}, {"target", "tgt"}}, 200)
+                   .contains("detectedLanguage"));
 }
 
 // As LibreTranslate's: distinct, never the translation itself, none for a count below 1.
@@ -176,7 +198,8 @@ TEST_F(LibreTranslateApi, AlternativesAreDistinctOtherTranslations) {
   EXPECT_FALSE(post_json("/translate", negative, 200).contains("alternatives"));
   json many = request;
   many["alternatives"] = 17;
-  EXPECT_EQ(post_json("/translate", many, 400)["error"], "field 'alternatives' is 17, over this server's limit of 16");
+  EXPECT_EQ(post_json("/translate", many, 400)["error"],
+            "field 'alternatives' is 17, over this server's limit of 16");
   json word = request;
   word["alternatives"] = "three";
   EXPECT_EQ(post_json("/translate", word, 400)["error"], "field 'alternatives' must be an integer");
@@ -186,18 +209,26 @@ TEST_F(LibreTranslateApi, AlternativesAreDistinctOtherTranslations) {
 // as 3, 2, 0 and 0 without a word. The bound is serve.max_alternatives.
 TEST_F(LibreTranslateApi, AlternativesMustBeAnIntegerWithinTheKeysBound) {
   start({"serve.max_alternatives=2"});
-  for (const char* value : {"3.7", R"("2abc")", "1e300", "100000000000000000000", R"("")", "true", "[1]", R"("1.0")"}) {
-    const json body = json::parse(std::string(R"({"q": "alpha", "target": "tgt", "alternatives": )") + value + "}");
-    EXPECT_EQ(post_json("/translate", body, 400)["error"], "field 'alternatives' must be an integer") << value;
+  for (const char* value :
+       {"3.7", R"("2abc")", "1e300", "100000000000000000000", R"("")", "true", "[1]", R"("1.0")"}) {
+    const json body = json::parse(
+        std::string(R"({"q": "alpha", "target": "tgt", "alternatives": )") + value + "}");
+    EXPECT_EQ(post_json("/translate", body, 400)["error"],
+              "field 'alternatives' must be an integer")
+        << value;
   }
-  EXPECT_EQ(post_json("/translate", {{"q", "alpha"}, {"target", "tgt"}, {"alternatives", 3}}, 400)["error"],
+  EXPECT_EQ(post_json("/translate", {{"q", "alpha"}, {"target", "tgt"}, {"alternatives", 3}},
+                      400)["error"],
             "field 'alternatives' is 3, over this server's limit of 2");
-  EXPECT_EQ(post_json("/translate", {{"q", "alpha"}, {"target", "tgt"}, {"alternatives", "99999999999999999999"}}, 400)["error"],
+  EXPECT_EQ(post_json("/translate",
+                      {{"q", "alpha"}, {"target", "tgt"}, {"alternatives", "99999999999999999999"}},
+                      400)["error"],
             "field 'alternatives' is 99999999999999999999, over this server's limit of 2");
   post_json("/translate", {{"q", "alpha"}, {"target", "tgt"}, {"alternatives", "2"}}, 200);
   // nbest, per request or from Python, is the schema's decoding.nbest: at most 1,024 samples (a
   // request for 20,000 took 69 s and 400 MB).
-  const json nbest = post_json("/v1/translate", {{"text", "alpha"}, {"sampling", true}, {"nbest", 20000}}, 400);
+  const json nbest =
+      post_json("/v1/translate", {{"text", "alpha"}, {"sampling", true}, {"nbest", 20000}}, 400);
   EXPECT_NE(nbest["error"].get<std::string>().find("nbest"), std::string::npos) << nbest;
   EXPECT_NE(nbest["error"].get<std::string>().find("1024"), std::string::npos) << nbest;
 }
@@ -209,12 +240,15 @@ TEST_F(LibreTranslateApi, FeaturesItLacksAnswerAsADisabledLibreTranslate) {
                                              {"target", "tgt", "", ""}};
   EXPECT_EQ(answer(client().Post("/translate_file", file), 403)["error"],
             "Files translation are disabled on this server.");
-  EXPECT_EQ(post_json("/suggest", {{"q", "a"}, {"s", "b"}, {"source", "src"}, {"target", "tgt"}}, 403)["error"],
+  EXPECT_EQ(post_json("/suggest", {{"q", "a"}, {"s", "b"}, {"source", "src"}, {"target", "tgt"}},
+                      403)["error"],
             "Suggestions are disabled on this server.");
-  EXPECT_EQ(get_json("/download_file/some.txt", 400)["error"], "Files translation are disabled on this server.");
+  EXPECT_EQ(get_json("/download_file/some.txt", 400)["error"],
+            "Files translation are disabled on this server.");
   EXPECT_EQ(post_json("/detect", json::object(), 400)["error"], "missing field 'q'");
   // The server goes on after a body it did not read.
-  EXPECT_EQ(post_json("/detect", {{"q", "a b"}}, 200), json::parse(R"([{"confidence": 100.0, "language": "src"}])"));
+  EXPECT_EQ(post_json("/detect", {{"q", "a b"}}, 200),
+            json::parse(R"([{"confidence": 100.0, "language": "src"}])"));
 }
 
 // The folder scripts/setup.sh installs the npm clients into (NMTZOO_NPM_DIR overrides it).
@@ -222,7 +256,8 @@ std::string npm_dir() {
   if (const char* dir = std::getenv("NMTZOO_NPM_DIR")) return dir;
   const char* cache = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
-  return (cache != nullptr ? std::string(cache) : std::string(home != nullptr ? home : "/root") + "/.cache") +
+  return (cache != nullptr ? std::string(cache)
+                           : std::string(home != nullptr ? home : "/root") + "/.cache") +
          "/nmtzoo/npm";
 }
 
@@ -231,7 +266,9 @@ std::string npm_dir() {
 TEST_F(LibreTranslateApi, ClientsFromNpmTranslateAsTranslateDoes) {
   const std::string dir = npm_dir();
   const testing::CommandResult node = testing::run_command("command -v node");
-  if (node.status != 0) NMTZOO_SKIP_OR_FAIL("the LibreTranslate client test needs node (scripts/setup.sh installs nodejs)");
+  if (node.status != 0)
+    NMTZOO_SKIP_OR_FAIL(
+        "the LibreTranslate client test needs node (scripts/setup.sh installs nodejs)");
   for (const char* package : {"libretranslate", "libretranslate-ts"}) {
     if (!std::filesystem::exists(dir + "/node_modules/" + package + "/package.json")) {
       NMTZOO_SKIP_OR_FAIL(std::string("the npm package ") + package + " is not in " + dir +
@@ -243,18 +280,21 @@ TEST_F(LibreTranslateApi, ClientsFromNpmTranslateAsTranslateDoes) {
   std::string text;
   for (const auto& sentence : sentences) text += sentence + "\n";
   testing::write_text(run_.path("sentences.txt"), text);
-  ASSERT_EQ(testing::run({testing::bin("nmtzoo-translate"), "-c", checkpoint_, "--threads", "1", "-q"},
-                         run_.path("sentences.txt"), run_.path("offline.txt"), run_.path("offline.err")),
-            0)
+  ASSERT_EQ(
+      testing::run({testing::bin("nmtzoo-translate"), "-c", checkpoint_, "--threads", "1", "-q"},
+                   run_.path("sentences.txt"), run_.path("offline.txt"), run_.path("offline.err")),
+      0)
       << testing::read_text(run_.path("offline.err"));
   std::vector<std::string> offline;
   std::istringstream lines(testing::read_text(run_.path("offline.txt")));
   for (std::string line; std::getline(lines, line);) offline.push_back(line);
   ASSERT_EQ(offline.size(), sentences.size());
 
-  const std::string script = std::string(NMTZOO_SOURCE_DIR) + "/tests/serve/libretranslate_client.mjs";
-  ASSERT_EQ(testing::run({"/usr/bin/env", "node", script, dir, url(), "src", "tgt", run_.path("sentences.txt")}, "",
-                         run_.path("client.json"), run_.path("client.err")),
+  const std::string script =
+      std::string(NMTZOO_SOURCE_DIR) + "/tests/serve/libretranslate_client.mjs";
+  ASSERT_EQ(testing::run({"/usr/bin/env", "node", script, dir, url(), "src", "tgt",
+                          run_.path("sentences.txt")},
+                         "", run_.path("client.json"), run_.path("client.err")),
             0)
       << testing::read_text(run_.path("client.err"));
   const json got = json::parse(testing::read_text(run_.path("client.json")));

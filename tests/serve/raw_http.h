@@ -17,7 +17,8 @@
 
 namespace nmtzoo {
 
-// A raw connection to the server (from the loopback address `from`) that has sent `request` in full.
+// A raw connection to the server (from the loopback address `from`) that has sent `request` in
+// full.
 inline int send_raw(int port, const std::string& request, const char* from = "127.0.0.1") {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
@@ -27,13 +28,15 @@ inline int send_raw(int port, const std::string& request, const char* from = "12
   address.sin_port = htons(static_cast<uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return -1;
-  if (::send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) return -1;
+  if (::send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size()))
+    return -1;
   return fd;
 }
 
 // The answers (status, body) that arrive on `fd` until there are `count`, the server closes, or
 // `timeout_s` passes. The server's answers all have a Content-Length.
-inline std::vector<std::pair<int, std::string>> read_answers(int fd, size_t count, double timeout_s) {
+inline std::vector<std::pair<int, std::string>> read_answers(int fd, size_t count,
+                                                             double timeout_s) {
   std::vector<std::pair<int, std::string>> answers;
   std::string data;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
@@ -50,7 +53,8 @@ inline std::vector<std::pair<int, std::string>> read_answers(int fd, size_t coun
         continue;
       }
     }
-    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
     pollfd p{fd, POLLIN, 0};
     if (wait.count() <= 0 || ::poll(&p, 1, static_cast<int>(wait.count())) <= 0) break;
     char buffer[65536];

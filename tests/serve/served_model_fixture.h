@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A TranslationServer on a free loopback port serving one untrained tiny Transformer, "tiny"
-// (src -> tgt, or another checkpoint of the run), for the server's tests (server_test.cpp, libretranslate_test.cpp).
+// (src -> tgt, or another checkpoint of the run), for the server's tests (server_test.cpp,
+// libretranslate_test.cpp).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -25,7 +26,8 @@ class ServedTinyModel : public ::testing::Test {
  protected:
   // Serves the model (or `checkpoint`) with `serve_settings` (serve.* overrides) on top of a 50 ms
   // batching wait.
-  void start(const std::vector<std::string>& serve_settings = {}, const std::string& checkpoint = "") {
+  void start(const std::vector<std::string>& serve_settings = {},
+             const std::string& checkpoint = "") {
     checkpoint_ = checkpoint.empty() ? run_.save_untrained_checkpoint() : checkpoint;
     config_ = default_config();
     apply_overrides(config_, {"serve.port=0", "serve.max_wait_ms=50"});
@@ -54,7 +56,8 @@ class ServedTinyModel : public ::testing::Test {
   }
   // What nmtzoo-translate's Translator gives for `sentences` with the served model's options:
   // each sentence's `nbest` texts, one after the other.
-  std::vector<std::string> offline(const std::vector<std::string>& sentences, int64_t nbest = 1) const {
+  std::vector<std::string> offline(const std::vector<std::string>& sentences,
+                                   int64_t nbest = 1) const {
     Translator translator({checkpoint_});
     SearchOptions options = translator.search_options(decoding_settings());
     options.nbest = nbest;

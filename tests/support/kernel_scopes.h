@@ -42,7 +42,9 @@ using Avx512Switch = ScopedSetting<bool, avx512_available, set_avx512_enabled>;
 // Sets LibTorch's intra-op thread count for one scope.
 class ThreadCount {
  public:
-  explicit ThreadCount(int threads) : before_(at::get_num_threads()) { at::set_num_threads(threads); }
+  explicit ThreadCount(int threads) : before_(at::get_num_threads()) {
+    at::set_num_threads(threads);
+  }
   ~ThreadCount() { at::set_num_threads(before_); }
   ThreadCount(const ThreadCount&) = delete;
   ThreadCount& operator=(const ThreadCount&) = delete;

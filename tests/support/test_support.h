@@ -44,10 +44,10 @@ bool python_numpy_available();
 }  // namespace nmtzoo::testing
 
 // Skips the test, or fails it under NMTZOO_REQUIRE_ALL=1, for a missing external tool.
-#define NMTZOO_SKIP_OR_FAIL(why)                                                   \
-  do {                                                                             \
-    if (::nmtzoo::testing::require_all()) {                                        \
+#define NMTZOO_SKIP_OR_FAIL(why)                                                  \
+  do {                                                                            \
+    if (::nmtzoo::testing::require_all()) {                                       \
       FAIL() << (why) << " (NMTZOO_REQUIRE_ALL=1; scripts/setup.sh installs it)"; \
-    }                                                                              \
-    GTEST_SKIP() << (why);                                                         \
+    }                                                                             \
+    GTEST_SKIP() << (why);                                                        \
   } while (false)

@@ -17,8 +17,8 @@
 namespace nmtzoo::testing {
 
 SyntheticTask reversal_task(size_t pairs, uint64_t seed, size_t max_words) {
-  static const std::vector<std::string> words{"alpha", "bravo", "charlie", "delta", "echo",
-                                              "foxtrot", "golf", "hotel", "india", "juliet"};
+  static const std::vector<std::string> words{"alpha",   "bravo", "charlie", "delta", "echo",
+                                              "foxtrot", "golf",  "hotel",   "india", "juliet"};
   std::mt19937_64 rng(seed);
   SyntheticTask task;
   for (size_t i = 0; i < pairs; ++i) {
@@ -81,7 +81,8 @@ std::string TinyRun::save_untrained_checkpoint(const std::string& name) const {
   return save_untrained_checkpoint(config_, name);
 }
 
-std::string TinyRun::save_untrained_checkpoint(const RunConfig& config, const std::string& name) const {
+std::string TinyRun::save_untrained_checkpoint(const RunConfig& config,
+                                               const std::string& name) const {
   Tokenizers tokenizers = load_tokenizers(config);
   torch::manual_seed(1);
   auto model = build_model(config.model, {tokenizers.src->vocab_size(),
@@ -105,8 +106,9 @@ RunConfig TinyRun::multilingual_config() const {
   }
   const std::string path = dir_.path("multi.yaml");
   RunConfig config = config_;
-  apply_overrides(config, {"data.directions=[src-tgt, src-dup]", "tokenizer.prefix=" + dir_.path("spm_multi"),
-                           "training.output_dir=" + dir_.path("multi_run")});
+  apply_overrides(
+      config, {"data.directions=[src-tgt, src-dup]", "tokenizer.prefix=" + dir_.path("spm_multi"),
+               "training.output_dir=" + dir_.path("multi_run")});
   check_run_config(config);
   save_config(config, resolve_arch(config.model.arch), path);
   std::ostringstream log;

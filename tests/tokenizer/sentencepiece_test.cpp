@@ -126,7 +126,8 @@ TEST(SentencePiece, TrainingIsDeterministic) {
 TEST(SentencePiece, SampledSegmentationsAreAFunctionOfTextAlphaAndSeed) {
   TempDir dir;
   auto sentences = sample("train.en.gz", 2000);
-  for (auto [type, alpha] : {std::pair{SubwordModel::kBpe, 0.1}, std::pair{SubwordModel::kUnigram, 0.2}}) {
+  for (auto [type, alpha] :
+       {std::pair{SubwordModel::kBpe, 0.1}, std::pair{SubwordModel::kUnigram, 0.2}}) {
     SCOPED_TRACE(type == SubwordModel::kBpe ? "bpe" : "unigram");
     auto model = SentencePiece::load(train_model(dir, sentences, type, 800));
     const std::string& sentence = sentences[7];
@@ -157,7 +158,8 @@ TEST(SentencePiece, BpeDropoutOfZeroIsTheDeterministicSegmentation) {
   TempDir dir;
   auto sentences = sample("train.de.gz", 2000);
   auto model = SentencePiece::load(train_model(dir, sentences, SubwordModel::kBpe, 800));
-  for (size_t i = 0; i < 50; ++i) EXPECT_EQ(model.sample_encode(sentences[i], 0.0, i), model.encode(sentences[i]));
+  for (size_t i = 0; i < 50; ++i)
+    EXPECT_EQ(model.sample_encode(sentences[i], 0.0, i), model.encode(sentences[i]));
 }
 
 TEST(SentencePiece, MissingModelIsAClearError) {

@@ -7,8 +7,8 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <unistd.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -60,11 +60,10 @@ std::vector<std::string> train_args(const testing::TinyRun& run, std::vector<std
 }
 
 TEST(Distributed, TwoRanksStayIdenticalAndMatchOneProcessOnTheUnionOfTheirBatches) {
-  const std::vector<std::string> common{"training.max_steps=4", "training.valid_bleu=false",
-                                        "training.best_metric=loss", "training.valid_every=0",
-                                        "training.threads=1", "model.dropout=0",
-                                        "training.max_tokens=200", "training.max_time=10h",
-                                        "training.reference_gflops=500"};
+  const std::vector<std::string> common{
+      "training.max_steps=4",    "training.valid_bleu=false", "training.best_metric=loss",
+      "training.valid_every=0",  "training.threads=1",        "model.dropout=0",
+      "training.max_tokens=200", "training.max_time=10h",     "training.reference_gflops=500"};
   testing::TinyRun distributed("transformer", common);
   const int port = free_port();
   auto args = train_args(distributed, {"training.check_replicas=true", "training.log_every=2"});
@@ -75,9 +74,11 @@ TEST(Distributed, TwoRanksStayIdenticalAndMatchOneProcessOnTheUnionOfTheirBatche
   ASSERT_EQ(rank0.wait(), 0) << testing::read_text(distributed.path("r0.err"));
   ASSERT_EQ(rank1.wait(), 0) << testing::read_text(distributed.path("r1.err"));
   // Rank 0 alone writes the metrics, which carry the all-reduce time per update.
-  EXPECT_NE(testing::read_text(distributed.config().run_dir() + "/metrics.jsonl").find("all_reduce_ms_per_update"),
+  EXPECT_NE(testing::read_text(distributed.config().run_dir() + "/metrics.jsonl")
+                .find("all_reduce_ms_per_update"),
             std::string::npos);
-  EXPECT_NE((testing::read_text(distributed.path("r0.err")) + testing::read_text(distributed.path("r0.out")))
+  EXPECT_NE((testing::read_text(distributed.path("r0.err")) +
+             testing::read_text(distributed.path("r0.out")))
                 .find("ms/update"),
             std::string::npos);
 
@@ -97,13 +98,18 @@ TEST(Distributed, TwoRanksStayIdenticalAndMatchOneProcessOnTheUnionOfTheirBatche
   std::ostringstream log;
   Trainer(config, false, log).train();
 
-  auto a = load_trained_model(distributed.config().training.output_dir + "/checkpoints/checkpoint_last.pt", torch::kCPU);
-  auto b = load_trained_model(config.training.output_dir + "/checkpoints/checkpoint_last.pt", torch::kCPU);
-  EXPECT_EQ(read_checkpoint_info(config.training.output_dir + "/checkpoints/checkpoint_last.pt").progress.step, 4);
+  auto a = load_trained_model(
+      distributed.config().training.output_dir + "/checkpoints/checkpoint_last.pt", torch::kCPU);
+  auto b = load_trained_model(config.training.output_dir + "/checkpoints/checkpoint_last.pt",
+                              torch::kCPU);
+  EXPECT_EQ(read_checkpoint_info(config.training.output_dir + "/checkpoints/checkpoint_last.pt")
+                .progress.step,
+            4);
   auto pa = a.model->named_parameters();
   auto pb = b.model->named_parameters();
   double largest = 0;
-  for (const auto& item : pa) largest = std::max(largest, (item.value() - pb[item.key()]).abs().max().item<double>());
+  for (const auto& item : pa)
+    largest = std::max(largest, (item.value() - pb[item.key()]).abs().max().item<double>());
   EXPECT_LT(largest, 1e-5);
   EXPECT_GT(a.model->parameters()[0].abs().sum().item<double>(), 0.0);
 }
@@ -114,10 +120,13 @@ TEST(Distributed, KillingOneRankMakesTheOtherFailWithinTheTimeout) {
   auto args = train_args(run, {"training.max_steps=1000000", "training.valid_every=0",
                                "training.valid_bleu=false", "training.best_metric=loss"});
   args.insert(args.end(), {"--dist-timeout", "15"});
-  testing::Subprocess rank0(args, "", run.path("r0.out"), run.path("r0.err"), rank_environment(0, 2, port));
-  testing::Subprocess rank1(args, "", run.path("r1.out"), run.path("r1.err"), rank_environment(1, 2, port));
+  testing::Subprocess rank0(args, "", run.path("r0.out"), run.path("r0.err"),
+                            rank_environment(0, 2, port));
+  testing::Subprocess rank1(args, "", run.path("r1.out"), run.path("r1.err"),
+                            rank_environment(1, 2, port));
   // Let them train a little, then kill rank 1.
-  for (int i = 0; i < 300 && testing::read_text(run.path("r0.err")).find("model ") == std::string::npos; ++i) {
+  for (int i = 0;
+       i < 300 && testing::read_text(run.path("r0.err")).find("model ") == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -143,8 +152,10 @@ TEST(Distributed, OtherRanksWaitForRankZerosPreparationAndShareItsError) {
   testing::write_text(run.path("data/train.tgt"), tgt);
   const int port = free_port();
   auto args = train_args(run, {"training.max_steps=5"});
-  testing::Subprocess rank0(args, "", run.path("r0.out"), run.path("r0.err"), rank_environment(0, 2, port));
-  testing::Subprocess rank1(args, "", run.path("r1.out"), run.path("r1.err"), rank_environment(1, 2, port));
+  testing::Subprocess rank0(args, "", run.path("r0.out"), run.path("r0.err"),
+                            rank_environment(0, 2, port));
+  testing::Subprocess rank1(args, "", run.path("r1.out"), run.path("r1.err"),
+                            rank_environment(1, 2, port));
   EXPECT_EQ(rank0.wait(), 1);
   EXPECT_EQ(rank1.wait(), 1);
   const std::string where = run.path("data/train.tgt") + ":2500: invalid UTF-8";
@@ -152,7 +163,8 @@ TEST(Distributed, OtherRanksWaitForRankZerosPreparationAndShareItsError) {
       << testing::read_text(run.path("r0.err"));
   const std::string err1 = testing::read_text(run.path("r1.err"));
   EXPECT_NE(err1.find("rank 1: rank 0 failed while it prepares the tokenizers and the dataset"),
-            std::string::npos) << err1;
+            std::string::npos)
+      << err1;
   EXPECT_NE(err1.find(where), std::string::npos) << err1;
 }
 
@@ -178,7 +190,9 @@ struct FakeComm : Communicator {
   void barrier() override {}
   void run_on_main(const std::function<void()>&, const std::string&) override {}
   void broadcast_parameters(torch::nn::Module&) override {}
-  int64_t all_reduce_gradients(torch::nn::Module&, at::Tensor&, at::Tensor&, int64_t t) override { return t; }
+  int64_t all_reduce_gradients(torch::nn::Module&, at::Tensor&, at::Tensor&, int64_t t) override {
+    return t;
+  }
   bool any(bool flag) override { return flag; }
   double sum(double value) override { return value; }
   bool replicas_identical(torch::nn::Module&) override { return true; }

@@ -8,8 +8,8 @@
 
 #include "core/train/training_data.h"
 #include "kernels/kernels.h"
-#include "tests/support/tiny_run.h"
 #include "tests/support/kernel_scopes.h"
+#include "tests/support/tiny_run.h"
 
 namespace nmtzoo {
 namespace {

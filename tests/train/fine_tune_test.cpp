@@ -51,9 +51,10 @@ class FineTune : public ::testing::Test {
     return "(no error)";
   }
 
-  testing::TinyRun run_{"transformer",
-                        {"training.max_steps=12", "training.valid_every=0", "training.valid_bleu=false",
-                         "training.best_metric=loss", "training.warmup_steps=4"}};
+  testing::TinyRun run_{
+      "transformer",
+      {"training.max_steps=12", "training.valid_every=0", "training.valid_bleu=false",
+       "training.best_metric=loss", "training.warmup_steps=4"}};
   std::string parent_;
 };
 
@@ -69,9 +70,11 @@ double largest_difference(EncoderDecoder& a, EncoderDecoder& b) {
 TEST_F(FineTune, StartsFromTheWeightsWithFreshOptimizerScheduleAndProgress) {
   std::ostringstream log;
   Trainer trainer(child(), false, log);
-  EXPECT_NE(log.str().find("fine-tuning from " + parent_ + " at step 0 (fresh optimizer, fresh "
+  EXPECT_NE(log.str().find("fine-tuning from " + parent_ +
+                           " at step 0 (fresh optimizer, fresh "
                            "schedule, fresh progress)"),
-            std::string::npos) << log.str();
+            std::string::npos)
+      << log.str();
   auto parent = load_trained_model(parent_, torch::kCPU);
   EXPECT_EQ(largest_difference(trainer.model(), *parent.model), 0.0);
   EXPECT_EQ(trainer.engine().progress().step, 0);
@@ -101,7 +104,8 @@ TEST_F(FineTune, KeptOptimizerScheduleAndProgressContinueTheParentsRun) {
 TEST_F(FineTune, AnotherModelOrTokenizerIsAClearError) {
   const std::string model_error = error_of(child({"model.d_model=48"}));
   EXPECT_NE(model_error.find("training.init_from: '" + parent_ + "' holds another model"),
-            std::string::npos) << model_error;
+            std::string::npos)
+      << model_error;
   EXPECT_NE(model_error.find("model.d_model: 32 in the checkpoint, 48 now"), std::string::npos)
       << model_error;
   EXPECT_EQ(error_of(child({"model.dropout=0.3", "training.max_steps=1"})), "(no error)")
@@ -115,7 +119,8 @@ TEST_F(FineTune, AnotherModelOrTokenizerIsAClearError) {
   const std::string tokenizer_error =
       error_of(child({"tokenizer.prefix=" + run_.path("other/spm"), "tokenizer.vocab_size=36"}));
   EXPECT_NE(tokenizer_error.find("was trained with another tokenizer than this run's"),
-            std::string::npos) << tokenizer_error;
+            std::string::npos)
+      << tokenizer_error;
   EXPECT_NE(error_of(child({"training.init_from=" + run_.path("missing.pt")}))
                 .find("training.init_from: no checkpoint at '" + run_.path("missing.pt") + "'"),
             std::string::npos);
@@ -125,8 +130,10 @@ TEST_F(FineTune, ARunWithoutTokenizerFilesAdoptsTheCheckpointsOwn) {
   std::ostringstream log;
   RunConfig config = child({"tokenizer.prefix=" + run_.path("child/spm")});
   Trainer trainer(config, false, log);
-  EXPECT_NE(log.str().find("adopted the tokenizer embedded in " + parent_), std::string::npos) << log.str();
-  EXPECT_EQ(testing::read_text(run_.path("child/spm.model")), testing::read_text(run_.path("spm.model")));
+  EXPECT_NE(log.str().find("adopted the tokenizer embedded in " + parent_), std::string::npos)
+      << log.str();
+  EXPECT_EQ(testing::read_text(run_.path("child/spm.model")),
+            testing::read_text(run_.path("spm.model")));
 }
 
 // What can be checked of training.init_from is checked before the run trains a tokenizer or
@@ -162,7 +169,8 @@ TEST_F(FineTune, AnUnusableInitFromIsRefusedBeforeAnythingIsPrepared) {
                             "training.output_dir=" + run_.path("child"), "--set",
                             "tokenizer.prefix=" + spm, "--set", "training.init_from=" + path, "-q"},
                            "", run_.path("out.txt"), run_.path("err.txt")),
-              1) << path;
+              1)
+        << path;
     const std::string err = testing::read_text(run_.path("err.txt"));
     for (const auto& message : messages) {
       EXPECT_NE(err.find(message), std::string::npos) << err;

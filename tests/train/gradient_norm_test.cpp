@@ -38,7 +38,8 @@ std::vector<torch::Tensor> reference(double scale, double max_norm, double* norm
   for (auto& p : parameters) {
     if (p.grad().defined()) p.grad().mul_(scale);
   }
-  *norm = torch::nn::utils::clip_grad_norm_(parameters, max_norm > 0 ? max_norm : std::numeric_limits<double>::infinity());
+  *norm = torch::nn::utils::clip_grad_norm_(
+      parameters, max_norm > 0 ? max_norm : std::numeric_limits<double>::infinity());
   return parameters;
 }
 
@@ -56,7 +57,8 @@ TEST(GradientScaling, EqualsScalingThenLibTorchsClipGradNorm) {
     for (size_t i = 0; i < parameters.size(); ++i) {
       ASSERT_EQ(parameters[i].grad().defined(), expected[i].grad().defined()) << "parameter " << i;
       if (parameters[i].grad().defined()) {
-        EXPECT_TRUE(torch::allclose(parameters[i].grad(), expected[i].grad(), 1e-6, 1e-7)) << "parameter " << i;
+        EXPECT_TRUE(torch::allclose(parameters[i].grad(), expected[i].grad(), 1e-6, 1e-7))
+            << "parameter " << i;
       }
     }
     if (max_norm == 0.5) {

@@ -87,7 +87,9 @@ LossAndGradients projected_loss(const ProjectedCase& c, bool fused, bool bf16 = 
   LossSums sums = projected_label_smoothed_nll(features, weight, bias, target, c.epsilon, bf16);
   EXPECT_EQ(sums.tokens, c.rows);
   (sums.loss * 0.5).backward();  // a gradient of the loss other than 1
-  LossAndGradients out{sums.loss.item<double>(), sums.nll.item<double>(), {features.grad(), weight.grad(), at::Tensor()}};
+  LossAndGradients out{sums.loss.item<double>(),
+                       sums.nll.item<double>(),
+                       {features.grad(), weight.grad(), at::Tensor()}};
   if (c.bias) out.grads[2] = bias.grad();
   return out;
 }
@@ -103,7 +105,8 @@ void expect_close(const LossAndGradients& ours, const LossAndGradients& referenc
   for (size_t i = 0; i < ours.grads.size(); ++i) {
     ASSERT_EQ(ours.grads[i].defined(), reference.grads[i].defined()) << what << " gradient " << i;
     if (ours.grads[i].defined()) {
-      EXPECT_LT(relative_difference(ours.grads[i], reference.grads[i]), tolerance) << what << " gradient " << i;
+      EXPECT_LT(relative_difference(ours.grads[i], reference.grads[i]), tolerance)
+          << what << " gradient " << i;
     }
   }
 }
@@ -111,14 +114,16 @@ void expect_close(const LossAndGradients& ours, const LossAndGradients& referenc
 TEST(ProjectedLabelSmoothedNll, FusedMatchesLinearThenLossOnOneAndTwoThreads) {
   // 40,000 columns make chunks of 16 rows: 37 rows are three chunks, the last one short, in two
   // blocks of the float32 path's weight gradient (32 and 5 rows).
-  const std::vector<ProjectedCase> cases{{37, 24, 40000, true, 0.1},  {37, 24, 40000, false, 0.0},
-                                         {5, 3, 7, true, 0.3},        {1, 8, 11, false, 0.1},
+  const std::vector<ProjectedCase> cases{{37, 24, 40000, true, 0.1},
+                                         {37, 24, 40000, false, 0.0},
+                                         {5, 3, 7, true, 0.3},
+                                         {1, 8, 11, false, 0.1},
                                          {300, 64, 1001, true, 0.1}};
   for (int threads : {1, 2}) {
     testing::ThreadCount thread_count(threads);
     for (const auto& c : cases) {
-      const std::string what = "rows " + std::to_string(c.rows) + " vocab " + std::to_string(c.vocab) +
-                               " threads " + std::to_string(threads);
+      const std::string what = "rows " + std::to_string(c.rows) + " vocab " +
+                               std::to_string(c.vocab) + " threads " + std::to_string(threads);
       expect_close(projected_loss(c, true), projected_loss(c, false), 1e-5, what);
     }
   }
@@ -136,14 +141,17 @@ TEST(ProjectedLabelSmoothedNll, GradientsKeptFromTheForwardPassSurviveASecondBac
   auto target = torch::randint(40000, {37});
   LossSums sums = projected_label_smoothed_nll(features, weight, bias, target, 0.1, false);
   (sums.loss * 0.5).backward({}, /*retain_graph=*/true);
-  const auto once = std::vector<at::Tensor>{features.grad().clone(), weight.grad().clone(), bias.grad().clone()};
+  const auto once =
+      std::vector<at::Tensor>{features.grad().clone(), weight.grad().clone(), bias.grad().clone()};
   (sums.loss * 0.5).backward();
   const auto twice = std::vector<at::Tensor>{features.grad(), weight.grad(), bias.grad()};
-  for (size_t i = 0; i < once.size(); ++i) EXPECT_TRUE(torch::allclose(twice[i], 2 * once[i])) << "gradient " << i;
+  for (size_t i = 0; i < once.size(); ++i)
+    EXPECT_TRUE(torch::allclose(twice[i], 2 * once[i])) << "gradient " << i;
 
   auto frozen_features = features.detach();
   weight.mutable_grad() = at::Tensor();
-  LossSums weight_only = projected_label_smoothed_nll(frozen_features, weight, bias, target, 0.1, false);
+  LossSums weight_only =
+      projected_label_smoothed_nll(frozen_features, weight, bias, target, 0.1, false);
   weight_only.loss.backward();
   EXPECT_TRUE(torch::allclose(weight.grad(), 2 * once[1], 1e-5, 1e-6));
 }
@@ -156,7 +164,8 @@ TEST(ProjectedLabelSmoothedNll, KernelsOffIsTheUnfusedComposition) {
   auto bias = torch::randn({13});
   auto target = torch::randint(13, {9});
   auto ours = projected_label_smoothed_nll(features, weight, bias, target, 0.1, false);
-  auto reference = label_smoothed_nll(torch::nn::functional::linear(features, weight, bias), target, 0.1);
+  auto reference =
+      label_smoothed_nll(torch::nn::functional::linear(features, weight, bias), target, 0.1);
   EXPECT_TRUE(torch::equal(ours.loss, reference.loss));
   EXPECT_TRUE(torch::equal(ours.nll, reference.nll));
 }
@@ -201,10 +210,11 @@ TEST(ProjectedLabelSmoothedNll, Bf16ProductsMatchAutocastsLinear) {
 }
 
 TEST(ProjectedLabelSmoothedNll, ShapesAreChecked) {
-  EXPECT_THROW(projected_label_smoothed_nll(torch::randn({2, 3}), torch::randn({5, 4}), {}, torch::tensor({1, 2}), 0.1, false),
-               c10::Error);
-  EXPECT_THROW(projected_label_smoothed_nll(torch::randn({2, 3}), torch::randn({5, 3}), torch::randn({4}),
+  EXPECT_THROW(projected_label_smoothed_nll(torch::randn({2, 3}), torch::randn({5, 4}), {},
                                             torch::tensor({1, 2}), 0.1, false),
+               c10::Error);
+  EXPECT_THROW(projected_label_smoothed_nll(torch::randn({2, 3}), torch::randn({5, 3}),
+                                            torch::randn({4}), torch::tensor({1, 2}), 0.1, false),
                c10::Error);
 }
 

@@ -49,7 +49,8 @@ TEST(RunFolder, ASecondTrainerOnTheSameFolderIsRefusedNamingTheFirst) {
   const std::string err = testing::read_text(run.path("err2.txt"));
   EXPECT_NE(err.find("run folder '" + dir + "' is in use by process " +
                      std::to_string(first.pid()) + " (nmtzoo-train)"),
-            std::string::npos) << err;
+            std::string::npos)
+      << err;
   first.signal(SIGKILL);
   first.wait();
   // The kernel released the dead trainer's lock: resuming works at once.
@@ -205,7 +206,8 @@ TEST(RunFolder, ARefusedResumeLeavesTheRunsDataAsItWas) {
     const std::string message = e.what();
     EXPECT_EQ(message.find("cannot resume: the config's data, tokenizer or model keys differ from "
                            "the checkpoint's:"),
-              0u) << message;
+              0u)
+        << message;
     EXPECT_NE(message.find("\n  data.max_len: 40 in the checkpoint, 20 now"), std::string::npos)
         << message;
   }
@@ -218,7 +220,8 @@ TEST(RunFolder, ARefusedResumeLeavesTheRunsDataAsItWas) {
   const std::string err = testing::read_text(run.path("err.txt"));
   EXPECT_NE(err.find("error: nothing was prepared: run folder '" + run.config().run_dir() +
                      "' holds checkpoints"),
-            std::string::npos) << err;
+            std::string::npos)
+      << err;
   EXPECT_NE(err.find("\n  data.max_len: 40 in the checkpoint, 20 now"), std::string::npos) << err;
   EXPECT_EQ(dataset_files(data_bin), before);
   EXPECT_NO_THROW(Trainer(run.config(), true, log)) << "the run itself still resumes";

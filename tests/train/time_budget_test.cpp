@@ -86,7 +86,8 @@ TEST(TimeBudget, EachRemeasurementCountsTheTimeFromThenAtTheMachinesNewSpeed) {
   EXPECT_DOUBLE_EQ(halved.measured_gflops, 200);
   EXPECT_DOUBLE_EQ(halved.scale, 0.5);
   EXPECT_DOUBLE_EQ(budget.scale(), 0.5);
-  EXPECT_NEAR(progress.budget_seconds, halved.started_at, 1e-9) << "the first stretch ran at scale 1";
+  EXPECT_NEAR(progress.budget_seconds, halved.started_at, 1e-9)
+      << "the first stretch ran at scale 1";
   EXPECT_NE(log.str().find("now measures 200 GFLOP/s (was 400): a second here counts 0.500 s"),
             std::string::npos)
       << log.str();
@@ -94,15 +95,18 @@ TEST(TimeBudget, EachRemeasurementCountsTheTimeFromThenAtTheMachinesNewSpeed) {
   const double budget_then = progress.budget_seconds;
   sleep_ms(40);
   budget.update(progress);
-  EXPECT_NEAR(progress.budget_seconds - budget_then, (progress.wall_seconds - halved.started_at) * 0.5,
-              1e-9);
+  EXPECT_NEAR(progress.budget_seconds - budget_then,
+              (progress.wall_seconds - halved.started_at) * 0.5, 1e-9);
   const std::string logged = log.str();
   budget.remeasure(progress, log);
   EXPECT_EQ(progress.budget_sessions.size(), 3u);
   EXPECT_EQ(log.str(), logged) << "a steady machine logs nothing";
 
   // Without a reference, remeasuring only brings the clock up to now.
-  TimeBudget wall_clock([&]() -> double { ADD_FAILURE() << "measured without a reference"; return 1; });
+  TimeBudget wall_clock([&]() -> double {
+    ADD_FAILURE() << "measured without a reference";
+    return 1;
+  });
   TrainingProgress plain;
   wall_clock.start(budget_config(3600, 0), plain, log);
   sleep_ms(10);

@@ -2,9 +2,9 @@
 #include "core/train/trainer.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <filesystem>
@@ -43,13 +43,13 @@ INSTANTIATE_TEST_SUITE_P(Trainer, BothArchitectures,
                          ::testing::Values("transformer", "rnn_bahdanau"));
 
 TEST_P(BothArchitectures, LearnsToReverseSequences) {
-  testing::TinyRun run(GetParam(),
-                       {"model.d_model=64", "model.ffn_dim=128", "model.encoder_layers=2",
-                        "model.decoder_layers=2", "model.emb_dim=48", "model.hidden_dim=64",
-                        "model.attention_dim=64", "model.readout_dim=48", "training.max_steps=600",
-                        "training.valid_every=150", "training.valid_beam=1",
-                        "training.max_tokens=600", "training.threads=1"},
-                       3000);
+  testing::TinyRun run(
+      GetParam(),
+      {"model.d_model=64", "model.ffn_dim=128", "model.encoder_layers=2", "model.decoder_layers=2",
+       "model.emb_dim=48", "model.hidden_dim=64", "model.attention_dim=64", "model.readout_dim=48",
+       "training.max_steps=600", "training.valid_every=150", "training.valid_beam=1",
+       "training.max_tokens=600", "training.threads=1"},
+      3000);
   std::ostringstream log;
   Trainer trainer(run.config(), false, log);
   TrainResult result = trainer.train();
@@ -60,9 +60,9 @@ TEST_P(BothArchitectures, LearnsToReverseSequences) {
 // Trains 14 updates straight and 6 + 8 with a resume between, with `extra` settings; the logged
 // losses must be equal. Returns them.
 std::vector<double> expect_exact_resume(const std::vector<std::string>& extra) {
-  std::vector<std::string> settings{"training.log_every=1", "training.valid_every=0",
+  std::vector<std::string> settings{"training.log_every=1",      "training.valid_every=0",
                                     "training.valid_bleu=false", "training.best_metric=loss",
-                                    "model.dropout=0.2", "training.max_tokens=200"};
+                                    "model.dropout=0.2",         "training.max_tokens=200"};
   settings.insert(settings.end(), extra.begin(), extra.end());
   auto with = [&](const std::string& steps) {
     auto all = settings;
@@ -96,7 +96,8 @@ std::vector<double> expect_exact_resume(const std::vector<std::string>& extra) {
   for (const auto& va : valid_a) {
     for (const auto& vb : valid_b) {
       if (vb["step"] != va["step"]) continue;
-      EXPECT_EQ(va["loss"].get<double>(), vb["loss"].get<double>()) << "validation at step " << va["step"];
+      EXPECT_EQ(va["loss"].get<double>(), vb["loss"].get<double>())
+          << "validation at step " << va["step"];
       ++matched;
       break;
     }
@@ -248,9 +249,9 @@ TEST(Trainer, WritesMetricsCurvesAndKeepsTheLastCheckpoints) {
     numbered.push_back(entry.path().filename().string());
   }
   std::sort(numbered.begin(), numbered.end());
-  EXPECT_EQ(numbered, (std::vector<std::string>{"checkpoint_12.pt", "checkpoint_9.pt",
-                                                "checkpoint_best.pt", "checkpoint_last.pt",
-                                                "scores.json"}));
+  EXPECT_EQ(numbered,
+            (std::vector<std::string>{"checkpoint_12.pt", "checkpoint_9.pt", "checkpoint_best.pt",
+                                      "checkpoint_last.pt", "scores.json"}));
   EXPECT_EQ(read_checkpoint_info(dir + "/checkpoints/checkpoint_last.pt").progress.step, 12);
 }
 
@@ -310,10 +311,10 @@ TEST(TrainApp, SigkillAtAnyInstantLeavesALoadableCheckpoint) {
   testing::TinyRun run("transformer", {});
   const std::string dir = run.config().training.output_dir;
   for (int round = 0; round < 4; ++round) {
-    std::vector<std::string> args{testing::bin("nmtzoo-train"), "--config", run.config_path(),
-                                  "--set", "training.valid_every=1", "--set",
-                                  "training.valid_bleu=false", "--set", "training.best_metric=loss",
-                                  "--set", "training.max_steps=100000"};
+    std::vector<std::string> args{
+        testing::bin("nmtzoo-train"), "--config", run.config_path(),           "--set",
+        "training.valid_every=1",     "--set",    "training.valid_bleu=false", "--set",
+        "training.best_metric=loss",  "--set",    "training.max_steps=100000"};
     if (round > 0) args.push_back("--resume");
     testing::Subprocess trainer(args, "", run.path("out.txt"), run.path("err.txt"));
     // Wait for a first checkpoint, then kill at a pseudo-random moment.
@@ -343,7 +344,8 @@ TEST(TrainApp, SigtermFinishesTheStepSavesAndExitsZero) {
   EXPECT_NE(err.find("interrupted at step"), std::string::npos) << err;
   EXPECT_NE(err.find("--resume"), std::string::npos) << err;
   auto info = read_checkpoint_info(dir + "/checkpoints/checkpoint_last.pt");
-  EXPECT_NE(err.find("interrupted at step " + std::to_string(info.progress.step)), std::string::npos)
+  EXPECT_NE(err.find("interrupted at step " + std::to_string(info.progress.step)),
+            std::string::npos)
       << err;
   // The summary marks a finished run (experiments/compare.sh reuses those): none when interrupted.
   EXPECT_FALSE(fs::exists(dir + "/training_summary.json"));

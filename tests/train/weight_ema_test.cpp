@@ -40,7 +40,8 @@ TEST(WeightEma, AveragesUpdatesAndSwapsTheAverageInAndOut) {
   EXPECT_TRUE(torch::allclose(ema.average()[0], torch::full({3}, expected)));
   {
     WeightEma::Swap averaged(&ema);
-    EXPECT_TRUE(torch::allclose(w, torch::full({3}, expected))) << "the parameters hold the average";
+    EXPECT_TRUE(torch::allclose(w, torch::full({3}, expected)))
+        << "the parameters hold the average";
   }
   EXPECT_TRUE(torch::equal(w, torch::full({3}, 20.0))) << "and the training weights come back";
   EXPECT_TRUE(torch::allclose(ema.average()[0], torch::full({3}, expected)));
@@ -80,7 +81,8 @@ TEST(WeightEma, CheckpointsHoldTheAverageAsTheModelAndTheTrainingWeightsBeside) 
   const ValidationResult a = engine.validate();
   const ValidationResult b = restored.validate();
   EXPECT_DOUBLE_EQ(a.loss, b.loss) << "both validate the same average";
-  for (size_t i = 0; i < trained.size(); ++i) EXPECT_TRUE(torch::equal(restored.model().parameters()[i], trained[i]));
+  for (size_t i = 0; i < trained.size(); ++i)
+    EXPECT_TRUE(torch::equal(restored.model().parameters()[i], trained[i]));
 }
 
 }  // namespace

@@ -58,8 +58,9 @@ const ArchOptions<CompactTransformerOptions>& keys() {
     keys.integer("width", NMTZOO_FIELD(width), kModelSize, "compact_transformer: model size");
     keys.integer("ffn_multiple", NMTZOO_FIELD(ffn_multiple), Range{1, 16},
                  "compact_transformer: feed-forward size as a multiple of model.width");
-    keys.integer("head_dim", NMTZOO_FIELD(head_dim), kModelSize,
-                 "compact_transformer: size of one attention head (heads = model.width / head_dim)");
+    keys.integer(
+        "head_dim", NMTZOO_FIELD(head_dim), kModelSize,
+        "compact_transformer: size of one attention head (heads = model.width / head_dim)");
     return keys;
   }();
   return declared;
@@ -90,7 +91,8 @@ ModelConfig as_builtin_transformer(const ModelConfig& config) {
 ArchSpec compact_transformer_arch() {
   ArchSpec spec;
   spec.options = keys().specs();
-  spec.build = [](const ModelConfig& config, const VocabSizes& vocab) -> std::shared_ptr<EncoderDecoder> {
+  spec.build = [](const ModelConfig& config,
+                  const VocabSizes& vocab) -> std::shared_ptr<EncoderDecoder> {
     return Transformer(transformer_options(config, vocab)).ptr();
   };
   // Checks of several keys at once, reported as config errors naming the key.
@@ -115,14 +117,18 @@ void register_compact_transformer() {
   register_arch("compact_transformer", compact_transformer_arch());
   // A named size: fills only the keys the YAML and --set leave unset.
   register_preset("compact_transformer_tiny", "compact_transformer",
-                  {{"width", "32"}, {"ffn_multiple", "2"}, {"head_dim", "16"},
-                   {"encoder_layers", "1"}, {"decoder_layers", "1"}});
+                  {{"width", "32"},
+                   {"ffn_multiple", "2"},
+                   {"head_dim", "16"},
+                   {"encoder_layers", "1"},
+                   {"decoder_layers", "1"}});
 }
 
 // <dir>/<split>.src and .tgt: `pairs` sentences of 2 to 6 words, the target in reverse order.
-void write_reversal_split(const fs::path& dir, const std::string& split, size_t pairs, uint64_t seed) {
-  static const std::vector<std::string> words{"alpha", "bravo", "charlie", "delta", "echo",
-                                              "foxtrot", "golf", "hotel", "india", "juliet"};
+void write_reversal_split(const fs::path& dir, const std::string& split, size_t pairs,
+                          uint64_t seed) {
+  static const std::vector<std::string> words{"alpha",   "bravo", "charlie", "delta", "echo",
+                                              "foxtrot", "golf",  "hotel",   "india", "juliet"};
   std::mt19937_64 rng(seed);
   std::ofstream src(dir / (split + ".src"));
   std::ofstream tgt(dir / (split + ".tgt"));
@@ -138,7 +144,8 @@ void write_reversal_split(const fs::path& dir, const std::string& split, size_t 
   }
   src.close();
   tgt.close();
-  if (!src || !tgt) throw std::runtime_error("cannot write the " + split + " split in " + dir.string());
+  if (!src || !tgt)
+    throw std::runtime_error("cannot write the " + split + " split in " + dir.string());
 }
 
 std::string write_run(const fs::path& work) {
@@ -153,7 +160,8 @@ std::string write_run(const fs::path& work) {
        << "  max_len: 40\n"
        << "tokenizer:\n  vocab_size: 40\n"
        << "model:\n  arch: compact_transformer_tiny\n  dropout: 0.0\n  max_positions: 64\n"
-       << "training:\n  output_dir: " << (work / "run").string() << "\n  device: cpu\n  threads: 1\n"
+       << "training:\n  output_dir: " << (work / "run").string()
+       << "\n  device: cpu\n  threads: 1\n"
        << "  max_tokens: 400\n  lr: 0.003\n  warmup_steps: 10\n  valid_every: 0\n  log_every: 5\n"
        << "decoding:\n  beam: 3\n  max_len_a: 1.2\n  max_len_b: 5\n";
   yaml.close();
@@ -179,15 +187,15 @@ int run(const fs::path& work_dir, const std::vector<std::string>& overrides) {
     Trainer trainer(config, /*resume=*/false, std::cerr);
     const TrainResult result = trainer.train();
     std::cout << "trained " << count_parameters(trainer.model()) << " parameters for "
-              << result.progress.step << " updates (" << result.stop_reason
-              << "); validation loss " << result.last_validation.loss << ", BLEU "
-              << result.last_validation.bleu << "\n";
+              << result.progress.step << " updates (" << result.stop_reason << "); validation loss "
+              << result.last_validation.loss << ", BLEU " << result.last_validation.bleu << "\n";
     checkpoint = trainer.checkpoint_dir() + "/checkpoint_last.pt";
   }
 
   // The checkpoint names the architecture and its keys: loading it builds the same model.
   Translator translator(std::vector<std::string>{checkpoint});
-  const std::vector<std::string> sources{"alpha bravo charlie", "delta echo", "golf hotel india juliet"};
+  const std::vector<std::string> sources{"alpha bravo charlie", "delta echo",
+                                         "golf hotel india juliet"};
   const auto translations = translator.translate_batch(sources, translator.search_options());
   for (size_t i = 0; i < sources.size(); ++i) {
     std::cout << sources[i] << " -> "

@@ -37,7 +37,8 @@ int translate(const std::string& checkpoint, const std::vector<nmtzoo::KeyValue>
 
   std::vector<std::string> sources;
   for (std::string line; std::getline(std::cin, line);) sources.push_back(line);
-  const std::vector<nmtzoo::Translation> translations = translator.translate_batch(sources, options);
+  const std::vector<nmtzoo::Translation> translations =
+      translator.translate_batch(sources, options);
 
   std::vector<std::string> outputs;
   for (const nmtzoo::Translation& translation : translations) {
@@ -49,8 +50,9 @@ int translate(const std::string& checkpoint, const std::vector<nmtzoo::KeyValue>
     std::cerr << "line " << i + 1 << ": log p = " << scores[i].log_prob << " over "
               << scores[i].tokens.size() << " tokens\n";
   }
-  std::cerr << "translated " << sources.size() << " sentences with " << translator.config().model.arch
-            << " (beam " << options.beam << ", " << threads << " thread(s))\n"
+  std::cerr << "translated " << sources.size() << " sentences with "
+            << translator.config().model.arch << " (beam " << options.beam << ", " << threads
+            << " thread(s))\n"
             << "SentencePiece shim: " << nmtzoo::sentencepiece_shim_path() << "\n";
   return std::cout.flush() ? 0 : 1;
 }
