@@ -366,7 +366,9 @@ class TranslatorTest(unittest.TestCase):
             example = file.read()
         with open(os.path.join(SOURCE_DIR, "README.md"), encoding="utf-8") as file:
             readme = file.read()
-        indented = "".join(("    " + line if line.strip() else line) for line in example.splitlines(True))
+        # The README shows the example without the file's license line.
+        shown = [line for line in example.splitlines(True) if not line.startswith("# SPDX-License-Identifier")]
+        indented = "".join(("    " + line if line.strip() else line) for line in shown)
         self.assertIn(indented, readme, "README.md shows tests/python/readme_example.py, indented by four spaces")
         with tempfile.TemporaryDirectory() as folder:
             checkpoints = os.path.join(folder, "runs", "multi30k_quickstart", "checkpoints")
