@@ -31,6 +31,7 @@ packages=(
   pybind11-dev python3-dev python3-torch
   dpkg-dev lintian file  # cpack -G DEB (dpkg-shlibdeps, file) and tests/scripts/deb_package_test.sh
   protobuf-compiler python3-protobuf  # tests/tensorboard: event files read with TensorBoard's messages
+  clang-format-14  # scripts/format.sh and Style.CxxIsFormatted: pinned, versions format differently
 )
 for option in "$@"; do
   case "$option" in
