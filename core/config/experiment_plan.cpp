@@ -524,6 +524,7 @@ ExperimentPlan load_plan(const std::string& path) {
       try {
         const RunConfig config =
             load_config(model.config, run_overrides(plan, direction, model.name));
+        check_config(config);  // what nmtzoo-train would refuse after hours of other runs
         if (model.name == plan.models.front().name)
           check_data(reader, directions[i], config, direction);
       } catch (const ConfigError& e) {

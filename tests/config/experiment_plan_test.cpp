@@ -188,6 +188,21 @@ TEST_F(ExperimentPlanTest, ChecksEveryConfigWithEachDirectionsOverrides) {
             std::string::npos);
 }
 
+// Issue 85: a plan passed a config nmtzoo-train refuses (checkpoints chosen by BLEU, which is
+// not computed), to fail hours later when that run's turn came.
+TEST_F(ExperimentPlanTest, ARunConfigTheTrainerWouldRefuseIsRefusedByThePlan) {
+  testing::write_text(dir_.path("rnn.yaml"),
+                      "data:\n  dir: " + dir_.path() +
+                          "\n  test: [test_2016_flickr]\nmodel:\n  arch: "
+                          "rnn_bahdanau_small\ntraining:\n  valid_bleu: false\n");
+  const std::string message = errors("tests: [test_2016_flickr]\ndirections: [de-en]\n");
+  EXPECT_NE(
+      message.find("directions de-en models.rnn: rnn.yaml: default: training.best_metric is bleu, "
+                   "which needs valid_bleu: true"),
+      std::string::npos)
+      << message;
+}
+
 TEST_F(ExperimentPlanTest, ADirectionsMissingDataIsNamedBeforeAnythingRuns) {
   const std::string message =
       errors("tests: [test_2016_flickr, test_2017_flickr]\ndirections: [de-en, fr-en]\n");
