@@ -13,9 +13,9 @@
 # instead of runs/multi30k_<pair>_<model> (a multilingual model, trained once for all its
 # directions and decoded in each); --no-report only trains, decodes and scores (no report, no
 # ensemble). --train-only only trains (resuming, checking recipes as always); a later run decodes.
-# A run another process is training or decoding is skipped: with --train-only that is all (two
-# runners share a plan's trainings); otherwise the other models are done, then the script exits
-# with status 3, the direction neither scored nor reported until a run after it.
+# A run another process is training or decoding is skipped: the other models are done, then the
+# script exits with status 3 (two runners share a plan's trainings and decodings); without
+# --train-only the direction is neither scored nor reported until a run after it.
 # --frozen-bin DIR runs every step (training, decoding, scoring, report) with the apps of DIR, a
 # frozen copy of build/bin, which then is not rebuilt, so long runs go on while the tree changes.
 # For each model: trains from scratch with its config (an interrupted
@@ -83,11 +83,15 @@ for folder in "${folders[@]}"; do
   mapfile -t overrides < <(printf '%s' "${model_sets[$model]:-}")
   run_model "$folder" "${model_config[$model]}" "${seed#_seed}" "${overrides[@]}"
 done
-((train_only)) && exit 0
 if ((${#busy_folders[@]})); then
-  echo "$script: $pair is not scored or reported: ${busy_folders[*]} left to the process that holds them; run again once it is done" >&2
+  if ((train_only)); then
+    echo "$script: $pair: ${busy_folders[*]} left to the process that holds them; the rest is trained" >&2
+  else
+    echo "$script: $pair is not scored or reported: ${busy_folders[*]} left to the process that holds them; run again once it is done" >&2
+  fi
   exit 3
 fi
+((train_only)) && exit 0
 # One process at a time scores the direction and writes its report (two plan runners can reach
 # the same direction): it holds a lock on the report's folder.
 exec {report_lock}< "$report"

@@ -15,7 +15,7 @@
 # runs whose recipe (resolved config) is unchanged are kept, an interrupted one is resumed, a
 # changed recipe stops the script with the difference. A run another process is training or
 # decoding is skipped (runners one a core share a plan): the script then does the rest, writes the
-# report and exits with status 3. Before each direction the grid's progress
+# report (with --train-only: none) and exits with status 3. Before each direction the grid's progress
 # (runs done, running, left, and the training time left) is shown. The report (per-direction
 # tables with 95% confidence intervals and paired-bootstrap tests against the baseline, a summary
 # table of directions x systems with significance after a correction for multiple comparisons,
@@ -49,7 +49,13 @@ if ((!report)); then
   done <<< "$grid"
   "$bin/nmtzoo-plan" status "$plan" | tail -1
 fi
-((train_only)) && exit 0
+if ((train_only)); then
+  if ((${busy:-0})); then
+    echo "$script: the grid's training is not complete: the runs skipped above are another process's" >&2
+    exit 3
+  fi
+  exit 0
+fi
 "$bin/nmtzoo-plan" report "$plan"
 if ((${busy:-0})); then
   echo "$script: the grid is not complete: the runs skipped above are another process's; run again once they are done" >&2

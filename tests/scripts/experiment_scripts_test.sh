@@ -547,11 +547,13 @@ check "--frozen-bin trains, decodes, scores and reports with the frozen build al
 rm -rf reports/multi30k_en_fr/rnn runs/multi30k_en_fr_rnn reports/multi30k_en_fr/transformer runs/multi30k_en_fr_transformer
 mkdir -p runs && exec {held}> runs/multi30k_en_fr_transformer.lock && flock -n "$held"
 : > "$calls"
-experiments/run_plan.sh plan.yaml --train-only --frozen-bin frozen_bin > plan_shared.out 2>&1 ||
-  { cat plan_shared.out >&2; check "a second --train-only runner" false; }
+outcome=0
+experiments/run_plan.sh plan.yaml --train-only --frozen-bin frozen_bin > plan_shared.out 2>&1 || outcome=$?
 exec {held}>&-
 check "a --train-only runner skips the run another one trains and trains the next" \
   test "$(plan_trained)" == "en_fr_rnn " -a "$(grep -c 'runs/multi30k_en_fr_transformer is being trained or decoded by another process, skipped' plan_shared.out)" -eq 1
+check "and ends with status 3, saying the grid's training is not complete (issue 85: it exited 0)" \
+  test "$outcome" -eq 3 -a "$(grep -c "^run_plan.sh: the grid's training is not complete" plan_shared.out)" -eq 1
 # Two decoding runners: one skips the run the other decodes (its lock held) and decodes the rest.
 rm -rf reports/multi30k_fr_en/rnn reports/multi30k_fr_en/transformer
 exec {held}> runs/multi30k_fr_en_rnn.lock && flock -n "$held"
