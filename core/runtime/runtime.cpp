@@ -16,7 +16,10 @@
 
 namespace nmtzoo {
 
-void configure_threads(int64_t threads) {
+void configure_threads(int64_t threads, const std::string& option) {
+  if (const std::string problem = thread_count_problem(threads); !problem.empty()) {
+    throw std::invalid_argument(option + " " + problem);
+  }
   torch::set_num_threads(static_cast<int>(threads > 0 ? threads : available_cores()));
   keep_freed_memory_for_reuse();
   install_onednn_matmul();

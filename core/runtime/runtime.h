@@ -14,7 +14,8 @@ namespace nmtzoo {
 
 // LibTorch's intra-op threads: `threads`, or every core when 0 (LibTorch's own default can be 1).
 // Also calls keep_freed_memory_for_reuse() and install_onednn_matmul() (kernels/onednn_matmul.h).
-void configure_threads(int64_t threads);
+// std::invalid_argument naming `option` (--threads, training.threads) for more threads than cores.
+void configure_threads(int64_t threads, const std::string& option = "--threads");
 
 // Blocks SIGINT and SIGTERM in the calling thread and in every thread it starts afterwards, so
 // that no signal handler ever runs on a computing thread (a handler interrupting oneDNN's JIT

@@ -67,7 +67,7 @@ Trainer::Trainer(RunConfig config, bool resume, std::ostream& log,
   resolve_run_paths(config_);
   check_run_config(config_);
   const c10::Device device = resolve_device(config_.training.device);
-  configure_threads(config_.training.threads);
+  configure_threads(config_.training.threads, "training.threads");
   if (is_main()) {
     run_lock_ = std::make_unique<DirectoryLock>(config_.run_dir(), "nmtzoo-train");
     // Temporary files of a run killed mid-write; the lock guarantees none is being written.

@@ -35,7 +35,7 @@ nlohmann::json benchmark_training(const TrainingBenchmarkOptions& cli, MatmulCei
   if (cli.threads > 0) config.training.threads = cli.threads;
   check_config(config);
   std::ostringstream log;
-  configure_threads(config.training.threads);
+  configure_threads(config.training.threads, "training.threads");
   TrainingData data = prepare_training_data(config, log);
   TrainingEngine engine(config, data, resolve_device(config.training.device), nullptr, log);
   const int64_t parameters = count_parameters(engine.model());

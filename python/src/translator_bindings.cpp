@@ -182,11 +182,10 @@ class PyTranslator {
   PyTranslator(const std::vector<std::string>& checkpoints, const std::optional<std::string>& dtype,
                std::optional<int64_t> threads, const std::string& device,
                const std::vector<double>& weights, const std::string& ensemble_mode) {
-    // Beyond the cores, threads only wait for each other (10**6 of them never finished starting).
-    const int64_t cores = available_cores();
-    if (threads && (*threads < 0 || *threads > cores)) {
-      throw py::value_error(fmt::format(
-          "threads must be 0 (every core) to {} (this machine's cores), got {}", cores, *threads));
+    if (threads) {
+      if (const std::string problem = thread_count_problem(*threads); !problem.empty()) {
+        throw py::value_error("threads " + problem);
+      }
     }
     if (ensemble_mode != "prob" && ensemble_mode != "logprob") {
       throw py::value_error("ensemble_mode must be prob or logprob, but got '" + ensemble_mode +
@@ -208,7 +207,7 @@ class PyTranslator {
     py::gil_scoped_release release;
     // As the apps' configure_threads, without their process-wide malloc policy.
     if (threads) {
-      at::set_num_threads(static_cast<int>(*threads > 0 ? *threads : cores));
+      at::set_num_threads(static_cast<int>(*threads > 0 ? *threads : available_cores()));
     }
     install_onednn_matmul();
     const TranslatorOptions options =

@@ -53,6 +53,16 @@ TEST_F(TranslateApp, NbestListsUseTheMosesFormat) {
   EXPECT_NE(out().find("\n1 ||| "), std::string::npos);
 }
 
+// Issue 85: --threads 3000 started 3,000 threads that only waited for each other (no progress).
+TEST_F(TranslateApp, MoreThreadsThanCoresAreRefusedNamingTheFlag) {
+  testing::write_text(run_.path("input.txt"), "alpha\n");
+  ASSERT_EQ(testing::run({testing::bin("nmtzoo-translate"), "-c", checkpoint_, "--threads", "3000"},
+                         run_.path("input.txt"), run_.path("stdout.txt"), run_.path("stderr.txt")),
+            1);
+  EXPECT_NE(err().find("--threads must be 0 (every core) to "), std::string::npos) << err();
+  EXPECT_NE(err().find("got 3000"), std::string::npos) << err();
+}
+
 TEST_F(TranslateApp, DecodingFlagsAreSchemaKeysCheckedOnce) {
   // --beam and --set decoding.beam are one key: the same translation.
   ASSERT_EQ(translate({"--beam", "2"}, "alpha bravo\n"), 0) << err();
