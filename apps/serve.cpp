@@ -16,8 +16,8 @@
 #include "core/config/loader.h"
 #include "core/runtime/runtime.h"
 #include "core/search/translator.h"
+#include "core/serve/decoding_queue.h"
 #include "core/serve/http_api.h"
-#include "core/serve/translation_service.h"
 #include "models/registry.h"
 
 namespace {
@@ -125,10 +125,10 @@ int run(const Options& cli) {
   const int64_t workers = server.serve.decode_workers;
   const int64_t threads_each =
       workers == 1 ? 0 : std::max<int64_t>(1, at::get_num_threads() / workers);
-  TranslationService service(std::move(models),
-                             std::chrono::duration<double, std::milli>(server.serve.max_wait_ms),
-                             server.serve.max_queue, DecodeWorkers{workers, threads_each});
-  TranslationServer http(service, server);
+  DecodingQueue service(std::move(models),
+                        std::chrono::duration<double, std::milli>(server.serve.max_wait_ms),
+                        server.serve.max_queue, DecodeWorkers{workers, threads_each});
+  HttpApi http(service, server);
   const int port = http.bind();
   std::thread stopper([&] {
     const int signal = wait_for_stop_signal();

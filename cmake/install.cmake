@@ -90,8 +90,8 @@ set(NMTZOO_PUBLIC_HEADERS
   core/train/trainer.h
   core/train/training_data.h
   # nmtzoo::serve: the decoding queue (the HTTP half, on Boost.Beast, stays internal)
+  core/serve/decoding_queue.h
   core/serve/metrics.h
-  core/serve/translation_service.h
 )
 
 set(NMTZOO_PACKAGE_TARGETS "")

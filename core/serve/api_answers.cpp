@@ -4,14 +4,14 @@
 #include <fmt/format.h>
 
 #include "core/search/model_translator.h"
+#include "core/serve/decoding_queue.h"
 #include "core/serve/request_fields.h"
-#include "core/serve/translation_service.h"
 
 namespace nmtzoo {
 
 using nlohmann::json;
 
-json models_json(const TranslationService& service) {
+json models_json(const DecodingQueue& service) {
   json list = json::array();
   for (const auto& m : service.models()) {
     const auto& paths = m.translator->paths();

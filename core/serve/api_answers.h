@@ -15,12 +15,12 @@
 
 namespace nmtzoo {
 
-class TranslationService;
+class DecodingQueue;
 struct ServedModel;
 struct ServiceStats;
 
 // GET /v1/models: each model's name, directions, architecture and checkpoint file(s).
-nlohmann::json models_json(const TranslationService& service);
+nlohmann::json models_json(const DecodingQueue& service);
 // GET /metrics: the service's counters, the HTTP counters and the latency histogram.
 std::string metrics_text(const ServiceStats& stats, int64_t requests, int64_t errors,
                          const Histogram& latency);

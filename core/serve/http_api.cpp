@@ -13,12 +13,12 @@
 
 #include "core/search/translation_json.h"
 #include "core/serve/api_answers.h"
+#include "core/serve/decoding_queue.h"
 #include "core/serve/http_server.h"
 #include "core/serve/libretranslate.h"
 #include "core/serve/metrics.h"
 #include "core/serve/model_choice.h"
 #include "core/serve/request_fields.h"
-#include "core/serve/translation_service.h"
 #include "core/serve/web_page.h"
 
 namespace nmtzoo {
@@ -55,8 +55,8 @@ ConnectionLimits connection_limits(const ServeConfig& s) {
 
 }  // namespace
 
-struct TranslationServer::Impl {
-  TranslationService& service;
+struct HttpApi::Impl {
+  DecodingQueue& service;
   const RunConfig& config;
   HttpServer http{connection_limits(config.serve), handlers()};
   // Exact (method, path) routes; HEAD is answered as GET.
@@ -70,7 +70,7 @@ struct TranslationServer::Impl {
   std::mutex latency_mutex;
   Histogram latency{{0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30}};
 
-  Impl(TranslationService& s, const RunConfig& c) : service(s), config(c) {}
+  Impl(DecodingQueue& s, const RunConfig& c) : service(s), config(c) {}
 
   // The request's translations, once decoded. A client that hangs up meanwhile has its request
   // dropped from the queue, unless its decoding has begun.
@@ -295,14 +295,14 @@ struct TranslationServer::Impl {
   }
 };
 
-TranslationServer::TranslationServer(TranslationService& service, const RunConfig& config)
+HttpApi::HttpApi(DecodingQueue& service, const RunConfig& config)
     : impl_(std::make_unique<Impl>(service, config)) {
   impl_->add_routes();
 }
 
-TranslationServer::~TranslationServer() = default;
+HttpApi::~HttpApi() = default;
 
-int TranslationServer::bind() {
+int HttpApi::bind() {
   const ServeConfig& s = impl_->config.serve;
   const int port = impl_->http.bind(s.host, static_cast<int>(s.port));
   if (port < 0)
@@ -311,8 +311,8 @@ int TranslationServer::bind() {
   return port;
 }
 
-void TranslationServer::listen() { impl_->http.run(); }
+void HttpApi::listen() { impl_->http.run(); }
 
-void TranslationServer::stop() { impl_->http.stop(); }
+void HttpApi::stop() { impl_->http.stop(); }
 
 }  // namespace nmtzoo

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The HTTP half of nmtzoo-serve, on cpp-httplib (Debian's libcpp-httplib-dev): LibreTranslate's
-// API (POST /translate, GET /languages, POST /detect) so its clients work unchanged, nmtzoo's own
-// POST /v1/translate with per-request decoding options, GET /v1/models, GET /health and GET
-// /metrics (Prometheus). Every error is a JSON {"error": "..."} naming the field at fault.
+// The API of nmtzoo-serve: its routes, over HttpServer (http_server.h, Boost.Beast), in front of
+// the DecodingQueue (decoding_queue.h). LibreTranslate's API (POST /translate, GET /languages,
+// POST /detect) so its clients work unchanged, nmtzoo's own POST /v1/translate with per-request
+// decoding options, GET /v1/models, GET /health and GET /metrics (Prometheus). Every error is a
+// JSON {"error": "..."} naming the field at fault.
 #pragma once
 
 #include <memory>
@@ -12,15 +13,15 @@
 
 namespace nmtzoo {
 
-class TranslationService;
+class DecodingQueue;
 
-class TranslationServer {
+class HttpApi {
  public:
   // `config.serve` gives the address, limits and keys; the service does the decoding.
-  TranslationServer(TranslationService& service, const RunConfig& config);
-  ~TranslationServer();
-  TranslationServer(const TranslationServer&) = delete;
-  TranslationServer& operator=(const TranslationServer&) = delete;
+  HttpApi(DecodingQueue& service, const RunConfig& config);
+  ~HttpApi();
+  HttpApi(const HttpApi&) = delete;
+  HttpApi& operator=(const HttpApi&) = delete;
 
   // Binds serve.host:serve.port (0: a free port) and returns the port; throws on failure.
   int bind();

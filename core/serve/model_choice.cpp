@@ -9,7 +9,7 @@
 
 namespace nmtzoo {
 
-std::pair<const ServedModel&, std::string> model_for_languages(const TranslationService& service,
+std::pair<const ServedModel&, std::string> model_for_languages(const DecodingQueue& service,
                                                                const std::string& source,
                                                                const std::string& target) {
   std::string src = source;
@@ -37,14 +37,14 @@ std::pair<const ServedModel&, std::string> model_for_languages(const Translation
                                       source, target, pairs));
 }
 
-const ServedModel& model_named(const TranslationService& service, const std::string& name) {
+const ServedModel& model_named(const DecodingQueue& service, const std::string& name) {
   if (const ServedModel* model = service.find(name)) return *model;
   std::string names;
   for (const auto& m : service.models()) names += (names.empty() ? "" : ", ") + m.name;
   throw RequestError(404, fmt::format("no model named '{}' (this server has {})", name, names));
 }
 
-std::vector<std::string> source_languages(const TranslationService& service) {
+std::vector<std::string> source_languages(const DecodingQueue& service) {
   std::vector<std::string> sources;
   for (const auto& m : service.models()) {
     for (const auto& pair : m.pairs()) {

@@ -7,20 +7,20 @@
 #include <utility>
 #include <vector>
 
-#include "core/serve/translation_service.h"
+#include "core/serve/decoding_queue.h"
 
 namespace nmtzoo {
 
 // The model translating `source` to `target`, and the source language: "auto" is the one source
 // language translated to `target` (400 when several are).
-std::pair<const ServedModel&, std::string> model_for_languages(const TranslationService& service,
+std::pair<const ServedModel&, std::string> model_for_languages(const DecodingQueue& service,
                                                                const std::string& source,
                                                                const std::string& target);
 
 // The model named `name` (404 naming the server's models).
-const ServedModel& model_named(const TranslationService& service, const std::string& name);
+const ServedModel& model_named(const DecodingQueue& service, const std::string& name);
 
 // The models' source languages, each once, in order.
-std::vector<std::string> source_languages(const TranslationService& service);
+std::vector<std::string> source_languages(const DecodingQueue& service);
 
 }  // namespace nmtzoo

@@ -9,7 +9,7 @@
 #include "common/edit_distance.h"
 #include "core/config/schema.h"
 #include "core/io/text_file.h"
-#include "core/serve/translation_service.h"
+#include "core/serve/decoding_queue.h"
 
 namespace nmtzoo {
 

@@ -16,9 +16,9 @@
 
 #include "core/config/loader.h"
 #include "core/search/translator.h"
+#include "core/serve/decoding_queue.h"
 #include "core/serve/http_api.h"
 #include "core/serve/libretranslate.h"
-#include "core/serve/translation_service.h"
 #include "tests/serve/served_model_fixture.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// A TranslationServer on a free loopback port serving one untrained tiny Transformer, "tiny"
+// A HttpApi on a free loopback port serving one untrained tiny Transformer, "tiny"
 // (src -> tgt, or another checkpoint of the run), for the server's tests (server_test.cpp,
 // libretranslate_test.cpp).
 #pragma once
@@ -16,8 +16,8 @@
 
 #include "core/config/loader.h"
 #include "core/search/translator.h"
+#include "core/serve/decoding_queue.h"
 #include "core/serve/http_api.h"
-#include "core/serve/translation_service.h"
 #include "tests/support/tiny_run.h"
 
 namespace nmtzoo {
@@ -38,10 +38,10 @@ class ServedTinyModel : public ::testing::Test {
     model.defaults = model.translator->search_options(decoding_settings());
     std::vector<ServedModel> models;
     models.push_back(std::move(model));
-    service_ = std::make_unique<TranslationService>(
+    service_ = std::make_unique<DecodingQueue>(
         std::move(models), std::chrono::duration<double, std::milli>(config_.serve.max_wait_ms),
         config_.serve.max_queue, DecodeWorkers{config_.serve.decode_workers, 0});
-    server_ = std::make_unique<TranslationServer>(*service_, config_);
+    server_ = std::make_unique<HttpApi>(*service_, config_);
     port_ = server_->bind();
     thread_ = std::thread([this] { server_->listen(); });
   }
@@ -74,8 +74,8 @@ class ServedTinyModel : public ::testing::Test {
   testing::TinyRun run_{"transformer"};
   std::string checkpoint_;
   RunConfig config_;
-  std::unique_ptr<TranslationService> service_;
-  std::unique_ptr<TranslationServer> server_;
+  std::unique_ptr<DecodingQueue> service_;
+  std::unique_ptr<HttpApi> server_;
   std::thread thread_;
   int port_ = 0;
 };

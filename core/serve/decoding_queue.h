@@ -75,14 +75,13 @@ struct DecodeWorkers {
   int64_t threads_each = 0;
 };
 
-class TranslationService {
+class DecodingQueue {
  public:
-  TranslationService(std::vector<ServedModel> models,
-                     std::chrono::duration<double, std::milli> max_wait, int64_t max_queue,
-                     DecodeWorkers workers = {});
-  ~TranslationService();  // finishes what is queued, then stops
-  TranslationService(const TranslationService&) = delete;
-  TranslationService& operator=(const TranslationService&) = delete;
+  DecodingQueue(std::vector<ServedModel> models, std::chrono::duration<double, std::milli> max_wait,
+                int64_t max_queue, DecodeWorkers workers = {});
+  ~DecodingQueue();  // finishes what is queued, then stops
+  DecodingQueue(const DecodingQueue&) = delete;
+  DecodingQueue& operator=(const DecodingQueue&) = delete;
 
   const std::vector<ServedModel>& models() const { return models_; }
   // By name, or by language pair (the first model that translates it); null when none matches.

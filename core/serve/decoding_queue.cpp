@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/serve/translation_service.h"
+#include "core/serve/decoding_queue.h"
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -39,7 +39,7 @@ int64_t estimated_tokens(const TranslationRequest& request) {
 
 }  // namespace
 
-struct TranslationService::Job {
+struct DecodingQueue::Job {
   const ServedModel* model;
   SearchOptions options;
   std::string key;
@@ -58,9 +58,9 @@ std::string ServedModel::arch() const {
   return archs;
 }
 
-TranslationService::TranslationService(std::vector<ServedModel> models,
-                                       std::chrono::duration<double, std::milli> max_wait,
-                                       int64_t max_queue, DecodeWorkers workers)
+DecodingQueue::DecodingQueue(std::vector<ServedModel> models,
+                             std::chrono::duration<double, std::milli> max_wait, int64_t max_queue,
+                             DecodeWorkers workers)
     : models_(std::move(models)),
       max_wait_(max_wait),
       max_queue_(max_queue),
@@ -77,7 +77,7 @@ TranslationService::TranslationService(std::vector<ServedModel> models,
   }
 }
 
-TranslationService::~TranslationService() {
+DecodingQueue::~DecodingQueue() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
@@ -86,7 +86,7 @@ TranslationService::~TranslationService() {
   for (auto& worker : workers_) worker.join();
 }
 
-const ServedModel* TranslationService::find(const std::string& name) const {
+const ServedModel* DecodingQueue::find(const std::string& name) const {
   for (const auto& model : models_) {
     if (model.name == name) return &model;
   }
@@ -106,17 +106,16 @@ std::string ServedModel::directions() const {
   return text;
 }
 
-const ServedModel* TranslationService::find(const std::string& src_lang,
-                                            const std::string& tgt_lang) const {
+const ServedModel* DecodingQueue::find(const std::string& src_lang,
+                                       const std::string& tgt_lang) const {
   for (const auto& model : models_) {
     if (model.translates(src_lang, tgt_lang)) return &model;
   }
   return nullptr;
 }
 
-PendingTranslation TranslationService::submit(const ServedModel& model,
-                                              const SearchOptions& options,
-                                              std::vector<TranslationRequest> sentences) {
+PendingTranslation DecodingQueue::submit(const ServedModel& model, const SearchOptions& options,
+                                         std::vector<TranslationRequest> sentences) {
   auto job = std::make_shared<Job>();
   job->model = &model;
   job->options = options;
@@ -143,7 +142,7 @@ PendingTranslation TranslationService::submit(const ServedModel& model,
   return pending;
 }
 
-bool TranslationService::withdraw(uint64_t id) {
+bool DecodingQueue::withdraw(uint64_t id) {
   std::shared_ptr<Job> job;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -162,7 +161,7 @@ bool TranslationService::withdraw(uint64_t id) {
   return true;
 }
 
-std::vector<std::shared_ptr<TranslationService::Job>> TranslationService::take_batch(
+std::vector<std::shared_ptr<DecodingQueue::Job>> DecodingQueue::take_batch(
     const std::shared_ptr<Job>& first, bool alone) {
   std::vector<std::shared_ptr<Job>> batch;
   int64_t tokens = 0;
@@ -184,7 +183,7 @@ std::vector<std::shared_ptr<TranslationService::Job>> TranslationService::take_b
   return batch;
 }
 
-void TranslationService::decode_loop() {
+void DecodingQueue::decode_loop() {
   torch::NoGradGuard no_grad;
   auto free_since = Clock::now();  // this worker's
   while (true) {
@@ -283,8 +282,8 @@ void TranslationService::decode_loop() {
   }
 }
 
-void TranslationService::warn_about_limits(const ServedModel& model,
-                                           const std::vector<Translation>& translations) {
+void DecodingQueue::warn_about_limits(const ServedModel& model,
+                                      const std::vector<Translation>& translations) {
   if (warned_about_limits_.load()) return;
   for (const Translation& t : translations) {
     std::string warning = min_len_warning(t);
@@ -299,7 +298,7 @@ void TranslationService::warn_about_limits(const ServedModel& model,
   }
 }
 
-ServiceStats TranslationService::stats() const {
+ServiceStats DecodingQueue::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   ServiceStats copy = stats_;
   copy.queued_sentences = queued_sentences_;
