@@ -68,20 +68,17 @@ TEST(Ensemble, CombinesProbabilitiesOrLogProbabilitiesOfEachModelsOwnState) {
 }
 
 TEST(Ensemble, RefusesModelsWithDifferentTargetVocabularies) {
-  auto small = Transformer(TransformerOptions(23, 23)
-                               .d_model(8)
-                               .heads(2)
-                               .ffn_dim(16)
-                               .encoder_layers(1)
-                               .decoder_layers(1))
-                   .ptr();
-  auto large = Transformer(TransformerOptions(23, 30)
-                               .d_model(8)
-                               .heads(2)
-                               .ffn_dim(16)
-                               .encoder_layers(1)
-                               .decoder_layers(1))
-                   .ptr();
+  auto tiny = [](int64_t tgt_vocab) {
+    return Transformer(TransformerOptions(23, tgt_vocab)
+                           .d_model(8)
+                           .heads(2)
+                           .ffn_dim(16)
+                           .encoder_layers(1)
+                           .decoder_layers(1))
+        .ptr();
+  };
+  auto small = tiny(23);
+  auto large = tiny(30);
   EnsembleModel ensemble({small, large});
   auto batch = testing::random_batch({4}, {2}, 33);
   torch::NoGradGuard no_grad;
