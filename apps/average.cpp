@@ -64,7 +64,7 @@ std::vector<std::string> best_checkpoints(const std::string& dir, size_t count) 
 }
 
 int run(std::vector<std::string> inputs, const std::string& dir, size_t last, size_t best,
-        const std::string& output) {
+        const std::string& output, bool allow_unrelated) {
   if (!dir.empty()) inputs = best > 0 ? best_checkpoints(dir, best) : last_checkpoints(dir, last);
   if (inputs.empty()) throw std::runtime_error("no checkpoints to average");
   std::vector<NamedPath> named;
@@ -77,9 +77,12 @@ int run(std::vector<std::string> inputs, const std::string& dir, size_t last, si
   for (auto& item : sums) item.value().zero_();
   for (const auto& path : inputs) {
     TrainedModel model = load_trained_model(path, torch::kCPU);
-    if (model.config.model.arch != average.config.model.arch) {
-      throw std::runtime_error("'" + path + "' holds a different model than '" + inputs.back() +
-                               "'");
+    if (const std::string problem = unrelated_models_problem(average, model);
+        !problem.empty() && !allow_unrelated) {
+      throw std::runtime_error(fmt::format(
+          "'{}' and '{}' {}: their average would mix weights that mean different things "
+          "(--allow-unrelated averages them anyway)",
+          inputs.back(), path, problem));
     }
     auto parameters = model.model->named_parameters();
     for (auto& item : sums) {
@@ -120,7 +123,11 @@ int main(int argc, char** argv) {
       ->needs(dir_option)
       ->excludes(last_option);
   app.add_option("-o,--output", output, "the averaged checkpoint")->required();
+  bool allow_unrelated = false;
+  app.add_flag("--allow-unrelated", allow_unrelated,
+               "average checkpoints of other languages, models or vocabularies too (refused "
+               "otherwise)");
   CLI11_PARSE(app, argc, argv);
   nmtzoo::register_builtin_models();
-  return nmtzoo::run_app([&] { return run(inputs, dir, last, best, output); });
+  return nmtzoo::run_app([&] { return run(inputs, dir, last, best, output, allow_unrelated); });
 }

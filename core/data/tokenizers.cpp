@@ -131,6 +131,14 @@ void train_model(const RunConfig& config, const std::string& model_path, bool sr
 
 }  // namespace
 
+bool same_vocabulary(const SentencePiece& a, const SentencePiece& b) {
+  if (a.vocab_size() != b.vocab_size()) return false;
+  for (int64_t id = 0; id < a.vocab_size(); ++id) {
+    if (a.piece(id) != b.piece(id)) return false;
+  }
+  return true;
+}
+
 Tokenizers load_tokenizers(const RunConfig& config) {
   Tokenizers tokenizers;
   tokenizers.src = std::make_shared<SentencePiece>(

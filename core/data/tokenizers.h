@@ -31,6 +31,10 @@ struct Tokenizers {
   bool joint() const { return src == tgt; }
 };
 
+// The same pieces under the same ids (the model files' bytes also hold training paths, so they
+// differ between runs that share a vocabulary).
+bool same_vocabulary(const SentencePiece& a, const SentencePiece& b);
+
 // Loads the config's tokenizer models; errors name the missing or corrupt file.
 Tokenizers load_tokenizers(const RunConfig& config);
 

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT
 #include "core/runtime/trained_model.h"
 
+#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include <filesystem>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "core/config/loader.h"
 #include "core/runtime/checkpoint.h"
 #include "models/encoder_decoder.h"
+#include "models/registry.h"
 
 namespace nmtzoo {
 
@@ -105,6 +108,35 @@ TrainedModel load_trained_model(const std::string& checkpoint_path, const c10::D
   trained.model->to(device);
   trained.model->eval();
   return trained;
+}
+
+std::string unrelated_models_problem(const TrainedModel& a, const TrainedModel& b) {
+  auto directions = [](const RunConfig& config) {
+    std::string names;
+    for (const auto& pair : config.language_pairs())
+      names += (names.empty() ? "" : ", ") + pair.name();
+    return names;
+  };
+  if (directions(a.config) != directions(b.config)) {
+    return fmt::format("translate different languages ({} and {})", directions(a.config),
+                       directions(b.config));
+  }
+  const ModelConfig& ma = a.config.model;
+  const ModelConfig& mb = b.config.model;
+  const auto keys_a = arch_option_values(ma);
+  const auto keys_b = arch_option_values(mb);
+  if (resolve_arch(ma.arch) != resolve_arch(mb.arch) || keys_a != keys_b ||
+      ma.encoder_layers != mb.encoder_layers || ma.decoder_layers != mb.decoder_layers) {
+    return fmt::format("are different models ({} and {})", ma.arch, mb.arch);
+  }
+  for (const auto& [side, x, y] : {std::tuple{"source", a.tokenizers.src, b.tokenizers.src},
+                                   std::tuple{"target", a.tokenizers.tgt, b.tokenizers.tgt}}) {
+    if (!same_vocabulary(*x, *y)) {
+      return fmt::format("have different {} vocabularies ({} and {} pieces, from {} and {})", side,
+                         x->vocab_size(), y->vocab_size(), x->path(), y->path());
+    }
+  }
+  return "";
 }
 
 }  // namespace nmtzoo

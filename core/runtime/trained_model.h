@@ -44,4 +44,9 @@ struct TrainedModel {
 // stored config must exist and be the ones the model was trained with (fingerprint check).
 TrainedModel load_trained_model(const std::string& checkpoint_path, const c10::Device& device);
 
+// "" or what makes `b` unrelated to `a`, whose weights an average would mix although they mean
+// different things: other languages, another architecture or other model keys, other source or
+// target vocabularies (what nmtzoo-translate refuses in an ensemble, and more).
+std::string unrelated_models_problem(const TrainedModel& a, const TrainedModel& b);
+
 }  // namespace nmtzoo

@@ -20,16 +20,6 @@
 namespace nmtzoo {
 namespace {
 
-// The same pieces under the same ids (the model files' bytes also hold training paths, so they
-// differ between runs that share a vocabulary).
-bool same_vocabulary(const SentencePiece& a, const SentencePiece& b) {
-  if (a.vocab_size() != b.vocab_size()) return false;
-  for (int64_t id = 0; id < a.vocab_size(); ++id) {
-    if (a.piece(id) != b.piece(id)) return false;
-  }
-  return true;
-}
-
 std::vector<TrainedModel> load_members(const std::vector<std::string>& checkpoints,
                                        const c10::Device& device) {
   if (checkpoints.empty())

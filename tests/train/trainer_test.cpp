@@ -305,6 +305,31 @@ TEST(TrainApp, KeepsTheBestCheckpointsForAverageBest) {
       << too_many.output;
 }
 
+// Issue 85: nmtzoo-average averaged a de->en and an en->de,fr checkpoint of the same shapes (exit
+// 0; the result translated "Ein Ein Ein ..."). Checkpoints of other languages, models or
+// vocabularies are refused, naming both, unless --allow-unrelated.
+TEST(TrainApp, AverageRefusesUnrelatedCheckpoints) {
+  testing::TinyRun run("transformer", {});
+  const std::string bilingual = run.save_untrained_checkpoint("bilingual.pt");
+  const std::string multilingual =
+      run.save_untrained_checkpoint(run.multilingual_config(), "multilingual.pt");
+  const std::string average = testing::bin("nmtzoo-average") + " " + bilingual + " " + multilingual;
+  const testing::CommandResult refused =
+      testing::run_command(average + " -o " + run.path("mixed.pt") + " 2>&1");
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.output.find("'" + multilingual + "' and '" + bilingual +
+                                "' translate different languages"),
+            std::string::npos)
+      << refused.output;
+  EXPECT_NE(refused.output.find("--allow-unrelated"), std::string::npos) << refused.output;
+  EXPECT_FALSE(fs::exists(run.path("mixed.pt")));
+  // Their shapes match (as in the issue): the flag averages them, as the user asked.
+  const testing::CommandResult forced =
+      testing::run_command(average + " --allow-unrelated -o " + run.path("mixed.pt") + " 2>&1");
+  EXPECT_EQ(forced.status, 0) << forced.output;
+  EXPECT_TRUE(fs::exists(run.path("mixed.pt")));
+}
+
 // The training app, killed with SIGKILL at arbitrary instants (often mid-save, since it saves
 // every update), must always leave a loadable checkpoint_last.pt.
 TEST(TrainApp, SigkillAtAnyInstantLeavesALoadableCheckpoint) {
