@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <random>
 #include <thread>
 
 #include "core/config/loader.h"
@@ -33,18 +34,28 @@ using Clock = std::chrono::steady_clock;
 // A loopback port nobody listens on, chosen by the kernel (bound to port 0, then closed). A port
 // derived from the test's pid, as before, collided under ctest --parallel: tests started one after
 // the other have nearby pids, and a rank of one test joined another test's store and process group.
+// A port for rank 0's store, below the kernel's ephemeral range (32768-60999 here): a port from
+// bind(0) was closed before rank 0 bound it, and in between another test's connection could take
+// it as its ephemeral port (rank 0 then waited out the 300 s join timeout). The kernel gives none
+// of these ports to bind(0) or connect().
 int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  EXPECT_GE(fd, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof(address);
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  ::close(fd);
-  return ntohs(address.sin_port);
+  static std::mt19937 random(
+      static_cast<unsigned>(::getpid()) ^
+      static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int port = std::uniform_int_distribution<int>(20000, 32000)(random);
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    EXPECT_GE(fd, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+    ::close(fd);
+    if (bound) return port;
+  }
+  ADD_FAILURE() << "no free port in 20000-32000";
+  return 0;
 }
 
 std::vector<std::string> rank_environment(int rank, int world, int port) {
