@@ -13,16 +13,8 @@ std::pair<const ServedModel&, std::string> model_for_languages(const DecodingQue
                                                                const std::string& source,
                                                                const std::string& target) {
   std::string src = source;
-  if (src == "auto") {
-    std::vector<std::string> sources;
-    for (const auto& m : service.models()) {
-      for (const auto& pair : m.pairs()) {
-        if (pair.tgt == target &&
-            std::find(sources.begin(), sources.end(), pair.src) == sources.end()) {
-          sources.push_back(pair.src);
-        }
-      }
-    }
+  if (src == "auto" && !target.empty()) {  // no target: no source translates into it
+    const std::vector<std::string> sources = source_languages(service, target);
     if (sources.size() > 1) {
       throw RequestError(
           400,
@@ -44,12 +36,14 @@ const ServedModel& model_named(const DecodingQueue& service, const std::string& 
   throw RequestError(404, fmt::format("no model named '{}' (this server has {})", name, names));
 }
 
-std::vector<std::string> source_languages(const DecodingQueue& service) {
+std::vector<std::string> source_languages(const DecodingQueue& service, const std::string& target) {
   std::vector<std::string> sources;
   for (const auto& m : service.models()) {
     for (const auto& pair : m.pairs()) {
-      if (std::find(sources.begin(), sources.end(), pair.src) == sources.end())
+      if ((target.empty() || pair.tgt == target) &&
+          std::find(sources.begin(), sources.end(), pair.src) == sources.end()) {
         sources.push_back(pair.src);
+      }
     }
   }
   return sources;

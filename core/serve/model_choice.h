@@ -20,7 +20,8 @@ std::pair<const ServedModel&, std::string> model_for_languages(const DecodingQue
 // The model named `name` (404 naming the server's models).
 const ServedModel& model_named(const DecodingQueue& service, const std::string& name);
 
-// The models' source languages, each once, in order.
-std::vector<std::string> source_languages(const DecodingQueue& service);
+// The models' source languages, each once, in order; with `target`, those translated into it.
+std::vector<std::string> source_languages(const DecodingQueue& service,
+                                          const std::string& target = "");
 
 }  // namespace nmtzoo
