@@ -113,7 +113,7 @@ int run(const Cli& cli) {
   for (const auto& stream : reference_streams) references.push_back(stream.lines);
 
   const std::vector<std::string> names = metric_order(cli.metrics, !paired);
-  std::vector<std::unique_ptr<TestedMetric>> metrics;
+  std::vector<std::unique_ptr<ResampledMetric>> metrics;
   for (const auto& name : names) metrics.push_back(make_metric(name, cli.metric, std::cerr));
   if (std::find(names.begin(), names.end(), "bleu") != names.end()) {
     for (const auto& system : systems) warn_if_tokenized(system, cli.metric, std::cerr);
@@ -154,11 +154,11 @@ int run(const Cli& cli) {
     system_names.push_back(system.name);
     hypotheses.push_back(std::move(system.lines));
   }
-  std::vector<const TestedMetric*> tested;
-  for (const auto& metric : metrics) tested.push_back(metric.get());
+  std::vector<const ResampledMetric*> resampled;
+  for (const auto& metric : metrics) resampled.push_back(metric.get());
   if (!paired) {
-    print_results_table(scores_table(system_names, hypotheses, references, tested, format), format,
-                        std::cout);
+    print_results_table(scores_table(system_names, hypotheses, references, resampled, format),
+                        format, std::cout);
     return 0;
   }
   system_names.front() = cli.input.empty() ? "Baseline" : "Baseline: " + system_names.front();
@@ -170,7 +170,7 @@ int run(const Cli& cli) {
   options.samples = format.paired_samples;
   options.seed = seed;
   options.threads = cli.paired_jobs > 0 ? cli.paired_jobs : static_cast<int>(available_cores());
-  const PairedTestReport report = paired_test(hypotheses, references, tested, options);
+  const PairedTestReport report = paired_test(hypotheses, references, resampled, options);
   print_results_table(paired_table(system_names, report, format), format, std::cout);
   return 0;
 }

@@ -32,13 +32,13 @@ set(NMTZOO_PUBLIC_HEADERS
   core/metrics/bleu_tokenizers.h
   core/metrics/bootstrap_resampling.h
   core/metrics/chrf.h
-  core/metrics/metric.h
+  core/metrics/corpus_metric.h
   core/metrics/score_report.h
   core/metrics/significance.h
   core/metrics/ter.h
   core/metrics/ter_edit_rate.h
   core/metrics/ter_tokenizer.h
-  core/metrics/tested_metric.h
+  core/metrics/resampled_metric.h
   # nmtzoo::base: the config schema and loader, text data, the tokenizer front end
   core/config/config.h
   core/config/loader.h
@@ -76,7 +76,7 @@ set(NMTZOO_PUBLIC_HEADERS
   core/runtime/weights.h
   core/search/alignment.h
   core/search/ensemble.h
-  core/search/model_translator.h
+  core/search/translation_pipeline.h
   core/search/search.h
   core/search/translation_json.h
   core/search/translator.h

@@ -75,7 +75,7 @@ Int8Linears::Int8Linears() = default;
 Int8Linears::~Int8Linears() = default;
 
 void Int8Linears::require_support() {
-  // Probed once per process: every decoding call builds a ModelTranslator, which checks it.
+  // Probed once per process: every decoding call builds a TranslationPipeline, which checks it.
   static const std::string problem = [] {
     try {
       Int8Linears probe;

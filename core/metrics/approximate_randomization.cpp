@@ -15,7 +15,7 @@ std::vector<uint8_t> random_swaps(std::optional<uint64_t> seed, size_t segments,
   return swaps;
 }
 
-std::vector<double> approximate_randomization_deltas(const TestedMetric& metric,
+std::vector<double> approximate_randomization_deltas(const ResampledMetric& metric,
                                                      const std::vector<double>& baseline,
                                                      const std::vector<double>& system,
                                                      size_t segments,

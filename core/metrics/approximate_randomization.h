@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/metrics/tested_metric.h"
+#include "core/metrics/resampled_metric.h"
 
 namespace nmtzoo {
 
@@ -21,7 +21,7 @@ std::vector<uint8_t> random_swaps(std::optional<uint64_t> seed, size_t segments,
 // One system against the baseline for one metric: per trial, the absolute score difference of the
 // two systems after the swaps (pos_sel @ baseline + neg_sel @ system, and the converse).
 // `baseline` and `system` are their statistics rows (segments x metric.statistics_size()).
-std::vector<double> approximate_randomization_deltas(const TestedMetric& metric,
+std::vector<double> approximate_randomization_deltas(const ResampledMetric& metric,
                                                      const std::vector<double>& baseline,
                                                      const std::vector<double>& system,
                                                      size_t segments,

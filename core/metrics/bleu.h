@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/metrics/bleu_tokenizers.h"
-#include "core/metrics/metric.h"
+#include "core/metrics/corpus_metric.h"
 
 namespace nmtzoo {
 
@@ -72,9 +72,9 @@ BleuScore compute_bleu(const BleuStats& stats, BleuSmooth smooth = BleuSmooth::k
                        std::optional<double> smooth_value = std::nullopt,
                        bool effective_order = false);
 
-// corpus_score, sentence_score and corpus_stats come from Metric. sentence_score keeps the options
-// as given: set effective_order for sentence BLEU, or use sentence_bleu below.
-class Bleu : public Metric<Bleu, BleuStats, BleuScore> {
+// corpus_score, sentence_score and corpus_stats come from CorpusMetric. sentence_score keeps the
+// options as given: set effective_order for sentence BLEU, or use sentence_bleu below.
+class Bleu : public CorpusMetric<Bleu, BleuStats, BleuScore> {
  public:
   explicit Bleu(BleuOptions options = {});
 

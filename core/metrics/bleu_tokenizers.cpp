@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/metrics/metric.h"
+#include "core/metrics/corpus_metric.h"
 #include "core/metrics/text_normalize.h"
 #include "core/metrics/tokenizer_regexps.h"
 

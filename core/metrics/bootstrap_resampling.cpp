@@ -81,7 +81,7 @@ std::vector<int64_t> resample_indices(std::optional<uint64_t> seed, size_t segme
                                            static_cast<size_t>(samples) * segments);
 }
 
-std::vector<double> resampled_scores(const TestedMetric& metric,
+std::vector<double> resampled_scores(const ResampledMetric& metric,
                                      const std::vector<float>& statistics, size_t segments,
                                      const std::vector<int64_t>& indices, int64_t samples) {
   const size_t width = metric.statistics_size();
@@ -100,7 +100,7 @@ ConfidenceInterval numpy_estimate_ci(std::vector<double> scores) {
   return {numpy_mean(scores), half_interval(scores)};
 }
 
-ConfidenceInterval bootstrap_confidence(const TestedMetric& metric,
+ConfidenceInterval bootstrap_confidence(const ResampledMetric& metric,
                                         const std::vector<double>& statistics, size_t segments,
                                         int64_t n_samples, std::optional<uint64_t> seed) {
   std::vector<double> scores =

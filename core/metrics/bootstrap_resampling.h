@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/metrics/tested_metric.h"
+#include "core/metrics/resampled_metric.h"
 
 namespace nmtzoo {
 
@@ -24,7 +24,7 @@ struct ConfidenceInterval {
 // Metric.corpus_score(..., n_bootstrap=n) for n > 1: `n` resamples of the segments drawn by
 // default_rng(seed), scored from float32 sums; the mean is statistics.mean's (exact, then
 // rounded once).
-ConfidenceInterval bootstrap_confidence(const TestedMetric& metric,
+ConfidenceInterval bootstrap_confidence(const ResampledMetric& metric,
                                         const std::vector<double>& statistics, size_t segments,
                                         int64_t n_samples, std::optional<uint64_t> seed);
 
@@ -38,7 +38,7 @@ std::vector<float> to_float32(const std::vector<double>& values);
 
 // Scores of `samples` resamples of the float32 `statistics` (segments x
 // metric.statistics_size()): row j of `indices` picks the segments of resample j.
-std::vector<double> resampled_scores(const TestedMetric& metric,
+std::vector<double> resampled_scores(const ResampledMetric& metric,
                                      const std::vector<float>& statistics, size_t segments,
                                      const std::vector<int64_t>& indices, int64_t samples);
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/metrics/metric.h"
+#include "core/metrics/corpus_metric.h"
 
 namespace nmtzoo {
 
@@ -38,8 +38,8 @@ struct ChrfScore {
   std::string format(int width = 2, const std::string& signature = "") const;
 };
 
-// corpus_score, sentence_score and corpus_stats come from Metric.
-class Chrf : public Metric<Chrf, ChrfStats, ChrfScore> {
+// corpus_score, sentence_score and corpus_stats come from CorpusMetric.
+class Chrf : public CorpusMetric<Chrf, ChrfStats, ChrfScore> {
  public:
   explicit Chrf(ChrfOptions options = {});
 

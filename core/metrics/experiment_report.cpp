@@ -160,12 +160,12 @@ std::string significance_section(const std::vector<std::string>& names, const st
   for (const auto& name : names) {
     if (name != baseline) systems_order.push_back(name);
   }
-  std::vector<std::unique_ptr<TestedMetric>> metrics;
-  metrics.push_back(make_tested_metric(BleuOptions{}));
-  metrics.push_back(make_tested_metric(ChrfOptions{}));
-  metrics.push_back(make_tested_metric(TerOptions{}));
-  std::vector<const TestedMetric*> tested;
-  for (const auto& metric : metrics) tested.push_back(metric.get());
+  std::vector<std::unique_ptr<ResampledMetric>> metrics;
+  metrics.push_back(make_resampled_metric(BleuOptions{}));
+  metrics.push_back(make_resampled_metric(ChrfOptions{}));
+  metrics.push_back(make_resampled_metric(TerOptions{}));
+  std::vector<const ResampledMetric*> resampled;
+  for (const auto& metric : metrics) resampled.push_back(metric.get());
   PairedTestOptions options;
   options.samples = samples;
 
@@ -189,7 +189,7 @@ std::string significance_section(const std::vector<std::string>& names, const st
                                              references[0].size()));
       }
     }
-    const PairedTestReport report = paired_test(systems, references, tested, options);
+    const PairedTestReport report = paired_test(systems, references, resampled, options);
     numbers["signatures"] = report.signatures;
     text += fmt::format("\n### {}\n\n| model |", test);
     for (const auto& metric : report.metric_names)

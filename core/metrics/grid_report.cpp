@@ -97,10 +97,10 @@ std::vector<double> adjust_p_values(const std::vector<double>& p_values,
 GridResults grid_results(const std::vector<GridDirection>& directions,
                          const std::vector<GridSystem>& systems, MultipleComparisons correction,
                          int64_t samples) {
-  const std::unique_ptr<TestedMetric> bleu = make_tested_metric(BleuOptions{});
-  const std::unique_ptr<TestedMetric> chrf = make_tested_metric(ChrfOptions{});
-  const std::unique_ptr<TestedMetric> ter = make_tested_metric(TerOptions{});
-  const std::vector<const TestedMetric*> metrics = {bleu.get(), chrf.get(), ter.get()};
+  const std::unique_ptr<ResampledMetric> bleu = make_resampled_metric(BleuOptions{});
+  const std::unique_ptr<ResampledMetric> chrf = make_resampled_metric(ChrfOptions{});
+  const std::unique_ptr<ResampledMetric> ter = make_resampled_metric(TerOptions{});
+  const std::vector<const ResampledMetric*> metrics = {bleu.get(), chrf.get(), ter.get()};
   PairedTestOptions options;
   options.samples = samples;
   GridResults results;

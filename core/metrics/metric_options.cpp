@@ -49,8 +49,8 @@ std::string bleu_tokenizer_name(const MetricOptions& options, std::ostream& warn
   return *options.tokenize;
 }
 
-std::unique_ptr<TestedMetric> make_metric(const std::string& name, const MetricOptions& options,
-                                          std::ostream& warnings) {
+std::unique_ptr<ResampledMetric> make_metric(const std::string& name, const MetricOptions& options,
+                                             std::ostream& warnings) {
   if (name == "bleu") {
     BleuOptions bleu;
     bleu.tokenizer = parse_bleu_tokenizer(bleu_tokenizer_name(options, warnings));
@@ -58,7 +58,7 @@ std::unique_ptr<TestedMetric> make_metric(const std::string& name, const MetricO
     bleu.smooth_value = options.smooth_value;
     bleu.lowercase = options.lowercase;
     bleu.effective_order = options.sentence_level;
-    return make_tested_metric(bleu);
+    return make_resampled_metric(bleu);
   }
   if (name == "chrf") {
     ChrfOptions chrf;
@@ -68,14 +68,14 @@ std::unique_ptr<TestedMetric> make_metric(const std::string& name, const MetricO
     chrf.lowercase = options.chrf_lowercase;
     chrf.whitespace = options.chrf_whitespace;
     chrf.eps_smoothing = options.chrf_eps_smoothing;
-    return make_tested_metric(chrf);
+    return make_resampled_metric(chrf);
   }
   TerOptions ter;
   ter.case_sensitive = options.ter_case_sensitive;
   ter.asian_support = options.ter_asian_support;
   ter.no_punct = options.ter_no_punct;
   ter.normalized = options.ter_normalized;
-  return make_tested_metric(ter);
+  return make_resampled_metric(ter);
 }
 
 void warn_if_tokenized(const TextStream& hypotheses, const MetricOptions& options,

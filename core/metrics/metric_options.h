@@ -46,8 +46,8 @@ std::vector<std::string> metric_order(const std::vector<std::string>& requested,
 std::string bleu_tokenizer_name(const MetricOptions& options, std::ostream& warnings);
 
 // "bleu", "chrf" or "ter" with the options; BLEU's warnings go to `warnings`.
-std::unique_ptr<TestedMetric> make_metric(const std::string& name, const MetricOptions& options,
-                                          std::ostream& warnings);
+std::unique_ptr<ResampledMetric> make_metric(const std::string& name, const MetricOptions& options,
+                                             std::ostream& warnings);
 
 // sacreBLEU's warning for output that looks tokenized (BLEU without --force or --quiet): 100 or
 // more lines ending in " .".

@@ -25,7 +25,7 @@ std::string json_number(const std::optional<double>& value) {
   return value ? python_float_repr(*value) : "null";
 }
 
-ScoreResult result_of(const TestedMetric& metric, const double* sums, int num_refs) {
+ScoreResult result_of(const ResampledMetric& metric, const double* sums, int num_refs) {
   return ScoreResult{metric.name(),
                      metric.score(sums),
                      metric.verbose(sums),
@@ -132,13 +132,13 @@ std::string score_line(const ScoreResult& result, const ReportFormat& format) {
   return result.verbose.empty() ? line : line + " " + result.verbose;
 }
 
-ScoreResult corpus_result(const TestedMetric& metric, const std::vector<double>& statistics,
+ScoreResult corpus_result(const ResampledMetric& metric, const std::vector<double>& statistics,
                           int num_refs) {
   const std::vector<double> sums = sum_statistics(statistics, metric.statistics_size());
   return result_of(metric, sums.data(), num_refs);
 }
 
-std::vector<ScoreResult> segment_results(const TestedMetric& metric,
+std::vector<ScoreResult> segment_results(const ResampledMetric& metric,
                                          const std::vector<std::string>& hypotheses,
                                          const ReferenceStreams& references) {
   const std::vector<double> statistics = metric.segment_statistics(hypotheses, references);
@@ -151,7 +151,7 @@ std::vector<ScoreResult> segment_results(const TestedMetric& metric,
   return results;
 }
 
-void add_confidence(ScoreResult& result, const TestedMetric& metric,
+void add_confidence(ScoreResult& result, const ResampledMetric& metric,
                     const std::vector<double>& statistics, size_t segments, int64_t n_samples,
                     const SacrebleuSeed& seed) {
   result.confidence = bootstrap_confidence(metric, statistics, segments, n_samples, seed.value);
@@ -208,13 +208,13 @@ void print_corpus_results(const std::vector<ScoreResult>& results, const ReportF
 ResultsTable scores_table(const std::vector<std::string>& system_names,
                           const std::vector<std::vector<std::string>>& hypotheses,
                           const ReferenceStreams& references,
-                          const std::vector<const TestedMetric*>& metrics,
+                          const std::vector<const ResampledMetric*>& metrics,
                           const ReportFormat& format) {
   const int num_refs = static_cast<int>(references.size());
   ResultsTable table{system_names, {}, {}, {}, {}};
   table.text_cells.resize(hypotheses.size());
   table.json_values.resize(hypotheses.size());
-  for (const TestedMetric* metric : metrics) {
+  for (const ResampledMetric* metric : metrics) {
     table.metric_names.push_back(metric->name());
     table.signatures.push_back(metric->signature(num_refs, format.short_signature));
     for (size_t s = 0; s < hypotheses.size(); ++s) {

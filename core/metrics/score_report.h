@@ -44,15 +44,15 @@ std::string score_json(const ScoreResult& result, int width, bool indent);
 std::string score_line(const ScoreResult& result, const ReportFormat& format);
 
 // The result of the summed `statistics` (segments x metric.statistics_size(), row-major).
-ScoreResult corpus_result(const TestedMetric& metric, const std::vector<double>& statistics,
+ScoreResult corpus_result(const ResampledMetric& metric, const std::vector<double>& statistics,
                           int num_refs);
 // Each segment's result, for sentence-level mode.
-std::vector<ScoreResult> segment_results(const TestedMetric& metric,
+std::vector<ScoreResult> segment_results(const ResampledMetric& metric,
                                          const std::vector<std::string>& hypotheses,
                                          const ReferenceStreams& references);
 // Metric.corpus_score(n_bootstrap=n): the confidence interval of `n_samples` resamples from a
 // fresh default_rng(seed), and bs and seed (as given) in the signatures.
-void add_confidence(ScoreResult& result, const TestedMetric& metric,
+void add_confidence(ScoreResult& result, const ResampledMetric& metric,
                     const std::vector<double>& statistics, size_t segments, int64_t n_samples,
                     const SacrebleuSeed& seed);
 
@@ -77,7 +77,7 @@ struct ResultsTable {
 ResultsTable scores_table(const std::vector<std::string>& system_names,
                           const std::vector<std::vector<std::string>>& hypotheses,
                           const ReferenceStreams& references,
-                          const std::vector<const TestedMetric*>& metrics,
+                          const std::vector<const ResampledMetric*>& metrics,
                           const ReportFormat& format);
 // The paired test's cells (_format_score_lines): "SCORE (MEAN ± CI)" and, for a compared system,
 // "(p = P)" on a second line, with a star when p <= 0.05.

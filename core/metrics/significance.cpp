@@ -120,7 +120,7 @@ std::string signature_with_test_fields(
 
 PairedTestReport paired_test(const std::vector<std::vector<std::string>>& systems,
                              const ReferenceStreams& references,
-                             const std::vector<const TestedMetric*>& metrics,
+                             const std::vector<const ResampledMetric*>& metrics,
                              const PairedTestOptions& options) {
   if (systems.size() < 2) throw MetricError("paired tests need a baseline and at least one system");
   const bool bootstrap = options.kind == PairedTestKind::kBootstrap;
@@ -140,7 +140,7 @@ PairedTestReport paired_test(const std::vector<std::vector<std::string>>& system
   const std::vector<std::pair<std::string, std::string>> fields = {
       {bootstrap ? "bs" : "ar", std::to_string(samples)}, {"seed", options.seed.paired_text()}};
   const int num_refs = static_cast<int>(references.size());
-  for (const TestedMetric* metric : metrics) {
+  for (const ResampledMetric* metric : metrics) {
     report.metric_names.push_back(metric->name());
     report.signatures.push_back(
         signature_with_test_fields(metric->signature(num_refs, false), fields, false));
@@ -153,7 +153,7 @@ PairedTestReport paired_test(const std::vector<std::vector<std::string>>& system
   report.results.assign(n_systems, std::vector<PairedResult>(n_metrics));
   run_parallel(statistics.size(), options.threads, [&](size_t task) {
     const size_t s = task / n_metrics;
-    const TestedMetric& metric = *metrics[task % n_metrics];
+    const ResampledMetric& metric = *metrics[task % n_metrics];
     statistics[task] = metric.segment_statistics(systems[s], references);
     report.results[s][task % n_metrics].score =
         metric.score(sum_statistics(statistics[task], metric.statistics_size()).data());
@@ -202,7 +202,7 @@ PairedTestReport paired_test(const std::vector<std::vector<std::string>>& system
   run_parallel((n_systems - 1) * n_metrics, options.threads, [&](size_t task) {
     const size_t s = 1 + task / n_metrics;
     const size_t m = task % n_metrics;
-    const TestedMetric& metric = *metrics[m];
+    const ResampledMetric& metric = *metrics[m];
     PairedResult& result = report.results[s][m];
     const double real_difference = std::fabs(report.results[0][m].score - result.score);
     if (!bootstrap) {

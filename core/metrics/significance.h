@@ -5,7 +5,7 @@
 // TER. numpy's generator (core/metrics/numpy_random.h) and the float32 arithmetic of sacreBLEU's
 // numpy code are reproduced, so the numbers are sacreBLEU's, not merely similar.
 //
-// The metrics as the tests see them are in core/metrics/tested_metric.h, bootstrap resampling in
+// The metrics as the tests see them are in core/metrics/resampled_metric.h, bootstrap resampling in
 // core/metrics/bootstrap_resampling.h and approximate randomization's trials in
 // core/metrics/approximate_randomization.h; this header adds the paired tests that combine them.
 #pragma once
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/metrics/bootstrap_resampling.h"
-#include "core/metrics/tested_metric.h"
+#include "core/metrics/resampled_metric.h"
 
 namespace nmtzoo {
 
@@ -70,7 +70,7 @@ struct PairedTestReport {
 // systems see the same ones. `systems[s]` has one hypothesis per reference segment.
 PairedTestReport paired_test(const std::vector<std::vector<std::string>>& systems,
                              const ReferenceStreams& references,
-                             const std::vector<const TestedMetric*>& metrics,
+                             const std::vector<const ResampledMetric*>& metrics,
                              const PairedTestOptions& options);
 
 // `signature` with sacreBLEU's test fields (bs, ar, seed) inserted after nrefs, in the order of

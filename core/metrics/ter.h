@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/metrics/metric.h"
+#include "core/metrics/corpus_metric.h"
 #include "core/metrics/ter_edit_rate.h"
 #include "core/metrics/ter_tokenizer.h"
 
@@ -35,9 +35,9 @@ struct TerScore {
   std::string format(int width = 2, const std::string& signature = "") const;
 };
 
-// corpus_score, sentence_score and corpus_stats come from Metric. An empty reference is a
+// corpus_score, sentence_score and corpus_stats come from CorpusMetric. An empty reference is a
 // reference of no words and counts in the average reference length.
-class Ter : public Metric<Ter, TerStats, TerScore> {
+class Ter : public CorpusMetric<Ter, TerStats, TerScore> {
  public:
   explicit Ter(TerOptions options = {});
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/metrics/metric.h"
+#include "core/metrics/corpus_metric.h"
 
 namespace nmtzoo::lib_ter {
 namespace {

@@ -232,7 +232,7 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
   HypothesisBook book(batch, K, options, lengths);
   size_t longest_prefix = 0;
   for (const auto& guide : guides) longest_prefix = std::max(longest_prefix, guide.prefix.size());
-  // Forced past the limit, a prefix would leave no token allowed (ModelTranslator refuses such
+  // Forced past the limit, a prefix would leave no token allowed (TranslationPipeline refuses such
   // lines first, naming them).
   TORCH_CHECK(static_cast<int64_t>(longest_prefix) < model.max_positions(), "a target prefix of ",
               longest_prefix, " tokens does not fit the model's ", model.max_positions() - 1,

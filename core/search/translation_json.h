@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/search/model_translator.h"
+#include "core/search/translation_pipeline.h"
 
 namespace nmtzoo {
 

@@ -208,8 +208,8 @@ std::vector<Translation> Translator::translate_batch(
     int64_t first_line, const std::function<void(int64_t)>& progress) {
   SearchOptions resolved = options;
   const std::shared_ptr<EncoderDecoder> model = search_model(resolved);
-  ModelTranslator translator(*model, tokenizers(), resolved, options_.device(), int8_.get(),
-                             shortlist(resolved.shortlist));
+  TranslationPipeline translator(*model, tokenizers(), resolved, options_.device(), int8_.get(),
+                                 shortlist(resolved.shortlist));
   if (progress) translator.on_progress(progress);
   std::vector<Translation> translations = translator.translate(requests, first_line);
   std::lock_guard<std::mutex> lock(mutex_);

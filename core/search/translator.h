@@ -20,7 +20,7 @@
 #include "core/config/loader.h"
 #include "core/runtime/trained_model.h"
 #include "core/search/ensemble.h"
-#include "core/search/model_translator.h"
+#include "core/search/translation_pipeline.h"
 
 namespace nmtzoo {
 
@@ -62,8 +62,8 @@ class Translator {
   // translate_batch does it too; callers that read input first call it early.
   void prepare(const SearchOptions& options);
 
-  // One Translation per request, in order (ModelTranslator::translate). `first_line` numbers the
-  // first request for messages and sampling seeds; `progress` gets the count done after each
+  // One Translation per request, in order (TranslationPipeline::translate). `first_line` numbers
+  // the first request for messages and sampling seeds; `progress` gets the count done after each
   // batch. Safe to call from several threads, and calls run at once: a call keeps its state (its
   // decoder states, the ensemble's attention choice) to itself and changes no module, as
   // CTranslate2's translators on one set of weights.

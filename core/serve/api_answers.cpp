@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "core/search/model_translator.h"
+#include "core/search/translation_pipeline.h"
 #include "core/serve/decoding_queue.h"
 #include "core/serve/request_fields.h"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/config/config.h"
-#include "core/search/model_translator.h"
+#include "core/search/translation_pipeline.h"
 
 namespace nmtzoo {
 

@@ -14,7 +14,7 @@
 #include "core/runtime/caching_cpu_allocator.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/trained_model.h"
-#include "core/search/model_translator.h"
+#include "core/search/translation_pipeline.h"
 #include "core/train/distributed.h"
 #include "core/train/gradient_norm.h"
 #include "core/train/loss.h"
@@ -207,7 +207,7 @@ ValidationResult TrainingEngine::validate() {
     decoding.dtype = DecodeDtype::kFloat32;
     decoding.bf16 = false;
     decoding.shortlist.clear();
-    ModelTranslator translator(*model_, data_.tokenizers, SearchOptions(decoding), device_);
+    TranslationPipeline translator(*model_, data_.tokenizers, SearchOptions(decoding), device_);
     std::vector<std::string> hypotheses;
     for (auto& translation : translator.translate(data_.valid_requests)) {
       hypotheses.push_back(std::move(translation.texts[0]));

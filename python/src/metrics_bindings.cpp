@@ -4,13 +4,14 @@
 // shows (scores, precisions, brevity penalty, edits, bootstrap means and intervals, p-values) is
 // computed here by the C++ port; Python only arranges and formats them.
 //
-//   Metric.bleu(...) / Metric.chrf(...) / Metric.ter(...)   a metric with sacreBLEU's options
-//   Metric.segment_statistics(hyps, refs_per_segment)        -> Statistics (one row per segment)
-//   Metric.score(statistics)                                 -> dict of the summed rows' score
-//   Metric.bootstrap(statistics, n, seed)                    -> (mean, ci), corpus_score's
-//   n_bootstrap Metric.signature(num_refs, short)                        ->
-//   "nrefs:1|case:mixed|..." paired_test(systems, reference_streams, metric, ...)     ->
-//   sacreBLEU's PairedTest results
+//   NativeMetric.bleu(...) / .chrf(...) / .ter(...)   a metric with sacreBLEU's options
+//   NativeMetric.segment_statistics(hyps, refs)       -> Statistics (one row per segment)
+//   NativeMetric.score(statistics)                    -> dict of the summed rows' score
+//   NativeMetric.bootstrap(statistics, n, seed)       -> (mean, ci), corpus_score's n_bootstrap
+//   NativeMetric.signature(num_refs, short)           -> "nrefs:1|case:mixed|..."
+//   paired_test(systems, reference_streams, metric, ...) -> sacreBLEU's PairedTest results
+// NativeMetric is not the Python Metric class users extend (python/nmtzoo/metrics/base.py): that
+// one is sacreBLEU's API and holds a NativeMetric.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -27,12 +28,12 @@
 #include "core/metrics/bleu_tokenizers.h"
 #include "core/metrics/bootstrap_resampling.h"
 #include "core/metrics/chrf.h"
-#include "core/metrics/metric.h"
+#include "core/metrics/corpus_metric.h"
 #include "core/metrics/numpy_random.h"
+#include "core/metrics/resampled_metric.h"
 #include "core/metrics/significance.h"
 #include "core/metrics/ter.h"
 #include "core/metrics/ter_tokenizer.h"
-#include "core/metrics/tested_metric.h"
 #include "python/src/bindings.h"
 
 namespace py = pybind11;
@@ -50,17 +51,17 @@ struct Statistics {
 
 // One metric: its sacreBLEU-shaped options as the concrete class (for the score's fields) and as
 // the significance tests see it (rows, float32 rescoring, signature).
-class PyMetric {
+class NativeMetric {
  public:
   template <class Concrete>
-  explicit PyMetric(Concrete concrete)
-      : tested_(make_tested_metric(concrete.options())), concrete_(std::move(concrete)) {}
+  explicit NativeMetric(Concrete concrete)
+      : resampled_(make_resampled_metric(concrete.options())), concrete_(std::move(concrete)) {}
 
-  const TestedMetric& tested() const { return *tested_; }
-  std::string name() const { return tested_->name(); }
-  size_t width() const { return tested_->statistics_size(); }
+  const ResampledMetric& resampled() const { return *resampled_; }
+  std::string name() const { return resampled_->name(); }
+  size_t width() const { return resampled_->statistics_size(); }
   std::string signature(int num_refs, bool short_form) const {
-    return tested_->signature(num_refs, short_form);
+    return resampled_->signature(num_refs, short_form);
   }
 
   // `references[i]`: segment i's references (sacreBLEU drops None before this point); zip
@@ -82,7 +83,7 @@ class PyMetric {
       }
       // A corpus of one segment: the references become one-segment streams.
       const std::vector<double> row =
-          tested_->segment_statistics({hypotheses[i]}, single_segment_streams(references[i]));
+          resampled_->segment_statistics({hypotheses[i]}, single_segment_streams(references[i]));
       stats.rows.insert(stats.rows.end(), row.begin(), row.end());
     }
     return stats;
@@ -128,7 +129,7 @@ class PyMetric {
     check(stats);
     if (stats.segments == 0 || n_samples < 1) throw MetricError("bootstrap: nothing to resample");
     const ConfidenceInterval interval =
-        bootstrap_confidence(*tested_, stats.rows, stats.segments, n_samples, seed);
+        bootstrap_confidence(*resampled_, stats.rows, stats.segments, n_samples, seed);
     return {interval.mean, interval.ci};
   }
 
@@ -149,7 +150,7 @@ class PyMetric {
     const std::vector<int64_t> indices = generator.choice_with_replacement(
         static_cast<int64_t>(stats.segments), static_cast<size_t>(n_samples) * stats.segments);
     const ConfidenceInterval interval = numpy_estimate_ci(
-        resampled_scores(*tested_, to_float32(stats.rows), stats.segments, indices, n_samples));
+        resampled_scores(*resampled_, to_float32(stats.rows), stats.segments, indices, n_samples));
     return {interval.mean, interval.ci};
   }
 
@@ -161,7 +162,7 @@ class PyMetric {
     }
   }
 
-  std::unique_ptr<TestedMetric> tested_;
+  std::unique_ptr<ResampledMetric> resampled_;
   std::variant<Bleu, Chrf, Ter> concrete_;
 };
 
@@ -199,7 +200,7 @@ void bind_metrics(py::module_& parent) {
            })
       .def("sums", [](const Statistics& s) { return sum_statistics(s.rows, s.width); });
 
-  py::class_<PyMetric>(m, "Metric", "BLEU, chrF or TER with sacreBLEU's options")
+  py::class_<NativeMetric>(m, "NativeMetric", "BLEU, chrF or TER with sacreBLEU's options")
       .def_static(
           "bleu",
           [](const std::string& tokenize, const std::string& smooth_method,
@@ -210,7 +211,7 @@ void bind_metrics(py::module_& parent) {
             options.smooth_value = smooth_value;
             options.lowercase = lowercase;
             options.effective_order = effective_order;
-            return PyMetric(Bleu(options));
+            return NativeMetric(Bleu(options));
           },
           py::arg("tokenize") = "13a", py::arg("smooth_method") = "exp",
           py::arg("smooth_value") = py::none(), py::arg("lowercase") = false,
@@ -226,7 +227,7 @@ void bind_metrics(py::module_& parent) {
             options.lowercase = lowercase;
             options.whitespace = whitespace;
             options.eps_smoothing = eps_smoothing;
-            return PyMetric(Chrf(options));
+            return NativeMetric(Chrf(options));
           },
           py::arg("char_order") = 6, py::arg("word_order") = 0, py::arg("beta") = 2,
           py::arg("lowercase") = false, py::arg("whitespace") = false,
@@ -239,22 +240,23 @@ void bind_metrics(py::module_& parent) {
             options.no_punct = no_punct;
             options.asian_support = asian_support;
             options.case_sensitive = case_sensitive;
-            return PyMetric(Ter(options));
+            return NativeMetric(Ter(options));
           },
           py::arg("normalized") = false, py::arg("no_punct") = false,
           py::arg("asian_support") = false, py::arg("case_sensitive") = false)
-      .def_property_readonly("name", &PyMetric::name, "\"BLEU\", \"chrF2\", \"chrF2++\", \"TER\"")
-      .def_property_readonly("width", &PyMetric::width, "statistics per segment")
-      .def("signature", &PyMetric::signature, py::arg("num_refs"), py::arg("short") = false,
+      .def_property_readonly("name", &NativeMetric::name,
+                             "\"BLEU\", \"chrF2\", \"chrF2++\", \"TER\"")
+      .def_property_readonly("width", &NativeMetric::width, "statistics per segment")
+      .def("signature", &NativeMetric::signature, py::arg("num_refs"), py::arg("short") = false,
            "\"nrefs:1|case:mixed|...|version:2.6.0+nmtzoo\"; num_refs -1 gives nrefs:var")
-      .def("segment_statistics", &PyMetric::segment_statistics, py::arg("hypotheses"),
+      .def("segment_statistics", &NativeMetric::segment_statistics, py::arg("hypotheses"),
            py::arg("references"), py::call_guard<py::gil_scoped_release>(),
            "one row per segment; references[i] are segment i's references (at least one)")
-      .def("score", &PyMetric::score, py::arg("statistics"),
+      .def("score", &NativeMetric::score, py::arg("statistics"),
            "the score of the summed rows: dict with score and the metric's fields")
       .def(
           "bootstrap",
-          [](const PyMetric& metric, const Statistics& stats, int64_t n_samples,
+          [](const NativeMetric& metric, const Statistics& stats, int64_t n_samples,
              std::optional<int64_t> seed) {
             const auto unsigned_seed = checked_seed(seed);
             py::gil_scoped_release release;
@@ -264,7 +266,7 @@ void bind_metrics(py::module_& parent) {
           "(mean, ci) of corpus_score(n_bootstrap=n); seed None = OS entropy")
       .def(
           "numpy_confidence",
-          [](const PyMetric& metric, const Statistics& stats, int64_t n_samples,
+          [](const NativeMetric& metric, const Statistics& stats, int64_t n_samples,
              std::optional<int64_t> seed, int64_t skipped_trials) {
             const auto unsigned_seed = checked_seed(seed);
             py::gil_scoped_release release;
@@ -314,7 +316,7 @@ void bind_metrics(py::module_& parent) {
   m.def(
       "paired_test",
       [](const std::vector<std::vector<std::string>>& systems,
-         const std::vector<std::vector<std::string>>& references, const PyMetric& metric,
+         const std::vector<std::vector<std::string>>& references, const NativeMetric& metric,
          const std::string& test_type, int64_t n_samples, const std::string& seed_text,
          int threads) {
         PairedTestOptions options;
@@ -331,7 +333,7 @@ void bind_metrics(py::module_& parent) {
         PairedTestReport report;
         {
           py::gil_scoped_release release;
-          report = paired_test(systems, references, {&metric.tested()}, options);
+          report = paired_test(systems, references, {&metric.resampled()}, options);
         }
         py::list results;
         for (const auto& system : report.results) {

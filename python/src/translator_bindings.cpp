@@ -28,7 +28,7 @@
 #include "core/config/loader.h"
 #include "core/config/schema.h"
 #include "core/io/text_file.h"
-#include "core/metrics/metric.h"
+#include "core/metrics/corpus_metric.h"
 #include "core/runtime/checkpoint.h"
 #include "core/runtime/runtime.h"
 #include "core/search/translation_json.h"

@@ -10,7 +10,7 @@
 #include "core/data/dataset_prepare.h"
 #include "core/data/translation_input.h"
 #include "core/metrics/bleu.h"
-#include "core/search/model_translator.h"
+#include "core/search/translation_pipeline.h"
 #include "core/train/engine.h"
 #include "core/train/training_data.h"
 #include "tests/support/tiny_run.h"
@@ -108,8 +108,8 @@ TEST(Multilingual, ValidationBleuScoresEachDirectionInItsOwnTargetLanguage) {
       requests.push_back({pairs.src[i], {}, {}, target});
     references.insert(references.end(), pairs.tgt.begin(), pairs.tgt.end());
   }
-  ModelTranslator translator(engine.model(), load_tokenizers(config),
-                             SearchOptions(config.decoding), torch::kCPU);
+  TranslationPipeline translator(engine.model(), load_tokenizers(config),
+                                 SearchOptions(config.decoding), torch::kCPU);
   std::vector<std::string> hypotheses;
   for (auto& translation : translator.translate(requests))
     hypotheses.push_back(translation.texts[0]);

@@ -5,7 +5,7 @@
 #include <torch/torch.h>
 
 #include "core/runtime/trained_model.h"
-#include "core/search/model_translator.h"
+#include "core/search/translation_pipeline.h"
 #include "models/encoder_decoder.h"
 #include "models/functional.h"
 #include "tests/support/kernel_scopes.h"
@@ -112,7 +112,7 @@ void expect_int8_close(const std::string& arch, int64_t expected_weights,
   SearchOptions options;
   options.dtype = DecodeDtype::kInt8;
   Int8Linears shared;
-  ModelTranslator translator(*trained.model, trained.tokenizers, options, torch::kCPU, &shared);
+  TranslationPipeline translator(*trained.model, trained.tokenizers, options, torch::kCPU, &shared);
   const std::vector<std::string> lines{"alpha bravo", "", "charlie delta echo"};
   const auto translations = translator.translate(lines);
   ASSERT_EQ(translations.size(), lines.size());

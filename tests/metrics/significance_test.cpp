@@ -46,9 +46,9 @@ class PairedTestProperties : public ::testing::Test {
                                      : references_[0].back());
       other_.push_back(i % 2 == 0 ? "the cat sleeps" : references_[0].back());
     }
-    metrics_.push_back(make_tested_metric(BleuOptions{}));
-    metrics_.push_back(make_tested_metric(ChrfOptions{}));
-    metrics_.push_back(make_tested_metric(TerOptions{}));
+    metrics_.push_back(make_resampled_metric(BleuOptions{}));
+    metrics_.push_back(make_resampled_metric(ChrfOptions{}));
+    metrics_.push_back(make_resampled_metric(TerOptions{}));
     for (const auto& metric : metrics_) pointers_.push_back(metric.get());
   }
   PairedTestReport run(PairedTestKind kind, const std::vector<std::vector<std::string>>& systems,
@@ -63,8 +63,8 @@ class PairedTestProperties : public ::testing::Test {
   ReferenceStreams references_{1};
   std::vector<std::string> baseline_;
   std::vector<std::string> other_;
-  std::vector<std::unique_ptr<TestedMetric>> metrics_;
-  std::vector<const TestedMetric*> pointers_;
+  std::vector<std::unique_ptr<ResampledMetric>> metrics_;
+  std::vector<const ResampledMetric*> pointers_;
 };
 
 TEST_F(PairedTestProperties, ASystemAgainstItselfHasTheLargestPValue) {
@@ -128,7 +128,7 @@ TEST_F(PairedTestProperties, SeedZeroSeedsTheBaselineIntervalButNotTheComparison
 TEST(Significance, BootstrapConfidenceIsReproducibleAndBracketsTheScore) {
   const std::vector<std::string> hyps = {"a b c d", "e f g", "h i j k l", "m n"};
   const ReferenceStreams refs = {{"a b c d", "e f x", "h i j k", "m n o p"}};
-  auto bleu = make_tested_metric(BleuOptions{});
+  auto bleu = make_resampled_metric(BleuOptions{});
   std::vector<double> statistics = bleu->segment_statistics(hyps, refs);
   ConfidenceInterval a = bootstrap_confidence(*bleu, statistics, hyps.size(), 100, 12345);
   ConfidenceInterval b = bootstrap_confidence(*bleu, statistics, hyps.size(), 100, 12345);

@@ -9,7 +9,7 @@
 
 #include "core/config/loader.h"
 #include "core/runtime/trained_model.h"
-#include "core/search/model_translator.h"
+#include "core/search/translation_pipeline.h"
 #include "models/encoder_decoder.h"
 #include "tests/support/tiny_run.h"
 
@@ -55,13 +55,15 @@ TEST(Checkpoint, EmbedsTheTokenizersAndTranslatesWithoutTheirFiles) {
   testing::TinyRun run("transformer");
   const std::string path = run.save_untrained_checkpoint();
   TrainedModel before = load_trained_model(path, torch::kCPU);
-  ModelTranslator translator_before(*before.model, before.tokenizers, SearchOptions{}, torch::kCPU);
+  TranslationPipeline translator_before(*before.model, before.tokenizers, SearchOptions{},
+                                        torch::kCPU);
   const std::string expected = translator_before.translate({"alpha bravo"})[0].texts[0];
   fs::remove(run.config().tokenizer_model("src"));
   TrainedModel after = load_trained_model(path, torch::kCPU);
   EXPECT_EQ(after.tokenizers.src->serialized(), before.tokenizers.src->serialized());
   EXPECT_TRUE(after.tokenizers.joint());
-  ModelTranslator translator_after(*after.model, after.tokenizers, SearchOptions{}, torch::kCPU);
+  TranslationPipeline translator_after(*after.model, after.tokenizers, SearchOptions{},
+                                       torch::kCPU);
   EXPECT_EQ(translator_after.translate({"alpha bravo"})[0].texts[0], expected);
 }
 

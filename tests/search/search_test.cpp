@@ -250,7 +250,7 @@ TEST(BeamSearch, OutputLengthLimitsGrowByTheGuideAndStopAtTheModelsPositions) {
 }
 
 // A prefix forced past the model's positions left no allowed token at the limit: an empty output.
-// ModelTranslator refuses such lines naming them; the search itself refuses them too.
+// TranslationPipeline refuses such lines naming them; the search itself refuses them too.
 TEST(BeamSearch, APrefixLongerThanTheModelsPositionsIsAnError) {
   const int64_t vocab = 6;
   MarkovModel model(

@@ -9,10 +9,10 @@
 
 #include "core/runtime/trained_model.h"
 #include "core/search/ensemble.h"
-#include "core/search/model_translator.h"
 #include "core/search/prefix_recomputing_model.h"
 #include "core/search/search.h"
 #include "core/search/search_strategy.h"
+#include "core/search/translation_pipeline.h"
 #include "tests/models/model_fixtures.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"
@@ -168,11 +168,12 @@ TEST_F(ShortlistFile,
   options.shortlist_top_k = 2;
   options.shortlist_frequent = 0;
   auto translations =
-      ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate(lines);
+      TranslationPipeline(*trained_.model, trained_.tokenizers, options, torch::kCPU)
+          .translate(lines);
   ASSERT_EQ(translations.size(), lines.size());
   for (size_t i : {0, 2}) {
     auto allowed = shortlist_.vocabulary({trained_.tokenizers.src->encode(lines[i])}, 2, 0);
-    auto alone = ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU)
+    auto alone = TranslationPipeline(*trained_.model, trained_.tokenizers, options, torch::kCPU)
                      .translate({lines[i]});
     for (int64_t token : alone[0].nbest.at(0).tokens) {
       EXPECT_TRUE(std::binary_search(allowed.begin(), allowed.end(), token))
@@ -181,16 +182,17 @@ TEST_F(ShortlistFile,
   }
   options.sampling = true;
   options.nbest = 2;
-  auto sampled =
-      ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate(lines);
+  auto sampled = TranslationPipeline(*trained_.model, trained_.tokenizers, options, torch::kCPU)
+                     .translate(lines);
   options.shortlist.clear();
   auto sampled_whole =
-      ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU).translate(lines);
+      TranslationPipeline(*trained_.model, trained_.tokenizers, options, torch::kCPU)
+          .translate(lines);
   for (size_t i = 0; i < lines.size(); ++i) EXPECT_EQ(sampled[i].texts, sampled_whole[i].texts);
 
   options = SearchOptions();
   options.shortlist = run_.path("missing.tsv");
-  EXPECT_THROW(ModelTranslator(*trained_.model, trained_.tokenizers, options, torch::kCPU),
+  EXPECT_THROW(TranslationPipeline(*trained_.model, trained_.tokenizers, options, torch::kCPU),
                std::runtime_error);
 }
 

@@ -21,18 +21,18 @@ std::vector<std::string> texts_of(const std::vector<Translation>& translations) 
   return texts;
 }
 
-TEST(Translator, LoadsACheckpointAndTranslatesAsTheModelTranslatorDoes) {
+TEST(Translator, LoadsACheckpointAndTranslatesAsTheTranslationPipelineDoes) {
   testing::TinyRun run("transformer");
   Translator translator({run.save_untrained_checkpoint()});
   SearchOptions options = translator.search_options({{"decoding.beam", "3", "--beam"}});
   EXPECT_EQ(options.beam, 3);
   const TrainedModel& member = translator.members().front();
-  ModelTranslator direct(*member.model, member.tokenizers, options, torch::kCPU);
+  TranslationPipeline direct(*member.model, member.tokenizers, options, torch::kCPU);
   EXPECT_EQ(texts_of(translator.translate_batch(kLines, options)),
             texts_of(direct.translate(kLines)));
   // The options are per call: a second call with others is not affected by the first.
   options.beam = 1;
-  ModelTranslator greedy(*member.model, member.tokenizers, options, torch::kCPU);
+  TranslationPipeline greedy(*member.model, member.tokenizers, options, torch::kCPU);
   EXPECT_EQ(texts_of(translator.translate_batch(kLines, options)),
             texts_of(greedy.translate(kLines)));
 }

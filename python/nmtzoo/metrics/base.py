@@ -164,7 +164,7 @@ class Signature:
 class Metric(abc.ABC):
     """What BLEU, CHRF and TER share, as sacreBLEU's `Metric`: reference caching, corpus and
     sentence scores from per-segment statistics, bootstrap confidence intervals, signatures.
-    Subclasses set `self._native` (an `nmtzoo._core.metrics.Metric`) and `_make_score`."""
+    Subclasses set `self._native` (an `nmtzoo._core.metrics.NativeMetric`) and `_make_score`."""
 
     _SIGNATURE_TYPE = Signature
 

@@ -134,7 +134,7 @@ class BLEU(Metric):
 
         self.tokenizer = _Tokenizer(best_tokenizer)
         self.tokenizer_signature = self.tokenizer.signature()
-        self._native = _native.Metric.bleu(best_tokenizer, smooth_method, smooth_value,
+        self._native = _native.NativeMetric.bleu(best_tokenizer, smooth_method, smooth_value,
                                            lowercase, effective_order)
         if references is not None:
             self._ref_cache = self._cache_references(references)

@@ -61,7 +61,7 @@ class CHRF(Metric):
         self.lowercase = lowercase
         self.whitespace = whitespace
         self.eps_smoothing = eps_smoothing
-        self._native = _native.Metric.chrf(char_order, word_order, beta, lowercase, whitespace,
+        self._native = _native.NativeMetric.chrf(char_order, word_order, beta, lowercase, whitespace,
                                            eps_smoothing)
         if references is not None:
             self._ref_cache = self._cache_references(references)

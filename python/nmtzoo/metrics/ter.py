@@ -65,7 +65,7 @@ class TER(Metric):
         self.case_sensitive = case_sensitive
         self.tokenizer = _TercomTokenizer(normalized, no_punct, asian_support, case_sensitive)
         self.tokenizer_signature = self.tokenizer.signature()
-        self._native = _native.Metric.ter(normalized, no_punct, asian_support, case_sensitive)
+        self._native = _native.NativeMetric.ter(normalized, no_punct, asian_support, case_sensitive)
         if references is not None:
             self._ref_cache = self._cache_references(references)
 

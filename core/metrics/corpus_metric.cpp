@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/metrics/metric.h"
+#include "core/metrics/corpus_metric.h"
 
 #include <fmt/format.h>
 

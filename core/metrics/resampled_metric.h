@@ -16,11 +16,13 @@ namespace nmtzoo {
 
 using ReferenceStreams = std::vector<std::vector<std::string>>;  // [stream][segment]
 
-// A metric as the tests see it: sufficient statistics per segment, and the score of summed
-// statistics computed with the arithmetic of each of sacreBLEU's code paths.
-class TestedMetric {
+// A metric as the significance tests and confidence intervals resample it, behind one virtual
+// interface: sufficient statistics as rows of numbers per segment, and the score of summed rows
+// computed with the arithmetic of each of sacreBLEU's code paths. A metric is written once, as a
+// CorpusMetric (corpus_metric.h); make_resampled_metric adapts it to this view.
+class ResampledMetric {
  public:
-  virtual ~TestedMetric() = default;
+  virtual ~ResampledMetric() = default;
   // The score's name in sacreBLEU's tables: "BLEU", "chrF2", "chrF2++", "TER".
   virtual std::string name() const = 0;
   virtual size_t statistics_size() const = 0;
@@ -40,9 +42,9 @@ class TestedMetric {
   virtual std::string verbose(const double* /*sums*/) const { return {}; }
 };
 
-std::unique_ptr<TestedMetric> make_tested_metric(const BleuOptions& options);
-std::unique_ptr<TestedMetric> make_tested_metric(const ChrfOptions& options);
-std::unique_ptr<TestedMetric> make_tested_metric(const TerOptions& options);
+std::unique_ptr<ResampledMetric> make_resampled_metric(const BleuOptions& options);
+std::unique_ptr<ResampledMetric> make_resampled_metric(const ChrfOptions& options);
+std::unique_ptr<ResampledMetric> make_resampled_metric(const TerOptions& options);
 
 // Sums of the rows of row-major `statistics` (segments x width) in Python's order: sequential, in
 // double (exact for the integer statistics; TER's average reference lengths as Python adds them).

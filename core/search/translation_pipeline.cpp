@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/search/model_translator.h"
+#include "core/search/translation_pipeline.h"
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -61,9 +61,10 @@ UnusableGuide::UnusableGuide(int64_t line_number, std::string field_name, std::s
       field(std::move(field_name)),
       problem(std::move(what_is_wrong)) {}
 
-ModelTranslator::ModelTranslator(EncoderDecoder& model, Tokenizers tokenizers,
-                                 SearchOptions options, c10::Device device, Int8Linears* int8,
-                                 std::shared_ptr<const Shortlist> shortlist)
+TranslationPipeline::TranslationPipeline(EncoderDecoder& model, Tokenizers tokenizers,
+                                         SearchOptions options, c10::Device device,
+                                         Int8Linears* int8,
+                                         std::shared_ptr<const Shortlist> shortlist)
     : model_(model),
       tokenizers_(std::move(tokenizers)),
       options_(std::move(options)),
@@ -82,12 +83,12 @@ ModelTranslator::ModelTranslator(EncoderDecoder& model, Tokenizers tokenizers,
   int8_ = int8;
 }
 
-ModelTranslator::~ModelTranslator() = default;
+TranslationPipeline::~TranslationPipeline() = default;
 
-int64_t ModelTranslator::max_source_tokens() const { return model_.max_positions() - 1; }
+int64_t TranslationPipeline::max_source_tokens() const { return model_.max_positions() - 1; }
 
-std::vector<Translation> ModelTranslator::translate(const std::vector<std::string>& sentences,
-                                                    int64_t first_line) {
+std::vector<Translation> TranslationPipeline::translate(const std::vector<std::string>& sentences,
+                                                        int64_t first_line) {
   std::vector<TranslationRequest> requests;
   requests.reserve(sentences.size());
   for (const auto& sentence : sentences) requests.push_back({sentence, {}, {}, {}});
@@ -127,14 +128,14 @@ std::vector<int32_t> source_ids(const Tokenizers& tokenizers, const TranslationR
   return ids;
 }
 
-std::vector<int64_t> ModelTranslator::target_ids(const std::string& text) const {
+std::vector<int64_t> TranslationPipeline::target_ids(const std::string& text) const {
   std::vector<int64_t> ids;
   for (int32_t id : tokenizers_.tgt->encode(text)) ids.push_back(id);
   return ids;
 }
 
-at::Tensor ModelTranslator::batch_vocabulary(const std::vector<TokenSpan>& sources,
-                                             const std::vector<SentenceGuide>& guides) {
+at::Tensor TranslationPipeline::batch_vocabulary(const std::vector<TokenSpan>& sources,
+                                                 const std::vector<SentenceGuide>& guides) {
   if (!shortlist_ || options_.sampling || options_.constraints != ConstraintMode::kNone) return {};
   std::vector<int64_t> prefix_tokens;
   for (const auto& guide : guides)
@@ -146,7 +147,7 @@ at::Tensor ModelTranslator::batch_vocabulary(const std::vector<TokenSpan>& sourc
   return torch::tensor(ids, torch::kLong).to(device_);
 }
 
-SentenceGuide ModelTranslator::guide(const TranslationRequest& request, int64_t line) const {
+SentenceGuide TranslationPipeline::guide(const TranslationRequest& request, int64_t line) const {
   SentenceGuide guide;
   guide.line = line;
   if (!request.prefix.empty()) guide.prefix = target_ids(request.prefix);
@@ -176,8 +177,8 @@ SentenceGuide ModelTranslator::guide(const TranslationRequest& request, int64_t 
   return guide;
 }
 
-std::vector<Translation> ModelTranslator::translate(const std::vector<TranslationRequest>& requests,
-                                                    int64_t first_line) {
+std::vector<Translation> TranslationPipeline::translate(
+    const std::vector<TranslationRequest>& requests, int64_t first_line) {
   std::vector<Translation> results(requests.size());
   std::vector<std::vector<int32_t>> sources(requests.size());
   std::vector<SentenceGuide> guides(requests.size());

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/search/model_translator.h"
+#include "core/search/translation_pipeline.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -22,13 +22,13 @@
 namespace nmtzoo {
 namespace {
 
-TEST(ModelTranslator, KeepsOrderAndGivesEmptyLinesEmptyTranslations) {
+TEST(TranslationPipeline, KeepsOrderAndGivesEmptyLinesEmptyTranslations) {
   testing::TinyRun run("transformer");
   TrainedModel trained = load_trained_model(run.save_untrained_checkpoint(), torch::kCPU);
   SearchOptions options;
   options.beam = 2;
   options.batch_tokens = 16;  // several batches
-  ModelTranslator translator(*trained.model, trained.tokenizers, options, torch::kCPU);
+  TranslationPipeline translator(*trained.model, trained.tokenizers, options, torch::kCPU);
   std::vector<std::string> lines{"alpha bravo", "", "charlie delta echo foxtrot golf", "", "india"};
   auto translations = translator.translate(lines);
   ASSERT_EQ(translations.size(), lines.size());
@@ -42,16 +42,16 @@ TEST(ModelTranslator, KeepsOrderAndGivesEmptyLinesEmptyTranslations) {
   }
 }
 
-TEST(ModelTranslator, Bf16DecodingStaysInsideTheTranslatorAndKeepsLineCounts) {
+TEST(TranslationPipeline, Bf16DecodingStaysInsideTheTranslatorAndKeepsLineCounts) {
   testing::TinyRun run("transformer");
   TrainedModel trained = load_trained_model(run.save_untrained_checkpoint(), torch::kCPU);
   std::vector<std::string> lines{"alpha bravo", "", "charlie delta echo"};
   SearchOptions options;
-  ModelTranslator float32(*trained.model, trained.tokenizers, options, torch::kCPU);
+  TranslationPipeline float32(*trained.model, trained.tokenizers, options, torch::kCPU);
   auto before = float32.translate(lines);
   options.dtype = DecodeDtype::kBf16;
-  auto bf16 =
-      ModelTranslator(*trained.model, trained.tokenizers, options, torch::kCPU).translate(lines);
+  auto bf16 = TranslationPipeline(*trained.model, trained.tokenizers, options, torch::kCPU)
+                  .translate(lines);
   ASSERT_EQ(bf16.size(), lines.size());
   EXPECT_TRUE(bf16[1].nbest.empty());
   EXPECT_FALSE(bf16[0].nbest.empty());
@@ -83,10 +83,10 @@ TEST(SearchOptions, DefaultsAreTheSchemasDecodingDefaults) {
   EXPECT_FALSE(options.record_attention);
 }
 
-TEST(ModelTranslator, TruncatesOverlongLinesInsteadOfFailing) {
+TEST(TranslationPipeline, TruncatesOverlongLinesInsteadOfFailing) {
   testing::TinyRun run("rnn_bahdanau");
   TrainedModel trained = load_trained_model(run.save_untrained_checkpoint(), torch::kCPU);
-  ModelTranslator translator(*trained.model, trained.tokenizers, SearchOptions{}, torch::kCPU);
+  TranslationPipeline translator(*trained.model, trained.tokenizers, SearchOptions{}, torch::kCPU);
   std::string long_line;
   for (int i = 0; i < 200; ++i) long_line += "alpha ";
   auto translations = translator.translate({long_line, "bravo"});
@@ -98,10 +98,10 @@ TEST(ModelTranslator, TruncatesOverlongLinesInsteadOfFailing) {
 // A prefix forced past the decoder's positions ran into the length limit, where nothing but EOS
 // is allowed: no hypothesis survived and the line came out empty with no word. It is refused
 // naming the line; the longest prefix that fits is the output.
-TEST(ModelTranslator, APrefixLongerThanTheModelCanOutputIsRefusedNamingTheLine) {
+TEST(TranslationPipeline, APrefixLongerThanTheModelCanOutputIsRefusedNamingTheLine) {
   testing::TinyRun run("transformer");
   TrainedModel trained = load_trained_model(run.save_untrained_checkpoint(), torch::kCPU);
-  ModelTranslator translator(*trained.model, trained.tokenizers, SearchOptions{}, torch::kCPU);
+  TranslationPipeline translator(*trained.model, trained.tokenizers, SearchOptions{}, torch::kCPU);
   const int64_t fits = trained.model->max_positions() - 1;
   auto tokens_of = [&](const std::string& text) {
     return static_cast<int64_t>(trained.tokenizers.tgt->encode(text).size());
@@ -138,7 +138,7 @@ TEST(ModelTranslator, APrefixLongerThanTheModelCanOutputIsRefusedNamingTheLine) 
 
 // min_len above a line's output length limit could never be met (the limit forces EOS, min_len
 // forbade it): the line came out empty. It is lowered to the line's limit, and said.
-TEST(ModelTranslator, AMinLenAboveALinesLengthLimitIsLoweredToItAndSaid) {
+TEST(TranslationPipeline, AMinLenAboveALinesLengthLimitIsLoweredToItAndSaid) {
   testing::TinyRun run("transformer");
   TrainedModel trained = load_trained_model(run.save_untrained_checkpoint(), torch::kCPU);
   SearchOptions options;
@@ -146,7 +146,7 @@ TEST(ModelTranslator, AMinLenAboveALinesLengthLimitIsLoweredToItAndSaid) {
   options.beam = 2;
   std::string long_line = "alpha";
   for (int i = 0; i < 60; ++i) long_line += " bravo";
-  ModelTranslator translator(*trained.model, trained.tokenizers, options, torch::kCPU);
+  TranslationPipeline translator(*trained.model, trained.tokenizers, options, torch::kCPU);
   const auto translations = translator.translate(std::vector<std::string>{"alpha", "", long_line});
   ASSERT_EQ(translations.size(), 3u);
   const Translation& short_line = translations[0];
@@ -196,13 +196,13 @@ class NeverEndingModel : public EncoderDecoder {
   std::shared_ptr<EncoderDecoder> model_;
 };
 
-TEST(ModelTranslator, AnOutputTheLengthLimitLeftEmptyIsSaidNamingTheLimit) {
+TEST(TranslationPipeline, AnOutputTheLengthLimitLeftEmptyIsSaidNamingTheLimit) {
   testing::TinyRun run("transformer");
   TrainedModel trained = load_trained_model(run.save_untrained_checkpoint(), torch::kCPU);
   NeverEndingModel model(trained.model);
   SearchOptions options;
   options.beam = 2;
-  ModelTranslator translator(model, trained.tokenizers, options, torch::kCPU);
+  TranslationPipeline translator(model, trained.tokenizers, options, torch::kCPU);
   const auto translations = translator.translate(std::vector<std::string>{"alpha bravo", ""});
   EXPECT_EQ(translations[0].texts, std::vector<std::string>{""});
   EXPECT_TRUE(translations[0].empty_by_limit);

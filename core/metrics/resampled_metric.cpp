@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/metrics/tested_metric.h"
+#include "core/metrics/resampled_metric.h"
 
 #include <cmath>
 
@@ -19,7 +19,7 @@ std::vector<double> statistics_rows(const std::vector<std::string>& hypotheses,
   return rows;
 }
 
-class TestedBleu : public TestedMetric {
+class TestedBleu : public ResampledMetric {
  public:
   explicit TestedBleu(const BleuOptions& options) : bleu_(options) {
     BleuOptions truncated = options;
@@ -74,7 +74,7 @@ class TestedBleu : public TestedMetric {
   Bleu integer_rows_bleu_;
 };
 
-class TestedChrf : public TestedMetric {
+class TestedChrf : public ResampledMetric {
  public:
   explicit TestedChrf(const ChrfOptions& options) : chrf_(options) {}
   std::string name() const override {
@@ -109,7 +109,7 @@ class TestedChrf : public TestedMetric {
   Chrf chrf_;
 };
 
-class TestedTer : public TestedMetric {
+class TestedTer : public ResampledMetric {
  public:
   explicit TestedTer(const TerOptions& options) : ter_(options) {}
   std::string name() const override { return "TER"; }
@@ -150,13 +150,13 @@ class TestedTer : public TestedMetric {
 
 }  // namespace
 
-std::unique_ptr<TestedMetric> make_tested_metric(const BleuOptions& options) {
+std::unique_ptr<ResampledMetric> make_resampled_metric(const BleuOptions& options) {
   return std::make_unique<TestedBleu>(options);
 }
-std::unique_ptr<TestedMetric> make_tested_metric(const ChrfOptions& options) {
+std::unique_ptr<ResampledMetric> make_resampled_metric(const ChrfOptions& options) {
   return std::make_unique<TestedChrf>(options);
 }
-std::unique_ptr<TestedMetric> make_tested_metric(const TerOptions& options) {
+std::unique_ptr<ResampledMetric> make_resampled_metric(const TerOptions& options) {
   return std::make_unique<TestedTer>(options);
 }
 

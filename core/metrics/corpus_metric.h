@@ -47,12 +47,13 @@ inline void add_stats(std::vector<int64_t>& sum, const std::vector<int64_t>& sta
   for (size_t k = 0; k < stats.size(); ++k) sum[k] += stats[k];
 }
 
-// The scoring sacreBLEU's Metric writes once for every metric. `Derived` provides
+// The scoring sacreBLEU's Metric writes once for every metric: the base a new metric derives from
+// (Bleu, Chrf, Ter), with no virtual call per segment. `Derived` provides
 //   Stats segment_stats(const std::string& hypothesis, const std::vector<std::string>& references)
 //   Score score_from_stats(const Stats& sums)
 // and `Score` has a `num_refs` member.
 template <class Derived, class Stats, class Score>
-class Metric {
+class CorpusMetric {
  public:
   // Metric._extract_corpus_statistics: the statistics of every segment, in order.
   // `references[r][i]` is reference stream r's i-th segment; every stream has one segment per

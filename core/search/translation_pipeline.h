@@ -80,7 +80,7 @@ std::string control_tag_in(const Tokenizers& tokenizers, std::string_view text);
 // quantized engine).
 void check_dtype_runs(DecodeDtype dtype, const c10::Device& device);
 
-class ModelTranslator {
+class TranslationPipeline {
  public:
   // `options` are the search's and the batching's (decoding.batch_tokens), the number format
   // (decoding.dtype) and the lexical shortlist (decoding.shortlist): each batch is then decoded
@@ -90,10 +90,10 @@ class ModelTranslator {
   // With dtype int8, `int8` holds the model's packed int8 weights (kept across calls by whoever
   // translates again); null: this object packs its own. Throws std::runtime_error when int8
   // cannot run here (not a CPU, no quantized engine).
-  ModelTranslator(EncoderDecoder& model, Tokenizers tokenizers, SearchOptions options,
-                  c10::Device device, Int8Linears* int8 = nullptr,
-                  std::shared_ptr<const Shortlist> shortlist = nullptr);
-  ~ModelTranslator();
+  TranslationPipeline(EncoderDecoder& model, Tokenizers tokenizers, SearchOptions options,
+                      c10::Device device, Int8Linears* int8 = nullptr,
+                      std::shared_ptr<const Shortlist> shortlist = nullptr);
+  ~TranslationPipeline();
 
   // One Translation per input sentence, in input order. Empty sentences give empty
   // translations; sentences longer than the model accepts are truncated (Translation::truncated).
