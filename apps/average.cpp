@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "apps/common.h"
-#include "core/io/atomic_file.h"
-#include "core/io/checkpoint_files.h"
-#include "core/runtime/checkpoint.h"
-#include "core/runtime/runtime.h"
-#include "core/runtime/trained_model.h"
-#include "models/encoder_decoder.h"
-#include "models/registry.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/runtime/checkpoint.h"
+#include "libtorch/runtime/runtime.h"
+#include "libtorch/runtime/trained_model.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/io/atomic_file.h"
+#include "torch_free/io/checkpoint_files.h"
 
 namespace {
 

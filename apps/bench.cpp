@@ -9,16 +9,16 @@
 #include <iostream>
 
 #include "apps/common.h"
-#include "core/io/atomic_file.h"
-#include "core/io/process_stats.h"
-#include "core/io/text_file.h"
-#include "core/runtime/matmul_ceiling.h"
-#include "core/runtime/runtime.h"
-#include "core/search/decoding_benchmark.h"
-#include "core/train/training_benchmark.h"
-#include "kernels/kernels.h"
-#include "kernels/onednn_matmul.h"
-#include "models/registry.h"
+#include "libtorch/kernels/kernels.h"
+#include "libtorch/kernels/onednn_matmul.h"
+#include "libtorch/runtime/matmul_ceiling.h"
+#include "libtorch/runtime/runtime.h"
+#include "libtorch/search/decoding_benchmark.h"
+#include "libtorch/train/training_benchmark.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/io/atomic_file.h"
+#include "torch_free/io/process_stats.h"
+#include "torch_free/io/text_file.h"
 
 namespace {
 

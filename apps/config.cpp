@@ -5,9 +5,9 @@
 #include <iostream>
 
 #include "apps/common.h"
-#include "core/config/loader.h"
-#include "core/runtime/trained_model.h"
-#include "models/registry.h"
+#include "libtorch/runtime/trained_model.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/config/loader.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Check an nmtzoo run config and print it with every key resolved."};

@@ -15,12 +15,12 @@
 
 #include "apps/cli_checks.h"
 #include "apps/common.h"
-#include "common/cpu_cores.h"
-#include "core/io/text_file.h"
-#include "core/metrics/evaluation_input.h"
-#include "core/metrics/metric_options.h"
-#include "core/metrics/score_report.h"
-#include "core/metrics/significance.h"
+#include "torch_free/common/cpu_cores.h"
+#include "torch_free/io/text_file.h"
+#include "torch_free/metrics/evaluation_input.h"
+#include "torch_free/metrics/metric_options.h"
+#include "torch_free/metrics/score_report.h"
+#include "torch_free/metrics/significance.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// CLI11 options for schema keys: each alias of core/config/aliases.h becomes a flag whose help is
-// the key's own, and --set KEY=VALUE takes any key of the allowed sections. Values are collected
-// as KeyValues for apply_key_values(), which parses and checks them with the schema.
+// CLI11 options for schema keys: each alias of torch_free/config/aliases.h becomes a flag whose
+// help is the key's own, and --set KEY=VALUE takes any key of the allowed sections. Values are
+// collected as KeyValues for apply_key_values(), which parses and checks them with the schema.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "core/config/aliases.h"
-#include "core/config/loader.h"
-#include "core/config/schema.h"
+#include "torch_free/config/aliases.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/config/schema.h"
 
 namespace nmtzoo {
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// nmtzoo-plan: an experiment plan (core/config/experiment_plan.h) for experiments/run_plan.sh:
+// nmtzoo-plan: an experiment plan (torch_free/config/experiment_plan.h) for
+// experiments/run_plan.sh:
 //   runs PLAN     checks the plan, then prints one line per direction: experiments/compare.sh's
 //                 arguments for it, tab-separated
 //   status PLAN   the state of every run of the grid and the training time left
-//   report PLAN   the grid's report in reports/plans/<name>/ (core/metrics/grid_report.h)
+//   report PLAN   the grid's report in reports/plans/<name>/ (torch_free/metrics/grid_report.h)
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
@@ -24,13 +25,13 @@
 #include <vector>
 
 #include "apps/common.h"
-#include "core/config/experiment_plan.h"
-#include "core/config/loader.h"
-#include "core/io/atomic_file.h"
-#include "core/io/progress.h"
-#include "core/metrics/grid_report.h"
-#include "core/plot/svg.h"
-#include "models/registry.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/config/experiment_plan.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/io/atomic_file.h"
+#include "torch_free/io/progress.h"
+#include "torch_free/metrics/grid_report.h"
+#include "torch_free/plot/svg.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // nmtzoo-prepare: trains the run's tokenizer if missing, prepares the binary dataset (once; again
 // only when the config, tokenizer or input files changed), and prints corpus statistics. It starts
-// as nmtzoo-train does (core/runtime/run_start.h): the same checks first, then one critical
+// as nmtzoo-train does (libtorch/runtime/run_start.h): the same checks first, then one critical
 // section.
 #include <fmt/format.h>
 #include <unistd.h>
@@ -15,17 +15,17 @@
 #include <stdexcept>
 
 #include "apps/common.h"
-#include "core/config/loader.h"
-#include "core/data/batching.h"
-#include "core/data/binary_dataset.h"
-#include "core/data/corpus.h"
-#include "core/data/dataset_prepare.h"
-#include "core/data/tokenizers.h"
-#include "core/io/process_stats.h"
-#include "core/runtime/run_start.h"
-#include "core/runtime/trained_model.h"
-#include "models/registry.h"
-#include "tokenizer/special_tokens.h"
+#include "libtorch/runtime/run_start.h"
+#include "libtorch/runtime/trained_model.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/data/batching.h"
+#include "torch_free/data/binary_dataset.h"
+#include "torch_free/data/corpus.h"
+#include "torch_free/data/dataset_prepare.h"
+#include "torch_free/data/tokenizers.h"
+#include "torch_free/io/process_stats.h"
+#include "torch_free/tokenizer/special_tokens.h"
 
 namespace {
 

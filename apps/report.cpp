@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // nmtzoo-report: gathers the results of finished models into a comparison report: a Markdown
 // table, a CSV, learning curves of every model on shared axes and BLEU by source length, from the
-// files experiments/compare.sh keeps in the report folder (core/metrics/experiment_report.h).
+// files experiments/compare.sh keeps in the report folder (torch_free/metrics/experiment_report.h).
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "apps/common.h"
-#include "core/data/corpus.h"
-#include "core/io/atomic_file.h"
-#include "core/metrics/experiment_report.h"
-#include "core/plot/svg.h"
+#include "torch_free/data/corpus.h"
+#include "torch_free/io/atomic_file.h"
+#include "torch_free/metrics/experiment_report.h"
+#include "torch_free/plot/svg.h"
 
 namespace {
 

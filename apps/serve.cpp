@@ -13,12 +13,12 @@
 
 #include "apps/common.h"
 #include "apps/translator_flags.h"
-#include "core/config/loader.h"
-#include "core/runtime/runtime.h"
-#include "core/search/translator.h"
-#include "core/serve/decoding_queue.h"
-#include "core/serve/http_api.h"
-#include "models/registry.h"
+#include "libtorch/runtime/runtime.h"
+#include "libtorch/search/translator.h"
+#include "libtorch/serve/decoding_queue.h"
+#include "libtorch/serve/http_api.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/config/loader.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// nmtzoo-shortlist: learns a lexical shortlist (core/search/shortlist.h) for a trained model from
-// its training pairs, tokenized with the checkpoint's own tokenizers. Decoding uses it through
+// nmtzoo-shortlist: learns a lexical shortlist (libtorch/search/shortlist.h) for a trained model
+// from its training pairs, tokenized with the checkpoint's own tokenizers. Decoding uses it through
 // decoding.shortlist / --shortlist.
 #include <c10/core/DeviceType.h>
 #include <fmt/format.h>
@@ -10,12 +10,12 @@
 #include <iostream>
 
 #include "apps/common.h"
-#include "core/data/corpus.h"
-#include "core/io/atomic_file.h"
-#include "core/runtime/runtime.h"
-#include "core/runtime/trained_model.h"
-#include "core/search/shortlist.h"
-#include "models/registry.h"
+#include "libtorch/runtime/runtime.h"
+#include "libtorch/runtime/trained_model.h"
+#include "libtorch/search/shortlist.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/data/corpus.h"
+#include "torch_free/io/atomic_file.h"
 
 namespace {
 

@@ -7,14 +7,14 @@
 #include <iostream>
 
 #include "apps/common.h"
-#include "core/config/loader.h"
-#include "core/io/atomic_file.h"
-#include "core/io/process_stats.h"
-#include "core/runtime/trained_model.h"
-#include "core/train/distributed.h"
-#include "core/train/trainer.h"
-#include "models/encoder_decoder.h"
-#include "models/registry.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/runtime/trained_model.h"
+#include "libtorch/train/distributed.h"
+#include "libtorch/train/trainer.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/io/atomic_file.h"
+#include "torch_free/io/process_stats.h"
 
 namespace {
 

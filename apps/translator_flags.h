@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/search/translator.h"
+#include "libtorch/search/translator.h"
 
 namespace nmtzoo {
 

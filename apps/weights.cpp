@@ -6,13 +6,13 @@
 #include <iostream>
 
 #include "apps/common.h"
-#include "core/io/atomic_file.h"
-#include "core/runtime/checkpoint.h"
-#include "core/runtime/runtime.h"
-#include "core/runtime/trained_model.h"
-#include "core/runtime/weights.h"
-#include "models/encoder_decoder.h"
-#include "models/registry.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/runtime/checkpoint.h"
+#include "libtorch/runtime/runtime.h"
+#include "libtorch/runtime/trained_model.h"
+#include "libtorch/runtime/weights.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/io/atomic_file.h"
 
 int main(int argc, char** argv) {
   using namespace nmtzoo;

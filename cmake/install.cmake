@@ -16,82 +16,82 @@ set(NMTZOO_PACKAGE_LAYERS common io metrics base kernels models inference train 
 
 # The public headers, by the library that implements them; docs/package.md says what each layer
 # offers and why the rest is internal. They keep their repository paths under include/nmtzoo/
-# (include/nmtzoo/core/search/translator.h), so that they still include each other as
-# "core/search/translator.h", and every header a public header includes is public too
+# (include/nmtzoo/libtorch/search/translator.h), so that they still include each other as
+# "libtorch/search/translator.h", and every header a public header includes is public too
 # (tests/scripts/cmake_package_test.sh checks that, and that this list is docs/package.md's).
 set(NMTZOO_PUBLIC_HEADERS
   # nmtzoo::common: the model section of a config, option values, the keys architectures publish
-  common/arch_options.h
-  common/model_config.h
-  common/option_values.h
-  common/tokenizer_choices.h
+  torch_free/common/arch_options.h
+  torch_free/common/model_config.h
+  torch_free/common/option_values.h
+  torch_free/common/tokenizer_choices.h
   # nmtzoo::io
-  core/io/text_file.h
+  torch_free/io/text_file.h
   # nmtzoo::metrics: the sacreBLEU 2.6.0 replica
-  core/metrics/bleu.h
-  core/metrics/bleu_tokenizers.h
-  core/metrics/bootstrap_resampling.h
-  core/metrics/chrf.h
-  core/metrics/corpus_metric.h
-  core/metrics/score_report.h
-  core/metrics/significance.h
-  core/metrics/ter.h
-  core/metrics/ter_edit_rate.h
-  core/metrics/ter_tokenizer.h
-  core/metrics/resampled_metric.h
+  torch_free/metrics/bleu.h
+  torch_free/metrics/bleu_tokenizers.h
+  torch_free/metrics/bootstrap_resampling.h
+  torch_free/metrics/chrf.h
+  torch_free/metrics/corpus_metric.h
+  torch_free/metrics/score_report.h
+  torch_free/metrics/significance.h
+  torch_free/metrics/ter.h
+  torch_free/metrics/ter_edit_rate.h
+  torch_free/metrics/ter_tokenizer.h
+  torch_free/metrics/resampled_metric.h
   # nmtzoo::base: the config schema and loader, text data, the tokenizer front end
-  core/config/config.h
-  core/config/loader.h
-  core/config/schema.h
-  core/data/binary_dataset.h
-  core/data/corpus.h
-  core/data/dataset_prepare.h
-  core/data/subword_sampling.h
-  core/data/tokenizers.h
-  core/data/translation_input.h
-  tokenizer/sentencepiece.h
-  tokenizer/special_tokens.h
+  torch_free/config/config.h
+  torch_free/config/loader.h
+  torch_free/config/schema.h
+  torch_free/data/binary_dataset.h
+  torch_free/data/corpus.h
+  torch_free/data/dataset_prepare.h
+  torch_free/data/subword_sampling.h
+  torch_free/data/tokenizers.h
+  torch_free/data/translation_input.h
+  torch_free/tokenizer/sentencepiece.h
+  torch_free/tokenizer/special_tokens.h
   # nmtzoo::kernels: only the switch
-  kernels/kernels.h
+  libtorch/kernels/kernels.h
   # nmtzoo::models: the modules, EncoderDecoder, the registry, what an architecture declares
-  models/arch_options.h
-  models/archs.h
-  models/attention.h
-  models/embedding.h
-  models/encoder_decoder.h
-  models/functional.h
-  models/multihead_attention.h
-  models/options/attention_options.h
-  models/options/choices.h
-  models/options/rnn_options.h
-  models/options/transformer_options.h
-  models/registry.h
-  models/rnn_seq2seq.h
-  models/transformer.h
-  models/transformer_layer.h
+  torch_free/archs/arch_options.h
+  torch_free/archs/archs.h
+  libtorch/models/attention.h
+  libtorch/models/embedding.h
+  libtorch/models/encoder_decoder.h
+  libtorch/models/functional.h
+  libtorch/models/multihead_attention.h
+  torch_free/archs/options/attention_options.h
+  torch_free/archs/options/choices.h
+  torch_free/archs/options/rnn_options.h
+  torch_free/archs/options/transformer_options.h
+  torch_free/archs/registry.h
+  libtorch/models/rnn_seq2seq.h
+  libtorch/models/transformer.h
+  libtorch/models/transformer_layer.h
   # nmtzoo::inference: runtime, checkpoints, trained models, the search and the Translator
-  core/runtime/checkpoint.h
-  core/runtime/runtime.h
-  core/runtime/trained_model.h
-  core/runtime/weights.h
-  core/search/alignment.h
-  core/search/ensemble.h
-  core/search/translation_pipeline.h
-  core/search/search.h
-  core/search/translation_json.h
-  core/search/translator.h
+  libtorch/runtime/checkpoint.h
+  libtorch/runtime/runtime.h
+  libtorch/runtime/trained_model.h
+  libtorch/runtime/weights.h
+  libtorch/search/alignment.h
+  libtorch/search/ensemble.h
+  libtorch/search/translation_pipeline.h
+  libtorch/search/search.h
+  libtorch/search/translation_json.h
+  libtorch/search/translator.h
   # nmtzoo::train: the Trainer and what its header shows, the loss, schedules, distributed
-  core/train/checkpoint_folder.h
-  core/train/distributed.h
-  core/train/engine.h
-  core/train/loss.h
-  core/train/schedule.h
-  core/train/time_budget.h
-  core/train/trainer.h
-  core/train/training_data.h
+  libtorch/train/checkpoint_folder.h
+  libtorch/train/distributed.h
+  libtorch/train/engine.h
+  libtorch/train/loss.h
+  libtorch/train/schedule.h
+  libtorch/train/time_budget.h
+  libtorch/train/trainer.h
+  libtorch/train/training_data.h
   # nmtzoo::serve: the decoding queue (the HTTP half, on Boost.Beast, stays internal)
-  core/serve/decoding_queue.h
-  core/serve/metrics.h
+  libtorch/serve/decoding_queue.h
+  libtorch/serve/metrics.h
 )
 
 set(NMTZOO_PACKAGE_TARGETS "")

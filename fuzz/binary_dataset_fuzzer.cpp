@@ -16,10 +16,10 @@
 #include <numeric>
 #include <string>
 
-#include "core/data/binary_dataset.h"
-#include "core/data/corpus.h"
-#include "core/io/text_file.h"
 #include "fuzz/fuzz_support.h"
+#include "torch_free/data/binary_dataset.h"
+#include "torch_free/data/corpus.h"
+#include "torch_free/io/text_file.h"
 
 namespace {
 

@@ -12,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/io/text_file.h"
-#include "core/metrics/bleu.h"
-#include "core/metrics/text_normalize.h"
 #include "fuzz/fuzz_support.h"
+#include "torch_free/io/text_file.h"
+#include "torch_free/metrics/bleu.h"
+#include "torch_free/metrics/text_normalize.h"
 
 namespace {
 

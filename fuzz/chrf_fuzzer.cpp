@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "core/metrics/chrf.h"
-#include "core/metrics/text_normalize.h"
 #include "fuzz/fuzz_support.h"
+#include "torch_free/metrics/chrf.h"
+#include "torch_free/metrics/text_normalize.h"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "core/config/loader.h"
 #include "fuzz/fuzz_support.h"
+#include "torch_free/config/loader.h"
 
 namespace {
 

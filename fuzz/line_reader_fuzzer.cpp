@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/io/text_file.h"
 #include "fuzz/fuzz_support.h"
+#include "torch_free/io/text_file.h"
 
 namespace {
 

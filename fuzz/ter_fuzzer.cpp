@@ -25,9 +25,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/metrics/ter.h"
-#include "core/metrics/text_normalize.h"
 #include "fuzz/fuzz_support.h"
+#include "torch_free/metrics/ter.h"
+#include "torch_free/metrics/text_normalize.h"
 
 namespace {
 

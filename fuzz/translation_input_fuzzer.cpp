@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/data/translation_input.h"
 #include "fuzz/fuzz_support.h"
+#include "torch_free/data/translation_input.h"
 
 namespace {
 

@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Checks the layering of the source tree: which folder may include which of nmtzoo's headers,
-# which folders stay free of LibTorch, that no file of the training loop, the search, the server
-# or the metrics grows past ~350 lines, and no app past ~300. Lowest layer first:
+# that nothing under torch_free/ includes LibTorch, that no file of the training loop, the search,
+# the server or the metrics grows past ~350 lines, and no app past ~300. The two top folders say
+# what a layer needs: torch_free/ builds and runs without LibTorch (its libraries link none; the
+# architectures' option structs use TORCH_ARG, whose header <torch/arg.h> is a macro alone),
+# libtorch/ needs it. Lowest layer first:
 #
-#   common/ tokenizer/ kernels/    plain data; the SentencePiece front end; CPU kernels
-#   models/                        modules, EncoderDecoder, the architecture registry (its
-#                                  registry and *_arch files torch-free: nmtzoo_common)
-#   core/{io,metrics,plot,config,data}   torch-free except core/data/batch.*
-#   core/runtime/                  device, threads, autocast, checkpoints, trained models
-#   core/search/                   search and translation (no concrete model, no training)
-#   core/train/                    training
-#   core/serve/                    the server (decoding queue, HTTP API)
-#   apps/                          programs
-#   fuzz/                          fuzz targets of the torch-free parsers
+#   torch_free/common/ tokenizer/   plain data, option values; the SentencePiece front end
+#   torch_free/archs/               the architecture registry: each one's keys, checks, presets
+#   torch_free/{io,metrics,plot,config,data}   files, the sacreBLEU replica, SVG, schema, corpora
+#   libtorch/kernels/               CPU kernels
+#   libtorch/models/                modules, EncoderDecoder, the architectures' builders
+#   libtorch/runtime/               device, threads, autocast, batches, checkpoints, trained models
+#   libtorch/search/                search and translation (no concrete model, no training)
+#   libtorch/train/                 training
+#   libtorch/serve/                 the server (decoding queue, HTTP API)
+#   apps/                           programs
+#   fuzz/                           fuzz targets of the torch-free parsers
 #
 #   scripts/check_layers.sh [SOURCE_ROOT]     exit status 1 and one line per violation
 set -euo pipefail
@@ -22,28 +26,23 @@ cd "$root"
 
 # folder -> the include prefixes its files may use (besides their own folder)
 declare -A allowed=(
-  [common]=""
-  [tokenizer]="common/"
-  [kernels]=""
-  [models]="common/ kernels/ tokenizer/special_tokens.h"
-  [core/io]=""
-  [core/metrics]="core/io/"
-  [core/plot]="core/io/"
-  [core/config]="common/ core/io/"
-  [core/data]="common/ core/config/ core/io/ tokenizer/"
-  [core/runtime]="common/ core/config/ core/io/ core/data/ kernels/onednn_matmul.h models/ tokenizer/"
-  [core/search]="common/ core/config/ core/io/ core/data/ core/plot/ core/runtime/ kernels/beam_candidates.h kernels/int8_linear.h kernels/kernels.h models/encoder_decoder.h models/registry.h tokenizer/"
-  [core/serve]="common/ core/config/ core/io/ core/data/ core/plot/ core/runtime/ core/search/ kernels/int8_linear.h models/encoder_decoder.h models/registry.h tokenizer/"
-  [core/train]="common/ core/config/ core/io/ core/data/ core/metrics/ core/plot/ core/runtime/ core/search/ kernels/fused_adam.h kernels/kernels.h kernels/onednn_matmul.h kernels/small_sgemm.h kernels/smoothed_cross_entropy.h models/encoder_decoder.h models/registry.h tokenizer/"
-  [fuzz]="common/ core/config/ core/io/ core/metrics/ core/data/"
+  [torch_free/common]=""
+  [torch_free/tokenizer]="torch_free/common/"
+  [torch_free/archs]="torch_free/common/"
+  [torch_free/archs/options]="torch_free/common/"
+  [torch_free/io]=""
+  [torch_free/metrics]="torch_free/io/"
+  [torch_free/plot]="torch_free/io/"
+  [torch_free/config]="torch_free/common/ torch_free/io/"
+  [torch_free/data]="torch_free/common/ torch_free/config/ torch_free/io/ torch_free/tokenizer/"
+  [libtorch/kernels]=""
+  [libtorch/models]="torch_free/common/ torch_free/archs/ libtorch/kernels/ torch_free/tokenizer/special_tokens.h"
+  [libtorch/runtime]="torch_free/common/ torch_free/config/ torch_free/io/ torch_free/data/ torch_free/tokenizer/ torch_free/archs/ libtorch/kernels/onednn_matmul.h libtorch/models/"
+  [libtorch/search]="torch_free/common/ torch_free/config/ torch_free/io/ torch_free/data/ torch_free/plot/ torch_free/tokenizer/ torch_free/archs/registry.h libtorch/runtime/ libtorch/kernels/beam_candidates.h libtorch/kernels/int8_linear.h libtorch/kernels/kernels.h libtorch/models/encoder_decoder.h"
+  [libtorch/serve]="torch_free/common/ torch_free/config/ torch_free/io/ torch_free/data/ torch_free/plot/ torch_free/tokenizer/ torch_free/archs/registry.h libtorch/runtime/ libtorch/search/ libtorch/kernels/int8_linear.h libtorch/models/encoder_decoder.h"
+  [libtorch/train]="torch_free/common/ torch_free/config/ torch_free/io/ torch_free/data/ torch_free/metrics/ torch_free/plot/ torch_free/tokenizer/ torch_free/archs/registry.h libtorch/runtime/ libtorch/search/ libtorch/kernels/fused_adam.h libtorch/kernels/kernels.h libtorch/kernels/onednn_matmul.h libtorch/kernels/small_sgemm.h libtorch/kernels/smoothed_cross_entropy.h libtorch/models/encoder_decoder.h"
+  [fuzz]="torch_free/common/ torch_free/config/ torch_free/io/ torch_free/metrics/ torch_free/data/"
 )
-torch_free=(common tokenizer core/io core/metrics core/plot core/config core/data fuzz)
-torch_free_exceptions="core/data/batch.h core/data/batch.cpp"
-# models/ files compiled into the torch-free nmtzoo_common: TORCH_ARG's header alone, and only
-# nmtzoo headers that are torch-free too.
-registry_files="models/registry.h models/registry.cpp models/archs.h models/arch_options.h
-  models/builtin_archs.cpp models/transformer_arch.cpp models/rnn_arch.cpp models/options/*.h"
-registry_includes="common/ models/registry.h models/archs.h models/arch_options.h models/options/"
 max_lines=350
 max_app_lines=300
 
@@ -65,29 +64,17 @@ for folder in "${!allowed[@]}"; do
   done
 done
 
-for folder in "${torch_free[@]}"; do
-  for file in "$folder"/*.h "$folder"/*.cpp; do
-    [[ -e "$file" ]] || continue
-    [[ " $torch_free_exceptions " == *" $file "* ]] && continue
-    if match=$(grep -nE '^#include <(torch|ATen|c10)/' "$file"); then
-      report "$file:${match%%:*}: includes LibTorch, but $folder/ is torch-free"
-    fi
-  done
-done
-
-for file in $registry_files; do
-  while IFS=: read -r line include; do
-    ok=0
-    for prefix in $registry_includes; do [[ "$include" == "$prefix"* ]] && ok=1 && break; done
-    ((ok)) || report "$file:$line: includes \"$include\", but $file is in the torch-free nmtzoo_common"
-  done < <(grep -n '^#include "' "$file" | sed -E 's/^([0-9]+):#include "([^"]+)".*/\1:\2/')
+while read -r file; do
   if match=$(grep -nE '^#include <(torch|ATen|c10)/' "$file" | grep -v '<torch/arg.h>'); then
-    report "$file:${match%%:*}: includes LibTorch, but $file is in the torch-free nmtzoo_common"
+    report "$file:${match%%:*}: includes LibTorch, but it is under a torch-free folder"
   fi
-done
+done < <(find torch_free fuzz -name '*.h' -o -name '*.cpp')
+if match=$(grep -rlE '^#include <torch/arg.h>' torch_free fuzz | grep -v '^torch_free/archs/'); then
+  report "$match: includes <torch/arg.h>, which only torch_free/archs/ may (TORCH_ARG of the options)"
+fi
 
-for file in core/train/*.cpp core/train/*.h core/search/*.cpp core/search/*.h core/serve/*.cpp \
-  core/serve/*.h core/metrics/*.cpp core/metrics/*.h; do
+for file in libtorch/train/*.cpp libtorch/train/*.h libtorch/search/*.cpp libtorch/search/*.h libtorch/serve/*.cpp \
+  libtorch/serve/*.h torch_free/metrics/*.cpp torch_free/metrics/*.h; do
   lines=$(wc -l <"$file")
   ((lines <= max_lines)) || report "$file: $lines lines; split it by concept (limit $max_lines)"
 done

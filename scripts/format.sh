@@ -23,7 +23,7 @@ if ! command -v "$formatter" >/dev/null; then
   echo "skipped: no $formatter (scripts/setup.sh installs clang-format-14)"
   exit 77
 fi
-mapfile -t files < <(find apps common core examples experiments fuzz kernels models python tests tokenizer \
+mapfile -t files < <(find apps examples experiments fuzz libtorch python tests torch_free \
   -type f \( -name '*.cpp' -o -name '*.h' \) | sort)
 if ((check)); then
   if ! problems="$("$formatter" --dry-run --Werror "${files[@]}" 2>&1)"; then

@@ -5,8 +5,8 @@
 #include <torch/torch.h>
 #include <chrono>
 #include <cstdio>
-#include "kernels/fused_adam.h"
-#include "kernels/kernels.h"
+#include "libtorch/kernels/fused_adam.h"
+#include "libtorch/kernels/kernels.h"
 
 static std::vector<at::Tensor> params() {
   torch::manual_seed(1);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Times one Adam step over 10.4M float parameters in 38 tensors (transformer_small's shapes and
-# more), LibTorch's torch::optim::Adam against nmtzoo::FusedAdam (kernels/fused_adam.h),
+# more), LibTorch's torch::optim::Adam against nmtzoo::FusedAdam (libtorch/kernels/fused_adam.h),
 # alternating A B A B in one process, with 2 threads (a benchmark, never a test):
 #   experiments/measure/adam_step.sh [BUILD_DIR]
 # Compiles experiments/measure/adam_step.cpp against BUILD_DIR's libnmtzoo_kernels (build/ by

@@ -3,7 +3,7 @@
 """float32 sgemm speed of the BLAS LibTorch uses (libblas.so.3, OpenBLAS on Debian) against
 oneDNN's (libdnnl.so.2), on the matrix shapes of a training step, alternating A B A B.
 
-A benchmark, never a test: it says whether kernels/onednn_matmul.h pays on this machine.
+A benchmark, never a test: it says whether libtorch/kernels/onednn_matmul.h pays on this machine.
   experiments/measure/sgemm.py [--threads N]
 Needs /usr/bin/python3 with numpy (scripts/setup.sh --with-python).
 """

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """nmtzoo.Translator: load a checkpoint (or an ensemble) once, then translate and score batches.
 
-The C++ Translator (core/search/translator.h) does the work; this module gives it CTranslate2's
+The C++ Translator (libtorch/search/translator.h) does the work; this module gives it CTranslate2's
 shape: translate_batch returns one TranslationResult per source, with .hypotheses, .scores and,
 when asked, .attention. Decoding options are keywords named after the schema's decoding keys
 (nmtzoo-config --reference: beam, nbest, length_penalty, alpha, max_len_a, max_len_b, min_len,
@@ -87,7 +87,7 @@ class Translator:
         of log-probabilities).
 
     Creating a Translator sends LibTorch's CPU float32 matrix products through oneDNN for the
-    whole process, as nmtzoo's apps do (kernels/onednn_matmul.h). Calls release the GIL and run
+    whole process, as nmtzoo's apps do (libtorch/kernels/onednn_matmul.h). Calls release the GIL and run
     at once: threads sharing a Translator translate in parallel on its one set of weights (give
     each its share of the cores: threads=1 for two Python threads on two). Bad options raise ValueError
     (nmtzoo.ConfigError for the schema's checks) with nmtzoo-translate's messages, naming the

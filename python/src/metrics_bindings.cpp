@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// nmtzoo._core.metrics: the low-level calls of nmtzoo_metrics (core/metrics/) that
+// nmtzoo._core.metrics: the low-level calls of nmtzoo_metrics (torch_free/metrics/) that
 // python/nmtzoo/metrics/ builds sacreBLEU 2.6.0's Python API on. Every number a score object
 // shows (scores, precisions, brevity penalty, edits, bootstrap means and intervals, p-values) is
 // computed here by the C++ port; Python only arranges and formats them.
@@ -24,17 +24,17 @@
 #include <variant>
 #include <vector>
 
-#include "core/metrics/bleu.h"
-#include "core/metrics/bleu_tokenizers.h"
-#include "core/metrics/bootstrap_resampling.h"
-#include "core/metrics/chrf.h"
-#include "core/metrics/corpus_metric.h"
-#include "core/metrics/numpy_random.h"
-#include "core/metrics/resampled_metric.h"
-#include "core/metrics/significance.h"
-#include "core/metrics/ter.h"
-#include "core/metrics/ter_tokenizer.h"
 #include "python/src/bindings.h"
+#include "torch_free/metrics/bleu.h"
+#include "torch_free/metrics/bleu_tokenizers.h"
+#include "torch_free/metrics/bootstrap_resampling.h"
+#include "torch_free/metrics/chrf.h"
+#include "torch_free/metrics/corpus_metric.h"
+#include "torch_free/metrics/numpy_random.h"
+#include "torch_free/metrics/resampled_metric.h"
+#include "torch_free/metrics/significance.h"
+#include "torch_free/metrics/ter.h"
+#include "torch_free/metrics/ter_tokenizer.h"
 
 namespace py = pybind11;
 

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
-// nmtzoo._core.Translator: the library's Translator (core/search/translator.h) for Python, wrapped
-// by python/nmtzoo/translator.py. Decoding options arrive as keywords named after the schema's
-// decoding keys (or the long flags of their aliases, core/config/aliases.cpp) and go to
-// Translator::search_options as overrides, so the schema parses and checks them as it does the
+// nmtzoo._core.Translator: the library's Translator (libtorch/search/translator.h) for Python,
+// wrapped by python/nmtzoo/translator.py. Decoding options arrive as keywords named after the
+// schema's decoding keys (or the long flags of their aliases, torch_free/config/aliases.cpp) and go
+// to Translator::search_options as overrides, so the schema parses and checks them as it does the
 // apps' flags and the errors are the apps' messages. Results are translation_json's objects, what
 // nmtzoo-translate --format jsonl and the server write. Translating and scoring release the GIL
 // (the Translator runs one call at a time) and block SIGINT and SIGTERM on the calling thread
-// while they run: no signal handler may interrupt oneDNN's sgemm (kernels/onednn_matmul.h).
+// while they run: no signal handler may interrupt oneDNN's sgemm
+// (libtorch/kernels/onednn_matmul.h).
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <pthread.h>
@@ -23,20 +24,20 @@
 #include <string>
 #include <vector>
 
-#include "common/cpu_cores.h"
-#include "core/config/aliases.h"
-#include "core/config/loader.h"
-#include "core/config/schema.h"
-#include "core/io/text_file.h"
-#include "core/metrics/corpus_metric.h"
-#include "core/runtime/checkpoint.h"
-#include "core/runtime/runtime.h"
-#include "core/search/translation_json.h"
-#include "core/search/translator.h"
-#include "kernels/onednn_matmul.h"
-#include "models/registry.h"
+#include "libtorch/kernels/onednn_matmul.h"
+#include "libtorch/runtime/checkpoint.h"
+#include "libtorch/runtime/runtime.h"
+#include "libtorch/search/translation_json.h"
+#include "libtorch/search/translator.h"
 #include "python/src/bindings.h"
-#include "tokenizer/sentencepiece.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/common/cpu_cores.h"
+#include "torch_free/config/aliases.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/config/schema.h"
+#include "torch_free/io/text_file.h"
+#include "torch_free/metrics/corpus_metric.h"
+#include "torch_free/tokenizer/sentencepiece.h"
 
 namespace py = pybind11;
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/runtime/checkpoint.h"
+#include "libtorch/runtime/checkpoint.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "common/cpu_cores.h"
+#include "torch_free/common/cpu_cores.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>

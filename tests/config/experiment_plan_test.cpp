@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include "core/config/experiment_plan.h"
+#include "torch_free/config/experiment_plan.h"
 
 #include <gtest/gtest.h>
 
-#include "core/config/loader.h"
 #include "tests/support/test_support.h"
+#include "torch_free/config/loader.h"
 
 namespace nmtzoo {
 namespace {

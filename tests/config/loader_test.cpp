@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "core/config/loader.h"
+#include "torch_free/config/loader.h"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
-#include "core/search/search.h"
+#include "libtorch/search/search.h"
 
 #include "tests/support/test_support.h"
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "core/data/batch.h"
+#include "libtorch/runtime/batch.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "core/data/corpus.h"
-#include "tokenizer/special_tokens.h"
+#include "torch_free/data/corpus.h"
+#include "torch_free/tokenizer/special_tokens.h"
 
 namespace nmtzoo {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/data/batching.h"
+#include "torch_free/data/batching.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/data/binary_dataset.h"
+#include "torch_free/data/binary_dataset.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/data/corpus.h"
 #include "tests/support/test_support.h"
+#include "torch_free/data/corpus.h"
 
 namespace nmtzoo {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/data/corpus.h"
+#include "torch_free/data/corpus.h"
 
 #include <gtest/gtest.h>
 

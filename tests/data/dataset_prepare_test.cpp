@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Preparation of the binary dataset and what training reads from it.
-#include "core/data/dataset_prepare.h"
+#include "torch_free/data/dataset_prepare.h"
 
 #include <gtest/gtest.h>
 #include <utime.h>
@@ -9,10 +9,10 @@
 #include <numeric>
 #include <sstream>
 
-#include "core/data/binary_dataset.h"
-#include "core/train/training_data.h"
+#include "libtorch/train/training_data.h"
 #include "tests/support/test_support.h"
 #include "tests/support/tiny_run.h"
+#include "torch_free/data/binary_dataset.h"
 
 namespace nmtzoo {
 namespace {

@@ -5,15 +5,15 @@
 
 #include <sstream>
 
-#include "core/config/loader.h"
-#include "core/data/binary_dataset.h"
-#include "core/data/dataset_prepare.h"
-#include "core/data/translation_input.h"
-#include "core/metrics/bleu.h"
-#include "core/search/translation_pipeline.h"
-#include "core/train/engine.h"
-#include "core/train/training_data.h"
+#include "libtorch/search/translation_pipeline.h"
+#include "libtorch/train/engine.h"
+#include "libtorch/train/training_data.h"
 #include "tests/support/tiny_run.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/data/binary_dataset.h"
+#include "torch_free/data/dataset_prepare.h"
+#include "torch_free/data/translation_input.h"
+#include "torch_free/metrics/bleu.h"
 
 namespace nmtzoo {
 namespace {

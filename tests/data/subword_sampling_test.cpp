@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include "core/data/subword_sampling.h"
+#include "torch_free/data/subword_sampling.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "core/config/loader.h"
-#include "core/train/training_data.h"
+#include "libtorch/train/training_data.h"
 #include "tests/support/tiny_run.h"
+#include "torch_free/config/loader.h"
 
 namespace nmtzoo {
 namespace {

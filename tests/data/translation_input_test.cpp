@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/data/translation_input.h"
+#include "torch_free/data/translation_input.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/io/atomic_file.h"
+#include "torch_free/io/atomic_file.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -16,8 +16,8 @@
 #include <ostream>
 #include <thread>
 
-#include "core/io/text_file.h"
 #include "tests/support/test_support.h"
+#include "torch_free/io/text_file.h"
 
 namespace nmtzoo {
 namespace {
@@ -179,7 +179,7 @@ TEST(AtomicWrite, TheFirstWriteInAFolderRemovesWhatKilledProcessesLeft) {
   EXPECT_EQ(files_in(dir.path()), 2u);
 }
 
-// What a stop signal does (core/runtime, end_on_stop_signal_removing_temporaries) before the
+// What a stop signal does (libtorch/runtime, end_on_stop_signal_removing_temporaries) before the
 // process ends: the temporaries being written go, and nothing replaces the destination.
 TEST(AtomicWrite, TheTemporariesOfThisProcessCanBeRemovedBeforeItEnds) {
   TempDir dir;

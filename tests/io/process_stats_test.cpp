@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/io/process_stats.h"
+#include "torch_free/io/process_stats.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/io/progress.h"
+#include "torch_free/io/progress.h"
 
 #include <gtest/gtest.h>
 

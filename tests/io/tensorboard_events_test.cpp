@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/io/tensorboard_events.h"
+#include "torch_free/io/tensorboard_events.h"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "core/io/text_file.h"
 #include "tests/support/test_support.h"
+#include "torch_free/io/text_file.h"
 
 namespace nmtzoo {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/io/text_file.h"
+#include "torch_free/io/text_file.h"
 
 #include <gtest/gtest.h>
 

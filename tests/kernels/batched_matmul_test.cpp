@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/batched_matmul.h"
+#include "libtorch/kernels/batched_matmul.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "kernels/onednn_matmul.h"
+#include "libtorch/kernels/onednn_matmul.h"
 #include "tests/support/kernel_scopes.h"
 
 namespace nmtzoo {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/beam_candidates.h"
+#include "libtorch/kernels/beam_candidates.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <limits>
 
-#include "core/search/search_strategy.h"
+#include "libtorch/search/search_strategy.h"
 #include "tests/support/kernel_scopes.h"
 
 namespace nmtzoo {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/deferred_gradients.h"
+#include "libtorch/kernels/deferred_gradients.h"
 
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/step_attention.h"
+#include "libtorch/kernels/step_attention.h"
 #include "tests/support/kernel_scopes.h"
 
 namespace nmtzoo {

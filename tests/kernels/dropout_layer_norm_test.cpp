@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/dropout_layer_norm.h"
+#include "libtorch/kernels/dropout_layer_norm.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <tuple>
 
-#include "kernels/dropout.h"
+#include "libtorch/kernels/dropout.h"
 #include "tests/support/kernel_scopes.h"
 
 namespace nmtzoo {

@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "kernels/kernels.h"
+#include "libtorch/kernels/kernels.h"
 #include "tests/support/kernel_scopes.h"
 
 namespace nmtzoo {

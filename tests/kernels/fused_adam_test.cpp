@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/fused_adam.h"
+#include "libtorch/kernels/fused_adam.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/kernels.h"
+#include "libtorch/kernels/kernels.h"
 #include "tests/support/kernel_scopes.h"
 
 namespace nmtzoo {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/fused_attention.h"
+#include "libtorch/kernels/fused_attention.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "models/multihead_attention.h"
+#include "libtorch/models/multihead_attention.h"
 #include "tests/models/model_fixtures.h"
 #include "tests/support/kernel_scopes.h"
 
@@ -250,8 +250,8 @@ TEST(FusedAttention, ATransformersLossAndGradientsAreAlikeWithTheKernelsOnAndOff
     SCOPED_TRACE(variant);
     auto model = testing::tiny_model(variant, 5);
     model->train();
-    // The feed-forward's first layer and its ReLU as kernels/linear_relu.h's node where it is a
-    // ReLU.
+    // The feed-forward's first layer and its ReLU as libtorch/kernels/linear_relu.h's node where it
+    // is a ReLU.
     const bool relu = variant.find("gelu") == std::string::npos;
     auto inspect = [&](bool kernels) {
       return [&, kernels](const at::Tensor& loss) {

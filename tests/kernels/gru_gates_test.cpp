@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/gru_gates.h"
+#include "libtorch/kernels/gru_gates.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/int8_linear.h"
+#include "libtorch/kernels/int8_linear.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "core/runtime/trained_model.h"
-#include "core/search/translation_pipeline.h"
-#include "models/encoder_decoder.h"
-#include "models/functional.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/models/functional.h"
+#include "libtorch/runtime/trained_model.h"
+#include "libtorch/search/translation_pipeline.h"
 #include "tests/support/kernel_scopes.h"
 #include "tests/support/tiny_run.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/linear_relu.h"
+#include "libtorch/kernels/linear_relu.h"
 
 #include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>

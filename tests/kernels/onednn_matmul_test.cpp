@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/onednn_matmul.h"
+#include "libtorch/kernels/onednn_matmul.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -12,7 +12,7 @@
 #include <limits>
 #include <utility>
 
-#include "kernels/kernels.h"
+#include "libtorch/kernels/kernels.h"
 #include "tests/support/kernel_scopes.h"
 
 namespace nmtzoo {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/small_sgemm.h"
+#include "libtorch/kernels/small_sgemm.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/onednn_matmul.h"
+#include "libtorch/kernels/onednn_matmul.h"
 #include "tests/support/kernel_scopes.h"
 
 namespace nmtzoo {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/smoothed_cross_entropy.h"
+#include "libtorch/kernels/smoothed_cross_entropy.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "kernels/step_attention.h"
+#include "libtorch/kernels/step_attention.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -8,7 +8,7 @@
 //   its source (the regexes run through Python's re; the `regex` module's \p{..} classes built
 //   from unicodedata), kept outside the repository. Where both exist they agree; the hand-derived
 //   values are compared at 1e-9, the Python ones at the last printed digit.
-#include "core/metrics/bleu.h"
+#include "torch_free/metrics/bleu.h"
 
 #include <gtest/gtest.h>
 
@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "core/io/text_file.h"
-#include "core/metrics/text_normalize.h"
 #include "tests/metrics/sacrebleu_goldens.h"
 #include "tests/support/test_support.h"
+#include "torch_free/io/text_file.h"
+#include "torch_free/metrics/text_normalize.h"
 
 namespace nmtzoo {
 namespace {

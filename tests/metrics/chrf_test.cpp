@@ -7,16 +7,16 @@
 // and kept outside the repository ("Python" below). With beta = 2 the F-score of precision P and
 // recall R is 5PR / (4P + R), and chrF = 100 * F of the precisions and recalls averaged over the
 // orders where both the hypothesis and the reference have n-grams.
-#include "core/metrics/chrf.h"
+#include "torch_free/metrics/chrf.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "core/io/text_file.h"
 #include "tests/metrics/sacrebleu_goldens.h"
 #include "tests/support/test_support.h"
+#include "torch_free/io/text_file.h"
 
 namespace nmtzoo {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/metrics/grid_report.h"
+#include "torch_free/metrics/grid_report.h"
 
 #include <gtest/gtest.h>
 

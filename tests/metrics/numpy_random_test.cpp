@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// core/metrics/numpy_random: NumPy 1.24.2's SeedSequence, PCG64, Generator.choice /
+// torch_free/metrics/numpy_random: NumPy 1.24.2's SeedSequence, PCG64, Generator.choice /
 // integers(dtype=bool) and summation loops, checked bit for bit against Debian's numpy run live
 // by /usr/bin/python3 (not the python3 first on PATH), plus values pinned from numpy 1.24.2's
 // output so that the port stays checked where Python is missing.
@@ -7,7 +7,7 @@
 // The live checks run a small Python script that writes numpy's results as raw little-endian
 // binary files (ndarray.tofile) into a scratch folder, so that large arrays and floats compare
 // exactly.
-#include "core/metrics/numpy_random.h"
+#include "torch_free/metrics/numpy_random.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // Python 3.11 and tabulate 0.8.9 as sacreBLEU 2.6.0 calls it).
 #include <gtest/gtest.h>
 
-#include "core/metrics/results_table.h"
+#include "torch_free/metrics/results_table.h"
 
 namespace nmtzoo {
 namespace {

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/io/text_file.h"
-#include "core/metrics/text_normalize.h"
+#include "torch_free/io/text_file.h"
+#include "torch_free/metrics/text_normalize.h"
 
 namespace nmtzoo::testing {
 

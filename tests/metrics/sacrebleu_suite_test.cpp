@@ -18,11 +18,11 @@
 #include <tuple>
 #include <vector>
 
-#include "core/io/text_file.h"
-#include "core/metrics/bleu.h"
-#include "core/metrics/chrf.h"
-#include "core/metrics/text_normalize.h"
 #include "tests/metrics/sacrebleu_goldens.h"
+#include "torch_free/io/text_file.h"
+#include "torch_free/metrics/bleu.h"
+#include "torch_free/metrics/chrf.h"
+#include "torch_free/metrics/text_normalize.h"
 
 namespace nmtzoo {
 namespace {

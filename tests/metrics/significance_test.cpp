@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "core/metrics/significance.h"
+#include "torch_free/metrics/significance.h"
 
 namespace nmtzoo {
 namespace {

@@ -6,7 +6,7 @@
 //
 // Ported: test_ter.py (test_ter, all 7 cases) and test_tokenizer_ter.py (all four tables, 11
 // cases). Nothing is left out.
-#include "core/metrics/ter.h"
+#include "torch_free/metrics/ter.h"
 
 #include <gtest/gtest.h>
 
@@ -17,9 +17,9 @@
 #include <tuple>
 #include <vector>
 
-#include "core/io/text_file.h"
-#include "core/metrics/text_normalize.h"
 #include "tests/metrics/sacrebleu_goldens.h"
+#include "torch_free/io/text_file.h"
+#include "torch_free/metrics/text_normalize.h"
 
 namespace nmtzoo {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "models/attention.h"
+#include "libtorch/models/attention.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: MIT
 // The EncoderDecoder contract, checked for every model variant of the zoo.
-#include "models/encoder_decoder.h"
+#include "libtorch/models/encoder_decoder.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
 
-#include "core/config/loader.h"
-#include "core/runtime/weights.h"
-#include "models/registry.h"
+#include "libtorch/runtime/weights.h"
 #include "tests/models/model_fixtures.h"
 #include "tests/support/kernel_scopes.h"
 #include "tests/support/test_support.h"
-#include "tokenizer/special_tokens.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/tokenizer/special_tokens.h"
 
 namespace nmtzoo {
 namespace {

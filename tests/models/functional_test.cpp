@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "models/functional.h"
+#include "libtorch/models/functional.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

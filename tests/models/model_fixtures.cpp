@@ -4,12 +4,12 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "core/config/loader.h"
-#include "core/data/batch.h"
-#include "core/data/corpus.h"
-#include "core/runtime/trained_model.h"
-#include "models/registry.h"
+#include "libtorch/runtime/batch.h"
+#include "libtorch/runtime/trained_model.h"
 #include "tests/support/kernel_scopes.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/data/corpus.h"
 
 namespace nmtzoo::testing {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/config/config.h"
-#include "models/encoder_decoder.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "torch_free/config/config.h"
 
 namespace nmtzoo::testing {
 

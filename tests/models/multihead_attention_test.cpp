@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "models/multihead_attention.h"
+#include "libtorch/models/multihead_attention.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: MIT
-#include "models/registry.h"
+#include "torch_free/archs/registry.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <string>
 
-#include "core/config/loader.h"
-#include "core/config/schema.h"
-#include "core/runtime/run_start.h"
-#include "core/runtime/trained_model.h"
-#include "models/arch_options.h"
-#include "models/encoder_decoder.h"
-#include "models/transformer.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/models/transformer.h"
+#include "libtorch/runtime/run_start.h"
+#include "libtorch/runtime/trained_model.h"
+#include "torch_free/archs/arch_options.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/config/schema.h"
 
 namespace nmtzoo {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "models/rnn_seq2seq.h"
+#include "libtorch/models/rnn_seq2seq.h"
 
 #include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>
@@ -207,10 +207,10 @@ TEST(RnnSeq2Seq, TheEncoderEqualsLibTorchsPackedRnn) {
 }
 
 // A training forward pass runs the decoder's products as RecurrentLinears and its attention
-// through TrainingStepContext (kernels/deferred_gradients.h, kernels/step_attention.h): every RNN
-// of the zoo (GRU and LSTM, one and two layers, Bahdanau, Luong, conditional, without attention)
-// gets the loss and every parameter's gradient of LibTorch's operators (the kernels off) on a
-// padded batch, up to float32 rounding (dropout 0).
+// through TrainingStepContext (libtorch/kernels/deferred_gradients.h,
+// libtorch/kernels/step_attention.h): every RNN of the zoo (GRU and LSTM, one and two layers,
+// Bahdanau, Luong, conditional, without attention) gets the loss and every parameter's gradient of
+// LibTorch's operators (the kernels off) on a padded batch, up to float32 rounding (dropout 0).
 TEST(RnnSeq2Seq, TrainingLossAndGradientsAreAlikeWithTheKernelsOnAndOff) {
   const auto batch = testing::random_batch({5, 9, 3}, {7, 2, 8}, 4);
   for (const std::string& variant : testing::tiny_variants()) {

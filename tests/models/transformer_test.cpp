@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "models/transformer.h"
+#include "libtorch/models/transformer.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>

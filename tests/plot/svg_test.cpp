@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/plot/svg.h"
+#include "torch_free/plot/svg.h"
 
 #include <gtest/gtest.h>
 

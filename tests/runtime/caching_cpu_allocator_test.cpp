@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The caching CPU allocator: size classes, reuse of freed blocks, its idle cap, and LibTorch's
 // tensors going through it once installed.
-#include "core/runtime/caching_cpu_allocator.h"
+#include "libtorch/runtime/caching_cpu_allocator.h"
 
 #include <c10/core/CPUAllocator.h>
 #include <gtest/gtest.h>

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: MIT
 // Checkpoints are verified on load and carry everything needed to translate.
-#include "core/runtime/checkpoint.h"
+#include "libtorch/runtime/checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <filesystem>
 
-#include "core/config/loader.h"
-#include "core/runtime/trained_model.h"
-#include "core/search/translation_pipeline.h"
-#include "models/encoder_decoder.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/runtime/trained_model.h"
+#include "libtorch/search/translation_pipeline.h"
 #include "tests/support/tiny_run.h"
+#include "torch_free/config/loader.h"
 
 namespace nmtzoo {
 namespace {

@@ -85,7 +85,7 @@ else
   fail "include/nmtzoo holds exactly docs/package.md's public headers (< installed, > documented):"
   diff <(echo "$installed") <(echo "$documented") >&2 || true
 fi
-check "tokenizer/spm_shim.h (the shim's private C ABI) is not installed" test ! -e "$include/tokenizer/spm_shim.h"
+check "torch_free/tokenizer/spm_shim.h (the shim's private C ABI) is not installed" test ! -e "$include/torch_free/tokenizer/spm_shim.h"
 missing_includes=0
 while IFS= read -r header; do
   [[ -n "$header" ]] || continue

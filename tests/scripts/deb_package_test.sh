@@ -127,12 +127,12 @@ for file in "$libdir_rel/nmtzoo/libnmtzoo_spm.so" \
   "$libdir_rel/cmake/nmtzoo/nmtzooConfig.cmake" \
   "$libdir_rel/cmake/nmtzoo/nmtzooConfigVersion.cmake" \
   "$libdir_rel/cmake/nmtzoo/nmtzooTargets.cmake" \
-  usr/include/nmtzoo/core/search/translator.h usr/include/nmtzoo/models/registry.h \
+  usr/include/nmtzoo/libtorch/search/translator.h usr/include/nmtzoo/torch_free/archs/registry.h \
   usr/share/doc/nmtzoo/copyright usr/share/doc/nmtzoo/changelog.gz; do
   check "$file" has "$file"
 done
-check "usr/include/nmtzoo holds no private header (tokenizer/spm_shim.h)" \
-  test -z "$(grep -F usr/include/nmtzoo/tokenizer/spm_shim.h <<<"$paths" || true)"
+check "usr/include/nmtzoo holds no private header (torch_free/tokenizer/spm_shim.h)" \
+  test -z "$(grep -F usr/include/nmtzoo/torch_free/tokenizer/spm_shim.h <<<"$paths" || true)"
 python_module=0
 if grep -rqF 'python3/dist-packages' --include=cmake_install.cmake "$build" 2>/dev/null; then
   python_module=1

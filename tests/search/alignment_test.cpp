@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
-#include "core/search/alignment.h"
+#include "libtorch/search/alignment.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "core/search/search.h"
-#include "models/encoder_decoder.h"
-#include "models/registry.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/search/search.h"
 #include "tests/models/model_fixtures.h"
-#include "tokenizer/special_tokens.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/tokenizer/special_tokens.h"
 
 namespace nmtzoo {
 namespace {

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "core/search/constrained_beam.h"
+#include "libtorch/search/constrained_beam.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 
-#include "core/search/search.h"
+#include "libtorch/search/search.h"
 #include "tests/models/model_fixtures.h"
 
 namespace nmtzoo {

@@ -6,11 +6,11 @@
 
 #include <cmath>
 
-#include "core/search/search.h"
-#include "core/search/search_strategy.h"
-#include "models/encoder_decoder.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/search/search.h"
+#include "libtorch/search/search_strategy.h"
 #include "tests/models/model_fixtures.h"
-#include "tokenizer/special_tokens.h"
+#include "torch_free/tokenizer/special_tokens.h"
 
 namespace nmtzoo {
 namespace {

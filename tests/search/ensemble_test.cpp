@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include "core/search/ensemble.h"
+#include "libtorch/search/ensemble.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "core/search/search.h"
-#include "models/options/transformer_options.h"
-#include "models/transformer.h"
+#include "libtorch/models/transformer.h"
+#include "libtorch/search/search.h"
 #include "tests/models/model_fixtures.h"
+#include "torch_free/archs/options/transformer_options.h"
 
 namespace nmtzoo {
 namespace {

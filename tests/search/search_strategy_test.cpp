@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-#include "core/search/search_strategy.h"
+#include "libtorch/search/search_strategy.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "core/search/search.h"
+#include "libtorch/search/search.h"
 #include "tests/models/model_fixtures.h"
-#include "tokenizer/special_tokens.h"
+#include "torch_free/tokenizer/special_tokens.h"
 
 namespace nmtzoo {
 namespace {

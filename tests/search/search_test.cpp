@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/search/search.h"
+#include "libtorch/search/search.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -7,11 +7,11 @@
 #include <cmath>
 #include <functional>
 
-#include "core/search/prefix_recomputing_model.h"
-#include "core/search/search_strategy.h"
-#include "models/encoder_decoder.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/search/prefix_recomputing_model.h"
+#include "libtorch/search/search_strategy.h"
 #include "tests/models/model_fixtures.h"
-#include "tokenizer/special_tokens.h"
+#include "torch_free/tokenizer/special_tokens.h"
 
 namespace nmtzoo {
 namespace {

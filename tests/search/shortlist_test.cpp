@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/search/shortlist.h"
+#include "libtorch/search/shortlist.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -7,16 +7,16 @@
 #include <algorithm>
 #include <random>
 
-#include "core/runtime/trained_model.h"
-#include "core/search/ensemble.h"
-#include "core/search/prefix_recomputing_model.h"
-#include "core/search/search.h"
-#include "core/search/search_strategy.h"
-#include "core/search/translation_pipeline.h"
+#include "libtorch/runtime/trained_model.h"
+#include "libtorch/search/ensemble.h"
+#include "libtorch/search/prefix_recomputing_model.h"
+#include "libtorch/search/search.h"
+#include "libtorch/search/search_strategy.h"
+#include "libtorch/search/translation_pipeline.h"
 #include "tests/models/model_fixtures.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"
-#include "tokenizer/special_tokens.h"
+#include "torch_free/tokenizer/special_tokens.h"
 
 namespace nmtzoo {
 namespace {

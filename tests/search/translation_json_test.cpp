@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
-#include "core/search/translation_json.h"
+#include "libtorch/search/translation_json.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <sstream>
 
-#include "core/data/tokenizers.h"
 #include "tests/support/tiny_run.h"
-#include "tokenizer/sentencepiece.h"
+#include "torch_free/data/tokenizers.h"
+#include "torch_free/tokenizer/sentencepiece.h"
 
 namespace nmtzoo {
 namespace {

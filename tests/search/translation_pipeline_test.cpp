@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/search/translation_pipeline.h"
+#include "libtorch/search/translation_pipeline.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -11,13 +11,13 @@
 #include <filesystem>
 #include <limits>
 
-#include "core/config/loader.h"
-#include "core/config/schema.h"
-#include "core/runtime/runtime.h"
-#include "core/runtime/trained_model.h"
-#include "models/encoder_decoder.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/runtime/runtime.h"
+#include "libtorch/runtime/trained_model.h"
 #include "tests/support/tiny_run.h"
-#include "tokenizer/special_tokens.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/config/schema.h"
+#include "torch_free/tokenizer/special_tokens.h"
 
 namespace nmtzoo {
 namespace {

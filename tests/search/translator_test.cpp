@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/search/translator.h"
+#include "libtorch/search/translator.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -7,8 +7,8 @@
 #include <future>
 #include <thread>
 
-#include "core/config/schema.h"
 #include "tests/support/tiny_run.h"
+#include "torch_free/config/schema.h"
 
 namespace nmtzoo {
 namespace {

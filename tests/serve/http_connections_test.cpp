@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// nmtzoo-serve's connection layer (core/serve/http_server.h) against clients that a network
+// nmtzoo-serve's connection layer (libtorch/serve/http_server.h) against clients that a network
 // engineer would send at it: slow bodies, thousands of idle connections, half-closes, ambiguous
 // framing, absolute-form targets, oversized bodies sent whole, clients that never read.
 #include <fmt/format.h>

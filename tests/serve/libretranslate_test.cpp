@@ -14,14 +14,14 @@
 #include <thread>
 #include <vector>
 
-#include "core/config/loader.h"
-#include "core/search/translator.h"
-#include "core/serve/decoding_queue.h"
-#include "core/serve/http_api.h"
-#include "core/serve/libretranslate.h"
+#include "libtorch/search/translator.h"
+#include "libtorch/serve/decoding_queue.h"
+#include "libtorch/serve/http_api.h"
+#include "libtorch/serve/libretranslate.h"
 #include "tests/serve/served_model_fixture.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"
+#include "torch_free/config/loader.h"
 
 namespace nmtzoo {
 namespace {

@@ -14,11 +14,11 @@
 #include <thread>
 #include <vector>
 
-#include "core/config/loader.h"
-#include "core/search/translator.h"
-#include "core/serve/decoding_queue.h"
-#include "core/serve/http_api.h"
+#include "libtorch/search/translator.h"
+#include "libtorch/serve/decoding_queue.h"
+#include "libtorch/serve/http_api.h"
 #include "tests/support/tiny_run.h"
+#include "torch_free/config/loader.h"
 
 namespace nmtzoo {
 

@@ -21,18 +21,18 @@
 #include <set>
 #include <thread>
 
-#include "core/config/loader.h"
-#include "core/data/tokenizers.h"
-#include "core/runtime/trained_model.h"
-#include "core/search/shortlist.h"
-#include "core/search/translator.h"
-#include "core/serve/decoding_queue.h"
-#include "core/serve/http_api.h"
-#include "core/serve/http_server.h"
+#include "libtorch/runtime/trained_model.h"
+#include "libtorch/search/shortlist.h"
+#include "libtorch/search/translator.h"
+#include "libtorch/serve/decoding_queue.h"
+#include "libtorch/serve/http_api.h"
+#include "libtorch/serve/http_server.h"
 #include "tests/serve/raw_http.h"
 #include "tests/serve/served_model_fixture.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/data/tokenizers.h"
 
 namespace nmtzoo {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/kernels.h"
+#include "libtorch/kernels/kernels.h"
 
 namespace nmtzoo::testing {
 

@@ -4,9 +4,9 @@
 // test's tensors go through it.
 #include <gtest/gtest.h>
 
-#include "core/runtime/caching_cpu_allocator.h"
-#include "kernels/onednn_matmul.h"
-#include "models/registry.h"
+#include "libtorch/kernels/onednn_matmul.h"
+#include "libtorch/runtime/caching_cpu_allocator.h"
+#include "torch_free/archs/registry.h"
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);

@@ -7,12 +7,12 @@
 #include <random>
 #include <sstream>
 
-#include "core/config/loader.h"
-#include "core/data/tokenizers.h"
-#include "core/runtime/checkpoint.h"
-#include "core/runtime/trained_model.h"
-#include "models/encoder_decoder.h"
-#include "models/registry.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/runtime/checkpoint.h"
+#include "libtorch/runtime/trained_model.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/data/tokenizers.h"
 
 namespace nmtzoo::testing {
 

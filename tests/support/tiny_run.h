@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/config/config.h"
 #include "tests/support/test_support.h"
+#include "torch_free/config/config.h"
 
 namespace nmtzoo::testing {
 

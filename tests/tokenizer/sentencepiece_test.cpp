@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Runs in the LibTorch test binary on purpose: SentencePiece and LibTorch in one process.
-#include "tokenizer/sentencepiece.h"
+#include "torch_free/tokenizer/sentencepiece.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "core/io/text_file.h"
 #include "tests/support/test_support.h"
-#include "tokenizer/special_tokens.h"
+#include "torch_free/io/text_file.h"
+#include "torch_free/tokenizer/special_tokens.h"
 
 namespace nmtzoo {
 namespace {

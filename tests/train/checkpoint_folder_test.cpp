@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/train/checkpoint_folder.h"
+#include "libtorch/train/checkpoint_folder.h"
 
 #include <gtest/gtest.h>
 
@@ -7,9 +7,9 @@
 #include <map>
 #include <optional>
 
-#include "core/io/checkpoint_files.h"
-#include "core/io/text_file.h"
 #include "tests/support/test_support.h"
+#include "torch_free/io/checkpoint_files.h"
+#include "torch_free/io/text_file.h"
 
 namespace nmtzoo {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Multi-process training on loopback, through the real nmtzoo-train binary.
-#include "core/train/distributed.h"
+#include "libtorch/train/distributed.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -15,15 +15,15 @@
 #include <random>
 #include <thread>
 
-#include "core/config/loader.h"
-#include "core/runtime/checkpoint.h"
-#include "core/runtime/runtime.h"
-#include "core/runtime/trained_model.h"
-#include "core/train/trainer.h"
-#include "core/train/training_data.h"
-#include "models/encoder_decoder.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/runtime/checkpoint.h"
+#include "libtorch/runtime/runtime.h"
+#include "libtorch/runtime/trained_model.h"
+#include "libtorch/train/trainer.h"
+#include "libtorch/train/training_data.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"
+#include "torch_free/config/loader.h"
 
 namespace nmtzoo {
 namespace {

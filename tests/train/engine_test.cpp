@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-#include "core/train/engine.h"
+#include "libtorch/train/engine.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <sstream>
 
-#include "core/train/training_data.h"
-#include "kernels/kernels.h"
+#include "libtorch/kernels/kernels.h"
+#include "libtorch/train/training_data.h"
 #include "tests/support/kernel_scopes.h"
 #include "tests/support/tiny_run.h"
 
@@ -27,7 +27,7 @@ TEST(TrainingEngine, FlushesDenormalsOnlyWhileItLives) {
   ASSERT_FALSE(denormals_flushed()) << "LibTorch's default";
   {
     TrainingEngine engine(run.config(), data, torch::kCPU, nullptr, log);
-    EXPECT_TRUE(denormals_flushed()) << "training flushes them (kernels/kernels.h)";
+    EXPECT_TRUE(denormals_flushed()) << "training flushes them (libtorch/kernels/kernels.h)";
   }
   EXPECT_FALSE(denormals_flushed()) << "decoding after training in the same process keeps them";
 }

@@ -8,15 +8,15 @@
 #include <utility>
 #include <vector>
 
-#include "core/config/loader.h"
-#include "core/data/tokenizers.h"
-#include "core/runtime/checkpoint.h"
-#include "core/runtime/runtime.h"
-#include "core/runtime/trained_model.h"
-#include "core/train/trainer.h"
-#include "models/encoder_decoder.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/runtime/checkpoint.h"
+#include "libtorch/runtime/runtime.h"
+#include "libtorch/runtime/trained_model.h"
+#include "libtorch/train/trainer.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/data/tokenizers.h"
 
 namespace nmtzoo {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/train/gradient_norm.h"
+#include "libtorch/train/gradient_norm.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/fused_adam.h"
+#include "libtorch/kernels/fused_adam.h"
 
 namespace nmtzoo {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/train/loss.h"
+#include "libtorch/train/loss.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -7,7 +7,7 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/kernels.h"
+#include "libtorch/kernels/kernels.h"
 #include "tests/support/kernel_scopes.h"
 
 namespace nmtzoo {

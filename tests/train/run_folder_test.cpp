@@ -15,15 +15,15 @@
 #include <thread>
 #include <utility>
 
-#include "core/config/loader.h"
-#include "core/data/dataset_prepare.h"
-#include "core/data/tokenizers.h"
-#include "core/io/directory_lock.h"
-#include "core/io/text_file.h"
-#include "core/runtime/checkpoint.h"
-#include "core/train/trainer.h"
+#include "libtorch/runtime/checkpoint.h"
+#include "libtorch/train/trainer.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/data/dataset_prepare.h"
+#include "torch_free/data/tokenizers.h"
+#include "torch_free/io/directory_lock.h"
+#include "torch_free/io/text_file.h"
 
 namespace nmtzoo {
 namespace {

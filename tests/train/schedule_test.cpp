@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-#include "core/train/schedule.h"
+#include "libtorch/train/schedule.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "core/config/loader.h"
+#include "torch_free/config/loader.h"
 
 namespace nmtzoo {
 namespace {

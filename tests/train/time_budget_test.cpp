@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/train/time_budget.h"
+#include "libtorch/train/time_budget.h"
 
 #include <gtest/gtest.h>
 
@@ -7,10 +7,10 @@
 #include <thread>
 #include <vector>
 
-#include "core/config/loader.h"
-#include "core/runtime/checkpoint.h"
-#include "core/train/trainer.h"
+#include "libtorch/runtime/checkpoint.h"
+#include "libtorch/train/trainer.h"
 #include "tests/support/tiny_run.h"
+#include "torch_free/config/loader.h"
 
 namespace nmtzoo {
 namespace {

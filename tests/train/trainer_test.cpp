@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/train/trainer.h"
+#include "libtorch/train/trainer.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -13,14 +13,14 @@
 #include <sstream>
 #include <thread>
 
-#include "core/config/loader.h"
-#include "core/io/checkpoint_files.h"
-#include "core/runtime/checkpoint.h"
-#include "core/runtime/runtime.h"
-#include "core/runtime/trained_model.h"
-#include "models/encoder_decoder.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/runtime/checkpoint.h"
+#include "libtorch/runtime/runtime.h"
+#include "libtorch/runtime/trained_model.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/tiny_run.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/io/checkpoint_files.h"
 
 namespace nmtzoo {
 namespace {

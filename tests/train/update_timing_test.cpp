@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "core/train/update_timing.h"
+#include "libtorch/train/update_timing.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <sstream>
 
-#include "core/train/engine.h"
-#include "core/train/training_data.h"
+#include "libtorch/train/engine.h"
+#include "libtorch/train/training_data.h"
 #include "tests/support/tiny_run.h"
 
 namespace nmtzoo {

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: MIT
-#include "core/train/weight_ema.h"
+#include "libtorch/train/weight_ema.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <sstream>
 
-#include "core/runtime/checkpoint.h"
-#include "core/runtime/trained_model.h"
-#include "core/train/engine.h"
-#include "core/train/training_data.h"
-#include "models/encoder_decoder.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/runtime/checkpoint.h"
+#include "libtorch/runtime/trained_model.h"
+#include "libtorch/train/engine.h"
+#include "libtorch/train/training_data.h"
 #include "tests/support/tiny_run.h"
 
 namespace nmtzoo {

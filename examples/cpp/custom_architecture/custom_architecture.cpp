@@ -7,10 +7,10 @@
 // compact_transformer is a Transformer sized by three keys of its own: model.width (the model
 // size), model.ffn_multiple (the feed-forward size, as a multiple of the width) and
 // model.head_dim (the size of one attention head: heads = width / head_dim). They are declared
-// once, on the architecture's options struct (models/arch_options.h); registering publishes them
-// to the config schema, so the YAML, --set, presets, checkpoints and error messages treat them
-// as any other key. The keys every encoder-decoder has (layers, dropout, max_positions) are read
-// as the built-in architectures read them (models/archs.h).
+// once, on the architecture's options struct (torch_free/archs/arch_options.h); registering
+// publishes them to the config schema, so the YAML, --set, presets, checkpoints and error messages
+// treat them as any other key. The keys every encoder-decoder has (layers, dropout, max_positions)
+// are read as the built-in architectures read them (torch_free/archs/archs.h).
 //
 //   custom_architecture WORK_DIR [--steps N] [--set KEY=VALUE ...]
 //
@@ -30,15 +30,15 @@
 #include <string>
 #include <vector>
 
-#include "core/config/loader.h"
-#include "core/runtime/trained_model.h"
-#include "core/search/translator.h"
-#include "core/train/trainer.h"
-#include "models/arch_options.h"
-#include "models/archs.h"
-#include "models/encoder_decoder.h"
-#include "models/registry.h"
-#include "models/transformer.h"
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/models/transformer.h"
+#include "libtorch/runtime/trained_model.h"
+#include "libtorch/search/translator.h"
+#include "libtorch/train/trainer.h"
+#include "torch_free/archs/arch_options.h"
+#include "torch_free/archs/archs.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/config/loader.h"
 
 namespace {
 

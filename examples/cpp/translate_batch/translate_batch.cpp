@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "core/config/loader.h"
-#include "core/runtime/runtime.h"
-#include "core/search/translator.h"
-#include "models/registry.h"
-#include "tokenizer/sentencepiece.h"
+#include "libtorch/runtime/runtime.h"
+#include "libtorch/search/translator.h"
+#include "torch_free/archs/registry.h"
+#include "torch_free/config/loader.h"
+#include "torch_free/tokenizer/sentencepiece.h"
 
 namespace {
 
