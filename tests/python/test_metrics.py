@@ -269,6 +269,40 @@ class ArgumentErrors(unittest.TestCase):
                                                r"of strings\.$"):
             bleu.sentence_score("a", "a")
 
+    def test_what_sacrebleu_lets_through_is_refused(self):
+        # Each of these was scored (or raised IndexError) before: sacreBLEU zips the streams and
+        # iterates a str; nmtzoo raises with sacreBLEU's types and wording.
+        bleu = BLEU()
+        with self.assertRaisesRegex(EOFError, r"^Source and reference streams have different "
+                                              r"lengths!$"):
+            bleu.corpus_score(HYPS[:3], [REF_SETS["ref1"][0][:2]])
+        with self.assertRaisesRegex(EOFError, "different lengths"):
+            CHRF().corpus_score(HYPS[:2], [REF_SETS["ref1"][0][:3]])
+        with self.assertRaisesRegex(TypeError, r"^BLEU: `hyps` should be a sequence of strings\.$"):
+            bleu.corpus_score("the cat", [["the cat"]])
+        with self.assertRaisesRegex(TypeError, r"^TER: Each element of `refs` should be a sequence "
+                                               r"of strings\.$"):
+            TER().corpus_score(["a b"], ["a b"])
+        with self.assertRaisesRegex(ValueError, r"^BLEU: `hyps` should not be empty\.$"):
+            bleu.corpus_score([], [[]])
+        with self.assertRaisesRegex(ValueError, r"^BLEU: a stream of `refs` is empty\.$"):
+            bleu.corpus_score(["a"], [[]])
+        with self.assertRaisesRegex(ValueError, r"^BLEU: The argument `refs` should not be "
+                                                r"empty\.$"):
+            bleu.sentence_score("a", [])
+        with self.assertRaisesRegex(AssertionError, r"^Unknown smooth_method 'laplace'$"):
+            BLEU(smooth_method="laplace")
+
+    def test_resamples_are_bounded(self):
+        with self.assertRaisesRegex(ValueError, r"^PairedTest: `n_samples` is 1000000000; at most "
+                                                r"1000000 are allowed\.$"):
+            PairedTest([("a", HYPS), ("b", HYPS)], {"BLEU": BLEU()}, REF_SETS["ref1"],
+                       test_type="bs", n_samples=10**9)
+        with self.assertRaisesRegex(ValueError, "`n_bootstrap` is 2000000"):
+            BLEU().corpus_score(HYPS, REF_SETS["ref1"], n_bootstrap=2_000_000)
+        with self.assertRaisesRegex(TypeError, "`n_bootstrap` should be an integer, not float"):
+            BLEU().corpus_score(HYPS, REF_SETS["ref1"], n_bootstrap=100.0)
+
 
 class Bootstrap(unittest.TestCase):
     """corpus_score(n_bootstrap=501) with SACREBLEU_SEED=2026: significance/multiref_confidence_*

@@ -28,6 +28,18 @@ def _seed_from_environment():
     return _native.parse_seed(os.environ.get(_SEED_VARIABLE, _DEFAULT_SEED))
 
 
+# The most resamples or trials a call may ask for: nmtzoo-evaluate's and the plans' bound. Work and
+# memory grow with it (10**9 ran unbounded).
+MAX_SAMPLES = 1_000_000
+
+
+def _check_samples(prefix: str, name: str, value: int):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{prefix}: `{name}` should be an integer, not {type(value).__name__}.")
+    if value > MAX_SAMPLES:
+        raise ValueError(f"{prefix}: `{name}` is {value}; at most {MAX_SAMPLES} are allowed.")
+
+
 class Score:
     """A score of one metric, as sacreBLEU's `Score`.
 
@@ -176,6 +188,11 @@ class Metric(abc.ABC):
         self.n_bootstrap = None
         self.seed = None
 
+    # sacreBLEU's argument checks, with its types and wording, and what it lets through refused
+    # too: a str where a list belongs (sacreBLEU scores it character by character), empty lists
+    # (an IndexError there) and streams of another length than the hypotheses (zipped there, so
+    # the shorter list is scored without a word: EOFError with sacreBLEU 1.x's message).
+
     def _check_sentence_score_args(self, hyp: str, refs: Sequence[str]):
         prefix = self.__class__.__name__
         err_msg = None
@@ -183,6 +200,8 @@ class Metric(abc.ABC):
             err_msg = "The argument `hyp` should be a string."
         elif isinstance(refs, str) or not isinstance(refs, Sequence):
             err_msg = "The argument `refs` should be a sequence of strings."
+        elif len(refs) == 0:
+            raise ValueError(f"{prefix}: The argument `refs` should not be empty.")
         elif not isinstance(refs[0], str) and refs[0] is not None:
             err_msg = "Each element of `refs` should be a string."
         if err_msg:
@@ -192,21 +211,28 @@ class Metric(abc.ABC):
                                  refs: Optional[Sequence[Sequence[str]]]):
         prefix = self.__class__.__name__
         err_msg = None
-        if not isinstance(hyps, Sequence):
+        if isinstance(hyps, str) or not isinstance(hyps, Sequence):
             err_msg = "`hyps` should be a sequence of strings."
+        elif len(hyps) == 0:
+            raise ValueError(f"{prefix}: `hyps` should not be empty.")
         elif not isinstance(hyps[0], str):
             err_msg = "Each element of `hyps` should be a string."
         elif any(line is None for line in hyps):
             err_msg = "Undefined line in hypotheses stream!"
         if refs is not None:
-            if not isinstance(refs, Sequence):
+            if isinstance(refs, str) or not isinstance(refs, Sequence):
                 err_msg = "`refs` should be a sequence of sequence of strings."
-            elif not isinstance(refs[0], Sequence):
+            elif any(isinstance(stream, str) or not isinstance(stream, Sequence)
+                     for stream in refs):
                 err_msg = "Each element of `refs` should be a sequence of strings."
+            elif any(len(stream) == 0 for stream in refs):
+                raise ValueError(f"{prefix}: a stream of `refs` is empty.")
             elif not isinstance(refs[0][0], str) and refs[0][0] is not None:
                 err_msg = "`refs` should be a sequence of sequence of strings."
         if err_msg:
             raise TypeError(f"{prefix}: {err_msg}")
+        if refs is not None and any(len(stream) != len(hyps) for stream in refs):
+            raise EOFError("Source and reference streams have different lengths!")
 
     def _cache_references(self, references: Sequence[Sequence[str]]) -> List[List[str]]:
         """Each segment's references (streams zipped; None drops a reference of that segment),
@@ -277,6 +303,7 @@ class Metric(abc.ABC):
         stats = self._extract_corpus_statistics(hypotheses, references)
         actual_score = self._aggregate_and_compute(stats)
         if n_bootstrap > 1:
+            _check_samples(self.__class__.__name__, "n_bootstrap", n_bootstrap)
             seed, seed_text, _ = _seed_from_environment()
             self.n_bootstrap = n_bootstrap
             self.seed = seed_text

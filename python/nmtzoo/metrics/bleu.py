@@ -107,8 +107,9 @@ class BLEU(Metric):
         self.effective_order = effective_order
 
         if self.smooth_method not in self.SMOOTH_DEFAULTS:
-            # sacreBLEU's assertion, message included (it is not an f-string there).
-            raise AssertionError("Unknown smooth_method {self.smooth_method!r}")
+            # sacreBLEU's assertion, with the value its message meant to show (its message lacks
+            # the f and prints the braces).
+            raise AssertionError(f"Unknown smooth_method {self.smooth_method!r}")
 
         if tokenize is None:
             best_tokenizer = self._TOKENIZER_MAP.get(self.trg_lang, self.TOKENIZER_DEFAULT)

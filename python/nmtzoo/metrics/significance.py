@@ -5,7 +5,7 @@ resampling and paired approximate randomization, run by nmtzoo_metrics (no numpy
 import multiprocessing as mp
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .base import Metric, Signature, _native, _seed_from_environment, logger
+from .base import Metric, Signature, _check_samples, _native, _seed_from_environment, logger
 
 
 class Result:
@@ -72,6 +72,8 @@ class PairedTest:
                  n_jobs: int = 1):
         if test_type not in ("ar", "bs"):
             raise AssertionError(f"Unknown test type {test_type!r}")
+        _check_samples("PairedTest", "n_samples", n_samples)
+        _check_samples("PairedTest", "n_ar_confidence", n_ar_confidence)
         self.test_type = test_type
         seed, _, self._seed_text = _seed_from_environment()
         self._seed = seed
