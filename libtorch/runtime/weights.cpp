@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "libtorch/runtime/weights.h"
 
+#include <fmt/format.h>
 #include <torch/serialize.h>
 #include <torch/torch.h>
 #include <nlohmann/json.hpp>
@@ -44,6 +45,26 @@ void export_weights(const torch::nn::Module& model, const std::string& path) {
   });
 }
 
+namespace {
+
+// Why `file` cannot be copied into `target` without changing what it says, or "": copy_ would
+// drop a complex tensor's imaginary part, cast floats into integers, and take NaN or infinity.
+std::string value_problem(const at::Tensor& file, const at::Tensor& target) {
+  const bool fits = !file.is_complex() && file.scalar_type() != at::kBool &&
+                    file.is_floating_point() == target.is_floating_point();
+  if (!fits) {
+    return fmt::format("is {} in the file but {} in the model", c10::toString(file.scalar_type()),
+                       c10::toString(target.scalar_type()));
+  }
+  if (file.is_floating_point()) {
+    const int64_t non_finite = file.isfinite().logical_not().sum().item<int64_t>();
+    if (non_finite > 0) return fmt::format("holds {} NaN or infinite values", non_finite);
+  }
+  return "";
+}
+
+}  // namespace
+
 void import_weights(torch::nn::Module& model, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open weights file '" + path + "'");
@@ -74,6 +95,8 @@ void import_weights(torch::nn::Module& model, const std::string& path) {
     } else if (it->second.sizes() != tensor.sizes()) {
       problems.push_back(name + " has shape " + shape_text(it->second) + " in the file but " +
                          shape_text(tensor) + " in the model");
+    } else if (auto problem = value_problem(it->second, tensor); !problem.empty()) {
+      problems.push_back(name + " " + problem);
     }
   }
   std::set<std::string> expected;

@@ -232,6 +232,41 @@ TEST(Weights, MismatchedNamesAndShapesAreListed) {
   EXPECT_THROW(import_weights(*rnn, dir.path("junk.pt")), std::runtime_error);
 }
 
+// torch.save'd tensors of another kind: copied, a complex tensor lost its imaginary part and the
+// import succeeded; NaN weights were taken as they were.
+TEST(Weights, TensorsOfAnotherKindOrNotFiniteAreRefusedNamingThem) {
+  testing::TempDir dir;
+  auto model = tiny_model("transformer_post");
+  auto before = model->named_parameters()["src_embed.weight"].clone();
+  auto save_with = [&](const std::string& name, const at::Tensor& replacement) {
+    c10::Dict<std::string, at::Tensor> dict;
+    for (const auto& item : model->named_parameters()) dict.insert(item.key(), item.value());
+    for (const auto& item : model->named_buffers()) dict.insert(item.key(), item.value());
+    dict.insert_or_assign(name, replacement);
+    const std::vector<char> bytes = torch::pickle_save(c10::IValue(dict));
+    testing::write_text(dir.path("weights.pt"), std::string(bytes.begin(), bytes.end()));
+  };
+  const at::Tensor weight = model->named_parameters()["src_embed.weight"];
+  const std::vector<std::pair<at::Tensor, std::string>> cases{
+      {torch::complex(weight, weight), "src_embed.weight is ComplexFloat in the file but Float"},
+      {weight.to(torch::kLong), "src_embed.weight is Long in the file but Float in the model"},
+      {weight.to(torch::kBool), "src_embed.weight is Bool in the file but Float in the model"},
+      {weight.clone().index_fill_(0, torch::tensor({1, 2}), NAN),
+       "src_embed.weight holds " + std::to_string(2 * weight.size(1)) + " NaN or infinite values"}};
+  for (const auto& [tensor, expected] : cases) {
+    save_with("src_embed.weight", tensor);
+    try {
+      import_weights(*model, dir.path("weights.pt"));
+      ADD_FAILURE() << "imported: " << expected;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(model->named_parameters()["src_embed.weight"].equal(before));
+  }
+  save_with("src_embed.weight", weight.to(torch::kDouble));  // another float width is a float
+  EXPECT_NO_THROW(import_weights(*model, dir.path("weights.pt")));
+}
+
 // What experiments/measure/python_peer.py rebuilds its model from and checks before it times it.
 TEST(Weights, TheModelSpecNamesTheArchitectureAndItsOwnOptions) {
   testing::TempDir dir;
