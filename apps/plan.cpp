@@ -115,9 +115,9 @@ int print_status(const ExperimentPlan& plan) {
     const auto log_time = fs::exists(run + ".log", ignored)
                               ? fs::last_write_time(run + ".log", ignored)
                               : fs::file_time_type::min();
-    if (log_time > newest_log) {
+    if (budget > 0 && log_time > newest_log) {  // the newest wall-clock run's scale
       newest_log = log_time;
-      if (const double s = last_budget_scale(run + ".log"); std::isfinite(s)) scale = s;
+      scale = last_budget_scale(run + ".log");
     }
     if (fs::exists(results + "/training_summary.json")) return ++done, std::string("done");
     if (fs::exists(run + "/training_summary.json")) {
@@ -136,8 +136,7 @@ int print_status(const ExperimentPlan& plan) {
                           100 * std::min(1.0, static_cast<double>(progress.step) / max_steps),
                           max_steps);
     } else {
-      const double run_scale = last_budget_scale(run + ".log");
-      const double used = std::isfinite(run_scale) ? progress.wall_seconds * run_scale : 0;
+      const double used = progress.wall_seconds * last_budget_scale(run + ".log");
       budget_left += std::max(0.0, budget - used);
       if (budget > 0) {
         share = fmt::format(" ({:.0f}% of {})", 100 * std::min(1.0, used / budget),

@@ -496,6 +496,18 @@ printf '%s\n' '{"type": "train", "step": 2, "wall_seconds": 4.0}' '{"type": "tra
 experiments/run_plan.sh plan.yaml --status > plan_status_paused.out
 check "a run paused for a while: the ETA takes the median speed of its log's intervals (3 s per update)" \
   grep -q '; training left: 30 updates of rnn, ~1m30s here at its last measured speed (decoding not counted)$' plan_status_paused.out
+# A run budgeted by wall-clock time whose log has no scale line (no training.reference_gflops, so
+# a second counts a second), stopped by SIGKILL: its status said 0% and its whole budget left.
+mv reports/multi30k_en_fr/transformer transformer_report.kept
+mv runs/multi30k_en_fr_transformer/training_summary.json transformer_summary.kept
+cp runs/multi30k_en_fr_transformer/metrics.jsonl transformer_metrics.kept
+echo '{"type": "train", "step": 100, "wall_seconds": 450.0}' > runs/multi30k_en_fr_transformer/metrics.jsonl
+experiments/run_plan.sh plan.yaml --status > plan_status_killed.out
+check "a stopped wall-clock run shows the share of its budget used" \
+  grep -q '^en_fr    transformer  *1  started (25% of 30m00s)$' plan_status_killed.out
+mv transformer_report.kept reports/multi30k_en_fr/transformer
+mv transformer_summary.kept runs/multi30k_en_fr_transformer/training_summary.json
+mv transformer_metrics.kept runs/multi30k_en_fr_transformer/metrics.jsonl
 echo '{"type": "train", "step": 10, "wall_seconds": 20.0}' > runs/multi30k_en_fr_rnn/metrics.jsonl
 exec {held}> runs/multi30k_en_fr_rnn.lock
 flock -n "$held"

@@ -555,7 +555,7 @@ ExperimentPlan load_plan(const std::string& path) {
 double last_budget_scale(const std::string& log) {
   std::ifstream in(log);
   static const std::regex counts(R"(a second here counts ([0-9.]+) s of training\.max_time)");
-  double scale = std::numeric_limits<double>::quiet_NaN();
+  double scale = 1;
   std::smatch match;
   for (std::string line; std::getline(in, line);) {
     if (std::regex_search(line, match, counts)) scale = std::stod(match[1]);

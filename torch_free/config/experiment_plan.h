@@ -81,8 +81,9 @@ std::string seed_folder(const std::string& model, int64_t seed);
 std::string direction_report(const PlanDirection& direction);
 
 // A run's progress as the plan's status reads it from the run's files.
-// The last "a second here counts S s of training.max_time" of a run's log: its budget scale (NaN:
-// none).
+// The last "a second here counts S s of training.max_time" of a run's log: its budget scale; 1
+// when the log has none (an unscaled budget, or a run stopped before it measured), where a second
+// counts a second.
 double last_budget_scale(const std::string& log);
 // The last training record of a run's metrics.jsonl: its update and wall-clock seconds (0, 0:
 // none), and the run's recent seconds per update: the median over the log's last intervals (up
