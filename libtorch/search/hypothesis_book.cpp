@@ -44,6 +44,15 @@ NextRows HypothesisBook::advance(const StepCandidates& candidates, const SearchS
   auto candidate_token = cpu_tokens.accessor<int64_t, 2>();
   const int64_t K = width_;
   NextRows next;
+  for (int64_t b = 0; b < static_cast<int64_t>(alive_.size()); ++b) {
+    for (int64_t j = 0; j < cpu_values.size(1); ++j) {
+      if (std::isnan(value[b][j]) || value[b][j] == std::numeric_limits<double>::infinity()) {
+        next.non_finite.push_back(alive_[b]);
+        break;
+      }
+    }
+  }
+  if (!next.non_finite.empty()) return next;
   std::vector<int64_t> next_alive;
   for (int64_t b = 0; b < static_cast<int64_t>(alive_.size()); ++b) {
     auto& done = finished_[alive_[b]];

@@ -20,6 +20,9 @@ struct NextRows {
   std::vector<int64_t> tokens;
   std::vector<double> scores;
   bool sentences_changed = false;  // a sentence finished and left the batch
+  // Sentences (batch rows) whose candidates include a NaN or +infinity score; when any, the rest
+  // of this struct is not filled and the search must stop.
+  std::vector<int64_t> non_finite;
 };
 
 class HypothesisBook {

@@ -199,11 +199,22 @@ double penalized_score(double log_prob, int64_t length, LengthPenalty penalty, d
   return log_prob;
 }
 
+NonFiniteScores::NonFiniteScores(const std::string& where, int64_t step,
+                                 std::vector<int64_t> sentences)
+    : std::runtime_error(fmt::format(
+          "{}: the model's scores are not finite numbers (NaN or infinity) at output token {}: "
+          "its activations overflow (decoding.dtype float32 instead of bf16 may avoid it; "
+          "otherwise the checkpoint's weights are unusable); stopped rather than output them",
+          where, step + 1)),
+      step(step),
+      sentences(std::move(sentences)) {}
+
 std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Tensor& src_tokens,
                                             const at::Tensor& src_pad_mask,
                                             const SearchOptions& options, SearchStrategy& strategy,
                                             const std::vector<SentenceGuide>& guides,
-                                            const at::Tensor& vocabulary) {
+                                            const at::Tensor& vocabulary,
+                                            const std::function<void()>& between_steps) {
   throw_first_problem(options);
   const int64_t K = strategy.width();
   TORCH_CHECK(K >= 1 && options.nbest >= 1 && options.nbest <= K, "a search strategy keeping ", K,
@@ -246,6 +257,7 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
       torch::full({batch * K}, kBosId, torch::TensorOptions(torch::kLong).device(device));
 
   for (int64_t step = 0; !book.empty(); ++step) {
+    if (between_steps) between_steps();
     at::Tensor log_probs = model.decode_step(prev, state);  // (R, V)
     apply_token_rules(log_probs, step, book.per_row(limits), book.per_row(min_lens), options);
     if (step < static_cast<int64_t>(longest_prefix))
@@ -262,6 +274,11 @@ std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Ten
                               .view_as(candidates.tokens);
     }
     NextRows next = book.advance(candidates, strategy, history);
+    if (!next.non_finite.empty()) {
+      throw NonFiniteScores(
+          fmt::format("sentence(s) {} of the batch", fmt::join(next.non_finite, ", ")), step,
+          next.non_finite);
+    }
     if (next.parents.empty()) break;
     strategy.select(next.parents, next.tokens);
     at::Tensor rows = to_device_index(next.parents, device);

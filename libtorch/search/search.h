@@ -12,6 +12,8 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -69,6 +71,16 @@ struct Hypothesis {
   bool complete = true;         // false: the length limit ended it before its constraints were met
 };
 
+// The model's scores stopped being numbers (NaN or +infinity: activations that overflowed, e.g.
+// in bf16 or with corrupt weights) while searching. The search stops rather than rank or extend
+// them: a hypothesis scored NaN never ends (its limit never applies) and one scored +infinity
+// beats every real one. `where` names the sentences ("line 7", "sentences 0, 3 of the batch").
+struct NonFiniteScores : std::runtime_error {
+  NonFiniteScores(const std::string& where, int64_t step, std::vector<int64_t> sentences);
+  int64_t step;                    // the output token being chosen, from 0
+  std::vector<int64_t> sentences;  // the batch's rows affected, ascending
+};
+
 // n-best lists (up to options.nbest, at most the strategy's width), best first, one per source
 // row. src_tokens (B, S), src_pad_mask (B, S). `guides`, empty or one per row: each row's prefix
 // is forced, and its length limit grows by its prefix and constraint tokens (output_length_limits;
@@ -79,12 +91,15 @@ struct Hypothesis {
 // 0..3, holding every prefix token): the model scores only those tokens and the strategy sees
 // (N, K, V') log-probabilities; tokens it returns are mapped back to ids. A strategy that looks
 // tokens up by id in the log-probabilities (constrained beam) or needs the whole distribution
-// (sampling) must be given none: the Translator gives it only to greedy and beam search.
+// (sampling) must be given none: the Translator gives it only to greedy and beam search. Throws
+// NonFiniteScores when a live hypothesis's best continuations are scored NaN or +infinity.
+// `between_steps`, when given, is called before each step; what it throws stops the search.
 std::vector<std::vector<Hypothesis>> search(EncoderDecoder& model, const at::Tensor& src_tokens,
                                             const at::Tensor& src_pad_mask,
                                             const SearchOptions& options, SearchStrategy& strategy,
                                             const std::vector<SentenceGuide>& guides = {},
-                                            const at::Tensor& vocabulary = {});
+                                            const at::Tensor& vocabulary = {},
+                                            const std::function<void()>& between_steps = {});
 
 // The cross-attention of the last step (R, S) that `choice` selects from the model's state.
 at::Tensor selected_attention(const DecoderState& state, const AttentionChoice& choice);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "libtorch/kernels/int8_linear.h"
@@ -214,9 +215,16 @@ std::vector<Translation> TranslationPipeline::translate(
     at::Tensor src_tokens = pad_sequences(rows, /*add_bos=*/false, /*add_eos=*/true).to(device_);
     at::Tensor src_pad_mask = src_tokens.eq(kPadId);
     auto strategy = make_strategy(options_, batch_guides);
-    std::vector<std::vector<Hypothesis>> nbest =
-        search(model_, src_tokens, src_pad_mask, options_, *strategy, batch_guides,
-               batch_vocabulary(rows, batch_guides));
+    std::vector<std::vector<Hypothesis>> nbest;
+    try {
+      nbest = search(model_, src_tokens, src_pad_mask, options_, *strategy, batch_guides,
+                     batch_vocabulary(rows, batch_guides), between_steps_);
+    } catch (const NonFiniteScores& e) {
+      std::vector<int64_t> lines;
+      for (int64_t s : e.sentences) lines.push_back(first_line + to_translate[batch[s]]);
+      std::sort(lines.begin(), lines.end());
+      throw NonFiniteScores(fmt::format("line {}", fmt::join(lines, ", ")), e.step, e.sentences);
+    }
     std::vector<int64_t> source_lengths;  // EOS included, as the search counts them
     for (const auto& row : rows) source_lengths.push_back(static_cast<int64_t>(row.size) + 1);
     const std::vector<int64_t> limits =
@@ -231,10 +239,8 @@ std::vector<Translation> TranslationPipeline::translate(
         result.texts.push_back(tokenizers_.tgt->decode(
             std::vector<int32_t>(hypothesis.tokens.begin(), hypothesis.tokens.end())));
       }
-      if (options_.record_attention) {
-        for (int32_t id : rows[r]) result.source_pieces.push_back(tokenizers_.src->piece(id));
-        result.source_pieces.push_back("</s>");
-      }
+      for (int32_t id : rows[r]) result.source_pieces.push_back(tokenizers_.src->piece(id));
+      result.source_pieces.push_back("</s>");
     }
     done += static_cast<int64_t>(batch.size());
     if (progress_) progress_(done);

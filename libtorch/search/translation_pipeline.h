@@ -27,7 +27,7 @@ class Shortlist;
 struct Translation {
   std::vector<Hypothesis> nbest;           // best first; empty for an empty input line
   std::vector<std::string> texts;          // detokenized hypotheses, as nbest
-  std::vector<std::string> source_pieces;  // the source as the model saw it (for plots)
+  std::vector<std::string> source_pieces;  // the source as the model saw it, then "</s>"
   bool truncated = false;                  // the source was cut to the model's length limit
   int64_t source_tokens = 0;
   // The search's output length limit for this sentence, in tokens (output_length_limits); 0 for
@@ -109,6 +109,8 @@ class TranslationPipeline {
 
   // Called after each batch with the number of this call's sentences translated so far.
   void on_progress(std::function<void(int64_t)> callback) { progress_ = std::move(callback); }
+  // Called before each decoding step (search's `between_steps`); it may throw to stop.
+  void between_steps(std::function<void()> callback) { between_steps_ = std::move(callback); }
 
   const SearchOptions& options() const { return options_; }
   int64_t max_source_tokens() const;  // subword tokens kept, EOS excluded
@@ -129,6 +131,7 @@ class TranslationPipeline {
   std::shared_ptr<const Shortlist> shortlist_;
   c10::Device device_;
   std::function<void(int64_t)> progress_;
+  std::function<void()> between_steps_;
   std::unique_ptr<Int8Linears> own_int8_;
   Int8Linears* int8_ = nullptr;
   int64_t shortlisted_batches_ = 0;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "libtorch/kernels/int8_linear.h"
@@ -205,12 +206,14 @@ std::shared_ptr<const Shortlist> Translator::shortlist(const std::string& path) 
 
 std::vector<Translation> Translator::translate_batch(
     const std::vector<TranslationRequest>& requests, const SearchOptions& options,
-    int64_t first_line, const std::function<void(int64_t)>& progress) {
+    int64_t first_line, const std::function<void(int64_t)>& progress,
+    const std::function<void()>& between_steps) {
   SearchOptions resolved = options;
   const std::shared_ptr<EncoderDecoder> model = search_model(resolved);
   TranslationPipeline translator(*model, tokenizers(), resolved, options_.device(), int8_.get(),
                                  shortlist(resolved.shortlist));
   if (progress) translator.on_progress(progress);
+  if (between_steps) translator.between_steps(between_steps);
   std::vector<Translation> translations = translator.translate(requests, first_line);
   std::lock_guard<std::mutex> lock(mutex_);
   shortlisted_batches_ += translator.shortlisted_batches();
@@ -229,7 +232,8 @@ std::vector<Translation> Translator::translate_batch(const std::vector<std::stri
 
 std::vector<ScoredPair> Translator::score_batch(const std::vector<std::string>& sources,
                                                 const std::vector<std::string>& targets,
-                                                const SearchOptions& options) {
+                                                const SearchOptions& options,
+                                                const std::function<void()>& between_batches) {
   if (sources.size() != targets.size()) {
     throw std::invalid_argument(
         fmt::format("score_batch: {} sources for {} targets", sources.size(), targets.size()));
@@ -257,6 +261,7 @@ std::vector<ScoredPair> Translator::score_batch(const std::vector<std::string>& 
   CpuAutocast autocast(options.dtype == DecodeDtype::kBf16 && options_.device().is_cpu());
   for (const auto& batch : make_batches(
            lengths, BatchingOptions{std::max<int64_t>(1, options.batch_tokens), 0, false})) {
+    if (between_batches) between_batches();
     std::vector<TokenSpan> src_rows;
     std::vector<TokenSpan> tgt_rows;
     for (int64_t j : batch) {
@@ -280,6 +285,10 @@ std::vector<ScoredPair> Translator::score_batch(const std::vector<std::string>& 
       const auto& tokens = tgt[static_cast<size_t>(batch[r])];
       const double* row = picked[static_cast<int64_t>(r)].data_ptr<double>();
       for (size_t t = 0; t <= tokens.size(); ++t) {
+        if (std::isnan(row[t]) || row[t] == std::numeric_limits<double>::infinity()) {
+          throw NonFiniteScores(fmt::format("line {}", batch[r] + 1), static_cast<int64_t>(t),
+                                {batch[r]});
+        }
         result.token_log_probs.push_back(row[t]);
         result.log_prob += row[t];
         result.tokens.push_back(t < tokens.size() ? tokenizers().tgt->piece(tokens[t]) : "</s>");

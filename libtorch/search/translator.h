@@ -64,20 +64,25 @@ class Translator {
 
   // One Translation per request, in order (TranslationPipeline::translate). `first_line` numbers
   // the first request for messages and sampling seeds; `progress` gets the count done after each
-  // batch. Safe to call from several threads, and calls run at once: a call keeps its state (its
-  // decoder states, the ensemble's attention choice) to itself and changes no module, as
-  // CTranslate2's translators on one set of weights.
+  // batch; `between_steps` is called on this thread before each decoding step and may throw to
+  // stop the call (the Python module's Ctrl-C, translator_bindings.cpp). Safe to call from several
+  // threads, and calls run at once: a call keeps its state (its decoder states, the ensemble's
+  // attention choice) to itself and changes no module, as CTranslate2's translators on one set of
+  // weights.
   std::vector<Translation> translate_batch(const std::vector<TranslationRequest>& requests,
                                            const SearchOptions& options, int64_t first_line = 1,
-                                           const std::function<void(int64_t)>& progress = {});
+                                           const std::function<void(int64_t)>& progress = {},
+                                           const std::function<void()>& between_steps = {});
   std::vector<Translation> translate_batch(const std::vector<std::string>& sources,
                                            const SearchOptions& options, int64_t first_line = 1);
   // Teacher-forced log-probabilities of each target given its source (the ensemble's combined
   // distribution for several models), batched by options.batch_tokens; in bf16 autocast when
   // options.dtype is bf16, else with the float32 weights (int8 weights are not used to score).
+  // `between_batches`, called before each batch, may throw to stop the call.
   std::vector<ScoredPair> score_batch(const std::vector<std::string>& sources,
                                       const std::vector<std::string>& targets,
-                                      const SearchOptions& options);
+                                      const SearchOptions& options,
+                                      const std::function<void()>& between_batches = {});
 
   const std::vector<TrainedModel>& members() const { return members_; }
   const std::vector<std::string>& paths() const { return paths_; }

@@ -5,7 +5,7 @@
 // to Translator::search_options as overrides, so the schema parses and checks them as it does the
 // apps' flags and the errors are the apps' messages. Results are translation_json's objects, what
 // nmtzoo-translate --format jsonl and the server write. Translating and scoring release the GIL
-// (the Translator runs one call at a time) and block SIGINT and SIGTERM on the calling thread
+// (calls on one Translator run at once) and block SIGINT and SIGTERM on the calling thread
 // while they run: no signal handler may interrupt oneDNN's sgemm
 // (libtorch/kernels/onednn_matmul.h).
 #include <ATen/Parallel.h>
@@ -15,6 +15,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <memory>
@@ -46,23 +47,45 @@ namespace {
 
 PyObject* config_error_type = nullptr;  // nmtzoo.ConfigError, a ValueError; never freed
 
-// SIGINT and SIGTERM wait while the scope runs (a Ctrl-C then becomes a KeyboardInterrupt once
-// the call has returned); the thread's previous mask comes back at its end.
+// SIGINT and SIGTERM wait on this thread while the scope runs, except at between_steps(); the
+// thread's previous mask comes back at its end.
 class StopSignalsBlocked {
  public:
   StopSignalsBlocked() {
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals, &previous_);
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
   }
   ~StopSignalsBlocked() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
   StopSignalsBlocked(const StopSignalsBlocked&) = delete;
   StopSignalsBlocked& operator=(const StopSignalsBlocked&) = delete;
 
+  // Between two decoding steps (GIL released): a SIGINT or SIGTERM pending is let through here,
+  // where no sgemm runs on this thread (Python's handler notes it; an unhandled SIGTERM ends the
+  // process, as it would have), then Python's handlers run and what they raise (KeyboardInterrupt)
+  // stops the call as py::error_already_set. A thread that does not block the signals (one of
+  // LibTorch's) may have taken it instead, which only PyErr_CheckSignals sees: that needs the GIL,
+  // cheap alone but a wait beside a thread running Python code, so it is asked every 50 ms at most.
+  void between_steps() {
+    sigset_t pending;
+    sigpending(&pending);
+    const bool arrived = sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1;
+    if (arrived) {
+      pthread_sigmask(SIG_SETMASK, &previous_, nullptr);  // delivered now, on this thread
+      pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (!arrived && now - last_check_ < std::chrono::milliseconds(50)) return;
+    last_check_ = now;
+    py::gil_scoped_acquire acquire;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  }
+
  private:
+  sigset_t signals_;
   sigset_t previous_;
+  std::chrono::steady_clock::time_point last_check_ = std::chrono::steady_clock::now();
 };
 
 std::string yaml_quoted(const std::string& text) {
@@ -248,7 +271,8 @@ class PyTranslator {
       if (search.record_attention)
         search.attention = AttentionChoice{alignment_layer, -1, alignment_heads, true};
       try {
-        translations = translator_->translate_batch(requests, search);
+        translations = translator_->translate_batch(requests, search, 1, {},
+                                                    [&blocked] { blocked.between_steps(); });
       } catch (const UnusableGuide& e) {
         // The library names 1-based input lines, as the apps print them; here the caller's list
         // and its 0-based index, as check_texts does.
@@ -290,7 +314,8 @@ class PyTranslator {
     {
       py::gil_scoped_release release;
       StopSignalsBlocked blocked;
-      scored = translator_->score_batch(sources, targets, translator_->search_options(values));
+      scored = translator_->score_batch(sources, targets, translator_->search_options(values),
+                                        [&blocked] { blocked.between_steps(); });
     }
     py::list results;
     for (const ScoredPair& pair : scored) {

@@ -310,6 +310,35 @@ TEST(BeamSearch, RecordingAttentionOfAModelWithoutAttentionChangesNothing) {
   }
 }
 
+// Weights scaled until the activations overflow: the scores become NaN (or +infinity), which
+// used to make beam search ignore its length limit and greedy output unknown tokens.
+TEST(BeamSearch, ScoresThatOverflowStopTheSearchNamingTheSentences) {
+  for (const std::string variant : {"transformer_post", "rnn_bahdanau"}) {
+    auto model = testing::tiny_model(variant);
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& parameter : model->parameters()) parameter.mul_(1e38);
+    }
+    auto batch = random_batch({5, 7}, {1, 1}, 3);
+    for (int64_t beam : {1, 3}) {
+      SearchOptions options;
+      options.beam = beam;
+      try {
+        beam_search(*model, batch.src_tokens, batch.src_tokens.eq(kPadId), options);
+        ADD_FAILURE() << variant << " beam " << beam << ": no error";
+      } catch (const NonFiniteScores& e) {
+        EXPECT_EQ(e.step, 0) << variant;
+        EXPECT_EQ(e.sentences, (std::vector<int64_t>{0, 1})) << variant;
+        EXPECT_NE(std::string(e.what()).find("sentence(s) 0, 1 of the batch: the model's scores "
+                                             "are not finite numbers (NaN or infinity) at output "
+                                             "token 1"),
+                  std::string::npos)
+            << e.what();
+      }
+    }
+  }
+}
+
 TEST(LengthPenalty, FollowsTheDefinitions) {
   EXPECT_DOUBLE_EQ(penalized_score(-6.0, 3, LengthPenalty::kNone, 1.0), -6.0);
   EXPECT_DOUBLE_EQ(penalized_score(-6.0, 3, LengthPenalty::kAverage, 1.0), -2.0);

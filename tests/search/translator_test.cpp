@@ -37,6 +37,33 @@ TEST(Translator, LoadsACheckpointAndTranslatesAsTheTranslationPipelineDoes) {
             texts_of(greedy.translate(kLines)));
 }
 
+TEST(Translator, ScoresThatOverflowStopTranslatingAndScoringNamingTheLine) {
+  testing::TinyRun run("transformer");
+  Translator translator({run.save_untrained_checkpoint()});
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& parameter : translator.members().front().model->parameters()) parameter.mul_(1e38);
+  }
+  const std::vector<std::string> lines{"alpha bravo", "", "charlie delta"};
+  for (const char* beam : {"1", "3"}) {
+    const SearchOptions options = translator.search_options({{"decoding.beam", beam, "--beam"}});
+    try {
+      translator.translate_batch(lines, options, /*first_line=*/5);
+      ADD_FAILURE() << "beam " << beam << ": translated with exit 0";
+    } catch (const NonFiniteScores& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("line 5, 7: the model's scores are not finite", 0), 0)
+          << e.what();
+    }
+  }
+  try {
+    translator.score_batch({"alpha", "bravo"}, {"charlie", "delta"}, translator.search_options());
+    ADD_FAILURE() << "scored";
+  } catch (const NonFiniteScores& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("line 1: the model's scores are not finite", 0), 0)
+        << e.what();
+  }
+}
+
 TEST(Translator, SearchOptionsAreTheCheckpointsDecodingSectionCheckedByTheSchema) {
   testing::TinyRun run("transformer", {"decoding.alpha=0.7"});
   Translator translator({run.save_untrained_checkpoint()});
