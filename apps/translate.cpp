@@ -139,6 +139,8 @@ int run(const Options& cli) {
                                      [&](int64_t done) { progress.update(line_number + done); });
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(input_name + ": " + e.what());
+    } catch (const NonFiniteScores& e) {
+      throw std::runtime_error(input_name + ": " + e.what());
     }
     progress.clear();
     for (size_t i = 0; i < translations.size(); ++i) {

@@ -77,8 +77,10 @@ struct Hypothesis {
 // beats every real one. `where` names the sentences ("line 7", "sentences 0, 3 of the batch").
 struct NonFiniteScores : std::runtime_error {
   NonFiniteScores(const std::string& where, int64_t step, std::vector<int64_t> sentences);
-  int64_t step;                    // the output token being chosen, from 0
-  std::vector<int64_t> sentences;  // the batch's rows affected, ascending
+  int64_t step;  // the output token being chosen, from 0
+  // The sentences affected, ascending: batch rows from search(), input lines from
+  // TranslationPipeline and the Translator.
+  std::vector<int64_t> sentences;
 };
 
 // n-best lists (up to options.nbest, at most the strategy's width), best first, one per source

@@ -223,7 +223,7 @@ std::vector<Translation> TranslationPipeline::translate(
       std::vector<int64_t> lines;
       for (int64_t s : e.sentences) lines.push_back(first_line + to_translate[batch[s]]);
       std::sort(lines.begin(), lines.end());
-      throw NonFiniteScores(fmt::format("line {}", fmt::join(lines, ", ")), e.step, e.sentences);
+      throw NonFiniteScores(fmt::format("line {}", fmt::join(lines, ", ")), e.step, lines);
     }
     std::vector<int64_t> source_lengths;  // EOS included, as the search counts them
     for (const auto& row : rows) source_lengths.push_back(static_cast<int64_t>(row.size) + 1);

@@ -287,7 +287,7 @@ std::vector<ScoredPair> Translator::score_batch(const std::vector<std::string>& 
       for (size_t t = 0; t <= tokens.size(); ++t) {
         if (std::isnan(row[t]) || row[t] == std::numeric_limits<double>::infinity()) {
           throw NonFiniteScores(fmt::format("line {}", batch[r] + 1), static_cast<int64_t>(t),
-                                {batch[r]});
+                                {batch[r] + 1});
         }
         result.token_log_probs.push_back(row[t]);
         result.log_prob += row[t];

@@ -13,6 +13,9 @@
 #include <sstream>
 #include <thread>
 
+#include "libtorch/models/encoder_decoder.h"
+#include "libtorch/runtime/checkpoint.h"
+#include "libtorch/runtime/trained_model.h"
 #include "tests/apps/translate_fixture.h"
 
 namespace nmtzoo {
@@ -61,6 +64,25 @@ TEST_F(TranslateApp, MoreThreadsThanCoresAreRefusedNamingTheFlag) {
             1);
   EXPECT_NE(err().find("--threads must be 0 (every core) to "), std::string::npos) << err();
   EXPECT_NE(err().find("got 3000"), std::string::npos) << err();
+}
+
+// Issue 85: a model whose activations overflow printed unknown-token marks with exit 0 (greedy), or
+// ran past beam search's length limit into a backtrace.
+TEST_F(TranslateApp, ScoresThatOverflowAreAnErrorNamingTheLines) {
+  TrainedModel trained = load_trained_model(checkpoint_, torch::kCPU);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& parameter : trained.model->parameters()) parameter.mul_(1e38);
+  }
+  const std::string overflowing = run_.path("overflowing.pt");
+  save_checkpoint(overflowing, trained.config, *trained.model, nullptr, TrainingProgress{},
+                  trained.tokenizers);
+  for (const char* beam : {"1", "4"}) {
+    EXPECT_EQ(translate({"--beam", beam}, "alpha bravo\n\ncharlie\n", overflowing), 1) << beam;
+    EXPECT_NE(err().find("error: stdin: line 1, 3: the model's scores are not finite numbers"),
+              std::string::npos)
+        << err();
+  }
 }
 
 TEST_F(TranslateApp, DecodingFlagsAreSchemaKeysCheckedOnce) {
