@@ -11,6 +11,7 @@
 #include "libtorch/search/prefix_recomputing_model.h"
 #include "libtorch/search/search_strategy.h"
 #include "tests/models/model_fixtures.h"
+#include "tests/support/tiny_run.h"
 #include "torch_free/tokenizer/special_tokens.h"
 
 namespace nmtzoo {
@@ -315,10 +316,7 @@ TEST(BeamSearch, RecordingAttentionOfAModelWithoutAttentionChangesNothing) {
 TEST(BeamSearch, ScoresThatOverflowStopTheSearchNamingTheSentences) {
   for (const std::string variant : {"transformer_post", "rnn_bahdanau"}) {
     auto model = testing::tiny_model(variant);
-    {
-      torch::NoGradGuard no_grad;
-      for (auto& parameter : model->parameters()) parameter.mul_(1e38);
-    }
+    testing::make_activations_overflow(*model);
     auto batch = random_batch({5, 7}, {1, 1}, 3);
     for (int64_t beam : {1, 3}) {
       SearchOptions options;

@@ -10,7 +10,15 @@
 #include "tests/support/test_support.h"
 #include "torch_free/config/config.h"
 
+namespace nmtzoo {
+class EncoderDecoder;
+}
+
 namespace nmtzoo::testing {
+
+// Every weight of `model` multiplied by 1e38, so that its activations overflow and its scores
+// become NaN or infinite (the search's and the apps' overflow tests).
+void make_activations_overflow(EncoderDecoder& model);
 
 // Sentences of 2..max_words words from a small fixed word list; the target reverses the words.
 struct SyntheticTask {
