@@ -259,6 +259,8 @@ int main(int argc, char** argv) {
                          "(-parn) approximate randomization trials (default: 10000)");
   test_group->add_option("--paired-bs-n", cli.paired_bs_n,
                          "(-pbsn) bootstrap resamples of the paired test (default: 1000)");
+  for (const char* name : {"--confidence-n", "--paired-ar-n", "--paired-bs-n"})
+    test_group->get_option(name)->check(CLI::Range(int64_t{0}, kMaxResamples));
   test_group
       ->add_option("-j,--paired-jobs", cli.paired_jobs,
                    "threads for the paired tests (default: 2; 0 = one per core)")

@@ -183,6 +183,7 @@ void bind_metrics(py::module_& parent) {
 
   m.attr("SACREBLEU_VERSION") = kSacrebleuVersion;
   m.attr("SIGNATURE_VERSION") = kSignatureVersion;
+  m.attr("MAX_RESAMPLES") = kMaxResamples;
   m.attr("MAX_NGRAM_ORDER") = kBleuMaxOrder;
 
   py::class_<Statistics>(m, "Statistics",

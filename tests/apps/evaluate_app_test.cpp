@@ -178,6 +178,29 @@ TEST_F(EvaluateApp, NumericFlagsRefuseNanAndInfinity) {
   ASSERT_EQ(evaluate({ref, "-s", "floor", "-sv", "0.2"}, "A dog .\n"), 0) << err();
 }
 
+// Issue 85's unbounded work: --paired-bs-n 1000000000 ran for minutes on two lines (its draws alone
+// 16 GB); --confidence-n 2000000000 ended in std::bad_alloc.
+TEST_F(EvaluateApp, ResampleCountsAreBoundedNamingTheFlag) {
+  std::string ref = file("ref.txt", "a dog runs .\ntwo men talk .\n");
+  std::string a = file("a.txt", "a dog runs .\ntwo men talk .\n");
+  std::string b = file("b.txt", "a cat runs .\nmen talk\n");
+  const std::vector<std::vector<std::string>> cases{{"--paired-bs", "--paired-bs-n", "1000000000"},
+                                                    {"--paired-ar", "--paired-ar-n", "1000001"},
+                                                    {"--paired-bs", "--paired-bs-n", "-5"}};
+  for (const auto& flags : cases) {
+    std::vector<std::string> args{ref, "-i", a, b};
+    args.insert(args.end(), flags.begin(), flags.end());
+    EXPECT_NE(evaluate(args), 0) << flags[1];
+    EXPECT_NE(err().find(flags[1] + ": Value " + flags[2] + " not in range 0 to 1000000"),
+              std::string::npos)
+        << err();
+  }
+  EXPECT_NE(evaluate({ref, "-i", a, "--confidence", "--confidence-n", "2000000000"}), 0);
+  EXPECT_NE(err().find("--confidence-n: Value 2000000000 not in range"), std::string::npos)
+      << err();
+  EXPECT_EQ(evaluate({ref, "-i", a, b, "--paired-bs", "--paired-bs-n", "0"}), 0) << err();
+}
+
 TEST_F(EvaluateApp, AFailingStdoutIsAnError) {
   std::string ref = file("ref.txt", "A dog .\n");
   testing::write_text(dir_.path("stdin.txt"), "A dog .\n");

@@ -30,7 +30,7 @@ const std::vector<std::string> kPlanKeys = {
     "seeds", "tests", "models",           "ensemble", "directions", "multilingual"};
 // Bounds on counts of work: a seed is a training run, a resample a pass over a test set's scores.
 constexpr int64_t kMaxSeeds = 100;
-constexpr int64_t kMaxResamples = 1000000;
+constexpr int64_t kMaxResamples = 1000000;  // as torch_free/metrics/significance.h's
 
 const std::vector<std::string> kDirectionKeys = {"budget", "seeds", "tests", "set"};
 const std::vector<std::string> kMultilingualKeys = {"model", "directions", "budget", "set"};

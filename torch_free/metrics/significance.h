@@ -43,6 +43,11 @@ enum class PairedTestKind {
   kApproximateRandomization,  // --paired-ar: 10,000 trials by default
 };
 
+// The most resamples or trials one test may run (nmtzoo-evaluate's -n flags, nmtzoo.metrics): its
+// work and memory grow with the count times the segments. The plans' `resamples` share the bound
+// (torch_free/config/experiment_plan.cpp, which may not include this layer).
+inline constexpr int64_t kMaxResamples = 1000000;
+
 struct PairedTestOptions {
   PairedTestKind kind = PairedTestKind::kBootstrap;
   int64_t samples = 0;  // 0 = the kind's default

@@ -28,9 +28,9 @@ def _seed_from_environment():
     return _native.parse_seed(os.environ.get(_SEED_VARIABLE, _DEFAULT_SEED))
 
 
-# The most resamples or trials a call may ask for: nmtzoo-evaluate's and the plans' bound. Work and
-# memory grow with it (10**9 ran unbounded).
-MAX_SAMPLES = 1_000_000
+# The most resamples or trials a call may ask for, nmtzoo-evaluate's bound (kMaxResamples): work
+# and memory grow with it (10**9 ran unbounded).
+MAX_SAMPLES = _native.MAX_RESAMPLES
 
 
 def _check_samples(prefix: str, name: str, value: int):
