@@ -278,6 +278,10 @@ class ArgumentErrors(unittest.TestCase):
             bleu.corpus_score(HYPS[:3], [REF_SETS["ref1"][0][:2]])
         with self.assertRaisesRegex(EOFError, "different lengths"):
             CHRF().corpus_score(HYPS[:2], [REF_SETS["ref1"][0][:3]])
+        with self.assertRaisesRegex(EOFError, "different lengths"):  # cached by the constructor
+            BLEU(references=[REF_SETS["ref1"][0][:3]]).corpus_score(HYPS[:2], None)
+        with self.assertRaisesRegex(ValueError, r"^BLEU: `refs` should not be empty"):
+            bleu.corpus_score(["a"], [])
         with self.assertRaisesRegex(TypeError, r"^BLEU: `hyps` should be a sequence of strings\.$"):
             bleu.corpus_score("the cat", [["the cat"]])
         with self.assertRaisesRegex(TypeError, r"^TER: Each element of `refs` should be a sequence "

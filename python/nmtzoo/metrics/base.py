@@ -222,6 +222,9 @@ class Metric(abc.ABC):
         if refs is not None:
             if isinstance(refs, str) or not isinstance(refs, Sequence):
                 err_msg = "`refs` should be a sequence of sequence of strings."
+            elif len(refs) == 0:
+                raise ValueError(f"{prefix}: `refs` should not be empty (None uses the references "
+                                 "given to the constructor).")
             elif any(isinstance(stream, str) or not isinstance(stream, Sequence)
                      for stream in refs):
                 err_msg = "Each element of `refs` should be a sequence of strings."
@@ -231,8 +234,6 @@ class Metric(abc.ABC):
                 err_msg = "`refs` should be a sequence of sequence of strings."
         if err_msg:
             raise TypeError(f"{prefix}: {err_msg}")
-        if refs is not None and any(len(stream) != len(hyps) for stream in refs):
-            raise EOFError("Source and reference streams have different lengths!")
 
     def _cache_references(self, references: Sequence[Sequence[str]]) -> List[List[str]]:
         """Each segment's references (streams zipped; None drops a reference of that segment),
@@ -255,9 +256,13 @@ class Metric(abc.ABC):
 
     def _extract_corpus_statistics(self, hypotheses: Sequence[str],
                                    references: Optional[Sequence[Sequence[str]]]):
-        """Per-segment statistics (an `nmtzoo._core.metrics.Statistics`). As in sacreBLEU the
-        hypotheses and the segments' references are zipped: the shorter one sets the length."""
+        """Per-segment statistics (an `nmtzoo._core.metrics.Statistics`). sacreBLEU zips the
+        hypotheses and the segments' references, scoring the shorter list without a word; here
+        streams of another length (given, or cached by the constructor) raise EOFError."""
         ref_cache = self._references_for(references)
+        if len(ref_cache) != len(hypotheses) or (
+                references and any(len(stream) != len(hypotheses) for stream in references)):
+            raise EOFError("Source and reference streams have different lengths!")
         pairs = list(zip(hypotheses, ref_cache))
         if not self._force:
             tok_count = sum(1 for hyp, _ in pairs if hyp.endswith(" ."))
