@@ -6,6 +6,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <fmt/format.h>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <thread>
@@ -44,15 +45,20 @@ class GlooCommunicator : public Communicator {
     store_options.numWorkers = world_size;
     store_options.timeout = timeout;
     store_options.waitWorkers = true;
+    const auto start = std::chrono::steady_clock::now();
     try {
       store_ = c10::make_intrusive<c10d::TCPStore>(address, store_options);
       auto options = c10d::ProcessGroupGloo::Options::create(timeout);
       options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(address));
       group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, rank, world_size, options);
     } catch (const std::exception& e) {
-      throw std::runtime_error(
-          fmt::format("rank {} of {} could not join the process group at {}:{} within {} ms: {}",
-                      rank, world_size, address, port, timeout.count(), e.what()));
+      // After how long: a port already in use fails at once, a missing peer after the timeout.
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      throw std::runtime_error(fmt::format(
+          "rank {} of {} could not join the process group at {}:{} (after {:.1f} s; timeout {} "
+          "s): {}",
+          rank, world_size, address, port, seconds, timeout.count() / 1000.0, e.what()));
     }
   }
 

@@ -3,6 +3,7 @@
 #include "libtorch/train/distributed.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -191,6 +192,31 @@ TEST(Distributed, AMissingPeerIsAClearErrorWithinTheTimeout) {
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 3 + 15);
   std::string err = testing::read_text(run.path("err"));
   EXPECT_NE(err.find("could not join the process group"), std::string::npos) << err;
+}
+
+// Its message said "within 300000 ms" while it had failed at once; it says now how long it took.
+TEST(Distributed, Rank0OnAPortInUseFailsAtOnceSayingSo) {
+  testing::TinyRun run("transformer", {"training.threads=1"});
+  const int port = free_port();
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  testing::Subprocess rank0(train_args(run, {"training.max_steps=5"}), "", run.path("out"),
+                            run.path("err"), rank_environment(0, 2, port));
+  EXPECT_EQ(rank0.wait(), 1);
+  ::close(listener);
+  const std::string err = testing::read_text(run.path("err"));
+  EXPECT_NE(err.find(fmt::format("rank 0 of 2 could not join the process group at 127.0.0.1:{} "
+                                 "(after 0.",
+                                 port)),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("Address already in use"), std::string::npos) << err;
 }
 
 struct FakeComm : Communicator {
