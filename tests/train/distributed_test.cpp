@@ -39,21 +39,29 @@ using Clock = std::chrono::steady_clock;
 // bind(0) was closed before rank 0 bound it, and in between another test's connection could take
 // it as its ephemeral port (rank 0 then waited out the 300 s join timeout). The kernel gives none
 // of these ports to bind(0) or connect().
+// A TCP socket bound to 127.0.0.1:`port`, or -1 when the port cannot be bound.
+int loopback_socket(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  EXPECT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) return fd;
+  ::close(fd);
+  return -1;
+}
+
 int free_port() {
   static std::mt19937 random(
       static_cast<unsigned>(::getpid()) ^
       static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count()));
   for (int attempt = 0; attempt < 100; ++attempt) {
     const int port = std::uniform_int_distribution<int>(20000, 32000)(random);
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    EXPECT_GE(fd, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = htons(static_cast<uint16_t>(port));
-    const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-    ::close(fd);
-    if (bound) return port;
+    if (const int fd = loopback_socket(port); fd >= 0) {
+      ::close(fd);
+      return port;
+    }
   }
   ADD_FAILURE() << "no free port in 20000-32000";
   return 0;
@@ -198,13 +206,8 @@ TEST(Distributed, AMissingPeerIsAClearErrorWithinTheTimeout) {
 TEST(Distributed, Rank0OnAPortInUseFailsAtOnceSayingSo) {
   testing::TinyRun run("transformer", {"training.threads=1"});
   const int port = free_port();
-  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int listener = loopback_socket(port);
   ASSERT_GE(listener, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
   ASSERT_EQ(::listen(listener, 1), 0);
   testing::Subprocess rank0(train_args(run, {"training.max_steps=5"}), "", run.path("out"),
                             run.path("err"), rank_environment(0, 2, port));
